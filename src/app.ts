@@ -1,0 +1,92 @@
+/**
+ * buildApp(deps): the whole HTTP application, without listening. main.ts and the tests both
+ * build it from real dependencies.
+ */
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Ajv } from 'ajv';
+import type { Deps } from './deps.ts';
+import { correlationId, registerGateway } from './gateway/plugin.ts';
+import { installErrorHandling } from './http/errors.ts';
+import { sharedSchemas } from './http/schemas.ts';
+import { registerRoutes } from './http/routes/index.ts';
+
+export const BODY_LIMIT = 256 * 1024;
+
+export async function buildApp(deps: Deps): Promise<FastifyInstance> {
+  const { config } = deps;
+  const base = config.publicBasePath;
+  const app = Fastify({
+    loggerInstance: deps.logger as FastifyBaseLogger,
+    disableRequestLogging: true,
+    bodyLimit: BODY_LIMIT,
+    maxParamLength: 200,
+    requestTimeout: 30_000,
+    trustProxy: config.edgeSecret !== undefined,
+    genReqId: (req) => correlationId(req.headers['x-correlation-id']),
+    // PUBLIC_BASE_PATH: every route also answers under the prefix.
+    rewriteUrl: (req) => {
+      const url = req.url ?? '/';
+      if (base !== '' && (url === base || url.startsWith(base + '/') || url.startsWith(base + '?'))) {
+        return url.slice(base.length) || '/';
+      }
+      return url;
+    },
+    ajv: { customOptions: { coerceTypes: 'array', removeAdditional: true, useDefaults: true, allErrors: false } },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  // Bodies are validated strictly: "5" is not a price. Query strings and params are text on the
+  // wire, so they alone are coerced to the schema's types.
+  const strict = new Ajv({ coerceTypes: false, removeAdditional: true, useDefaults: true, allErrors: false, strict: false });
+  const coercing = new Ajv({ coerceTypes: 'array', removeAdditional: true, useDefaults: true, allErrors: false, strict: false });
+  for (const s of sharedSchemas) {
+    strict.addSchema(s);
+    coercing.addSchema(s);
+    app.addSchema(s);
+  }
+  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? strict : coercing).compile(schema));
+
+  installErrorHandling(app);
+  registerGateway(app, {
+    keys: deps.keys,
+    limiter: deps.limiter,
+    edgeSecret: config.edgeSecret,
+    publicRateLimitPerMinute: config.publicRateLimitPerMinute,
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.debug(
+      { method: request.method, url: request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+      'request',
+    );
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Splitline API',
+        version: '0.1.0',
+        description:
+          'Stablecoin payments split on-chain among recipients. Developer routes need the ' +
+          '`Ocp-Apim-Subscription-Key` header; errors are `{error, message}`.',
+      },
+      servers: [{ url: config.siteUrl + base }],
+      components: {
+        securitySchemes: {
+          subscriptionKey: { type: 'apiKey', in: 'header', name: 'Ocp-Apim-Subscription-Key' },
+        },
+      },
+    },
+    refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
+  });
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    uiConfig: { persistAuthorization: true, tryItOutEnabled: true, displayRequestDuration: true },
+  });
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  registerRoutes(app, deps);
+  return app;
+}

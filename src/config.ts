@@ -1,0 +1,176 @@
+/**
+ * The only reader of process.env. Every setting is parsed and checked here, and every bad value
+ * is reported at once, so a misconfigured deployment fails at start-up with a full list.
+ */
+import { isAddress, normalizeWallet } from './domain/wallet.ts';
+
+export type ChainName = 'dev' | 'base' | 'base-sepolia';
+export type ContainerType = 'platform' | 'partner';
+
+export interface Config {
+  port: number;
+  host: string;
+  siteUrl: string;
+  publicBasePath: string;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  redisUrl: string | undefined;
+  nodeEnv: string;
+  jwtSecret: string | undefined;
+  superadminWallets: string[];
+  platformRecipientAddress: string | undefined;
+  platformFeeBps: number;
+  chain: ChainName;
+  rpcUrl: string | undefined;
+  usdcAddress: string | undefined;
+  confirmations: number;
+  containerType: ContainerType;
+  brandKey: string;
+  brandName: string;
+  storageConnectionString: string | undefined;
+  apkContainer: string;
+  apkBlobPrefix: string;
+  edgeSecret: string | undefined;
+  webhookAllowPrivate: boolean;
+  /** How long a resolved subscription key is trusted before it is looked up again. */
+  keyCacheTtlMs: number;
+  /** Rate-limit budget per client address for the credential-free tracking-status route. */
+  publicRateLimitPerMinute: number;
+  logLevel: string;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+export function loadConfig(env: Env = process.env): Config {
+  const problems: string[] = [];
+  const str = (name: string): string | undefined => {
+    const v = env[name]?.trim();
+    return v === undefined || v === '' ? undefined : v;
+  };
+  const int = (name: string, fallback: number, min: number, max: number): number => {
+    const raw = str(name);
+    if (raw === undefined) return fallback;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < min || n > max) {
+      problems.push(`${name} must be an integer from ${min} to ${max} (got "${raw}")`);
+      return fallback;
+    }
+    return n;
+  };
+  const oneOf = <T extends string>(name: string, allowed: readonly T[], fallback: T): T => {
+    const raw = str(name);
+    if (raw === undefined) return fallback;
+    if (!(allowed as readonly string[]).includes(raw)) {
+      problems.push(`${name} must be one of ${allowed.join(', ')} (got "${raw}")`);
+      return fallback;
+    }
+    return raw as T;
+  };
+  const bool = (name: string): boolean => {
+    const raw = str(name);
+    if (raw === undefined) return false;
+    if (['1', 'true', 'yes'].includes(raw.toLowerCase())) return true;
+    if (['0', 'false', 'no'].includes(raw.toLowerCase())) return false;
+    problems.push(`${name} must be true or false (got "${raw}")`);
+    return false;
+  };
+  const url = (name: string, protocols: string[]): string | undefined => {
+    const raw = str(name);
+    if (raw === undefined) return undefined;
+    try {
+      const u = new URL(raw);
+      if (!protocols.includes(u.protocol)) throw new Error('protocol');
+      return raw;
+    } catch {
+      problems.push(`${name} must be a ${protocols.join(' or ')} URL`);
+      return undefined;
+    }
+  };
+
+  const port = int('PORT', 8080, 0, 65535);
+  const host = str('HOST') ?? '127.0.0.1';
+  const siteUrl = (url('SITE_URL', ['http:', 'https:']) ?? `http://localhost:${port}`).replace(/\/+$/, '');
+
+  let publicBasePath = str('PUBLIC_BASE_PATH') ?? '';
+  if (publicBasePath !== '') {
+    publicBasePath = '/' + publicBasePath.replace(/^\/+|\/+$/g, '');
+    if (!/^(\/[A-Za-z0-9._~-]+)+$/.test(publicBasePath)) {
+      problems.push('PUBLIC_BASE_PATH must be a path such as /portalpay');
+      publicBasePath = '';
+    }
+  }
+
+  const nodeEnv = str('NODE_ENV') ?? 'development';
+  const jwtSecret = str('JWT_SECRET');
+  if (nodeEnv === 'production' && jwtSecret === undefined) {
+    problems.push('JWT_SECRET is required when NODE_ENV=production');
+  }
+
+  const wallets = (name: string): string[] =>
+    (str(name) ?? '')
+      .split(',')
+      .map((w) => w.trim())
+      .filter((w) => w !== '')
+      .flatMap((w) => {
+        if (isAddress(w)) return [normalizeWallet(w)];
+        problems.push(`${name} holds "${w}", which is not a 0x-prefixed 40-hex wallet`);
+        return [];
+      });
+
+  const platformRecipient = str('PLATFORM_RECIPIENT_ADDRESS');
+  if (platformRecipient !== undefined && !isAddress(platformRecipient)) {
+    problems.push('PLATFORM_RECIPIENT_ADDRESS must be a 0x-prefixed 40-hex wallet');
+  }
+
+  const chain = oneOf('CHAIN', ['dev', 'base', 'base-sepolia'] as const, 'dev');
+  const rpcUrl = url('RPC_URL', ['http:', 'https:', 'ws:', 'wss:']);
+  if (chain !== 'dev' && rpcUrl === undefined) problems.push(`RPC_URL is required when CHAIN=${chain}`);
+  const usdc = str('USDC_ADDRESS');
+  if (usdc !== undefined && !isAddress(usdc)) problems.push('USDC_ADDRESS must be a 0x-prefixed 40-hex address');
+
+  const brandKey = str('BRAND_KEY') ?? 'splitline';
+  if (!/^[a-z0-9-]{1,64}$/.test(brandKey)) problems.push('BRAND_KEY must match [a-z0-9-]{1,64}');
+
+  const databaseUrl = url('DATABASE_URL', ['postgres:', 'postgresql:']);
+  const redisUrl = url('REDIS_URL', ['redis:', 'rediss:']);
+
+  const config: Config = {
+    port,
+    host,
+    siteUrl,
+    publicBasePath,
+    dataDir: str('DATA_DIR') ?? './data',
+    databaseUrl,
+    redisUrl,
+    nodeEnv,
+    jwtSecret,
+    superadminWallets: wallets('SUPERADMIN_WALLETS'),
+    platformRecipientAddress:
+      platformRecipient !== undefined && isAddress(platformRecipient) ? normalizeWallet(platformRecipient) : undefined,
+    platformFeeBps: int('PLATFORM_FEE_BPS', 50, 0, 10000),
+    chain,
+    rpcUrl,
+    usdcAddress: usdc !== undefined && isAddress(usdc) ? normalizeWallet(usdc) : undefined,
+    confirmations: int('CONFIRMATIONS', chain === 'dev' ? 1 : 3, 1, 1000),
+    containerType: oneOf('CONTAINER_TYPE', ['platform', 'partner'] as const, 'platform'),
+    brandKey,
+    brandName: str('BRAND_NAME') ?? 'Splitline',
+    storageConnectionString: str('STORAGE_CONNECTION_STRING'),
+    apkContainer: str('APK_CONTAINER') ?? 'apks',
+    apkBlobPrefix: (str('APK_BLOB_PREFIX') ?? 'brands').replace(/^\/+|\/+$/g, ''),
+    edgeSecret: str('EDGE_SECRET'),
+    webhookAllowPrivate: bool('WEBHOOK_ALLOW_PRIVATE'),
+    keyCacheTtlMs: int('KEY_CACHE_TTL_MS', 5000, 0, 60000),
+    publicRateLimitPerMinute: int('PUBLIC_RATE_LIMIT_PER_MINUTE', 120, 1, 1_000_000),
+    logLevel: oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
+  };
+  if (problems.length > 0) throw new ConfigError(problems);
+  return config;
+}

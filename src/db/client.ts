@@ -1,0 +1,112 @@
+/**
+ * Opens the database: PGlite in DATA_DIR by default, PostgreSQL when DATABASE_URL is set. Both run
+ * the same migrations folder and the same Drizzle queries.
+ */
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { PGlite } from '@electric-sql/pglite';
+import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
+import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
+import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
+import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
+import pg from 'pg';
+import * as schema from './schema.ts';
+import { DatabaseUnavailable } from '../domain/errors.ts';
+
+export type Schema = typeof schema;
+export type Db = PgDatabase<PgQueryResultHKT, Schema>;
+/** A transaction handle or the database itself: repositories accept either. */
+export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0] | Db;
+
+export interface Database {
+  db: Db;
+  kind: 'pglite' | 'postgres';
+  /** A short description safe to log (no credentials). */
+  describe: string;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../migrations');
+
+export interface OpenOptions {
+  databaseUrl?: string | undefined;
+  /** PGlite location: a directory, or 'memory://' for a throwaway database. */
+  dataDir?: string;
+  /** Connections in the PostgreSQL pool. */
+  poolSize?: number;
+}
+
+export async function openDatabase(opts: OpenOptions): Promise<Database> {
+  return opts.databaseUrl ? openPostgres(opts.databaseUrl, opts.poolSize ?? 20) : openPglite(opts.dataDir ?? 'memory://');
+}
+
+async function openPglite(dataDir: string): Promise<Database> {
+  const location = dataDir === 'memory://' ? dataDir : path.resolve(dataDir, 'pglite');
+  if (location !== 'memory://') mkdirSync(location, { recursive: true });
+  const client = await PGlite.create(location === 'memory://' ? undefined : location);
+  const db = drizzlePglite(client, { schema }) as unknown as Db;
+  await migratePglite(db as never, { migrationsFolder: MIGRATIONS_DIR });
+  return {
+    db,
+    kind: 'pglite',
+    describe: location === 'memory://' ? 'PGlite (in memory)' : `PGlite (${location})`,
+    ping: async () => {
+      await client.query('select 1');
+    },
+    close: () => client.close(),
+  };
+}
+
+async function openPostgres(url: string, max: number): Promise<Database> {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max,
+    connectionTimeoutMillis: 3000,
+    idleTimeoutMillis: 30_000,
+    // A statement that hangs is treated as an outage rather than holding a request forever.
+    query_timeout: 15_000,
+  });
+  // An idle client losing its connection (server restart) must not crash the process.
+  pool.on('error', () => undefined);
+  const db = drizzlePg(pool, { schema }) as unknown as Db;
+  await migratePg(db as never, { migrationsFolder: MIGRATIONS_DIR });
+  const u = new URL(url);
+  return {
+    db,
+    kind: 'postgres',
+    describe: `PostgreSQL (${u.hostname}:${u.port || 5432}${u.pathname})`,
+    ping: async () => {
+      await pool.query('select 1');
+    },
+    close: () => pool.end(),
+  };
+}
+
+const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH']);
+
+/**
+ * True when an error means the database could not be reached or went away mid-query, as opposed
+ * to a query that the database refused.
+ */
+export function isConnectionError(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string') {
+      if (CONNECTION_CODES.has(code)) return true;
+      // 08: connection exception; 57P01-57P03: admin shutdown, crash shutdown, cannot connect now.
+      if (code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03') return true;
+    }
+    if (/Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Query read timeout/i.test(e.message)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+/** True for an unreachable database, whether seen by a query or reported by the key resolver. */
+export function isDbDown(err: unknown): boolean {
+  return err instanceof DatabaseUnavailable || isConnectionError(err);
+}

@@ -1,0 +1,210 @@
+/**
+ * Every merchant-owned table is keyed by the merchant wallet first (lower-case 0x address), so it
+ * can be distributed by that column. Amounts are integer cents or token base units.
+ */
+import { sql } from 'drizzle-orm';
+import {
+  bigint,
+  boolean,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  bigserial,
+  text,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core';
+
+const ms = (name: string) => bigint(name, { mode: 'number' });
+
+export interface StoredLineItem {
+  label: string;
+  /** Unit price in cents, as a decimal string (JSON has no bigint). */
+  priceCents: string;
+  qty?: number;
+  sku?: string;
+  kind?: 'item' | 'tax' | 'fee';
+}
+
+export interface TaxJurisdiction {
+  code: string;
+  /** Rate in parts per million (82500 = 8.25%). */
+  ratePpm: number;
+  components: string[];
+}
+
+export interface SplitRecipient {
+  address: string;
+  sharesBps: number;
+}
+
+export const shopConfigs = pgTable('shop_configs', {
+  wallet: text('wallet').primaryKey(),
+  name: text('name'),
+  processingFeeBps: integer('processing_fee_bps').notNull().default(0),
+  taxJurisdictions: jsonb('tax_jurisdictions').$type<TaxJurisdiction[]>().notNull().default([]),
+  allowedEmbedOrigins: jsonb('allowed_embed_origins').$type<string[]>().notNull().default([]),
+  updatedAt: ms('updated_at').notNull(),
+});
+
+export const splitConfigs = pgTable('split_configs', {
+  wallet: text('wallet').primaryKey(),
+  address: text('address'),
+  recipients: jsonb('recipients').$type<SplitRecipient[]>().notNull(),
+  createdAt: ms('created_at').notNull(),
+});
+
+export const receipts = pgTable(
+  'receipts',
+  {
+    wallet: text('wallet').notNull(),
+    id: text('id').notNull(),
+    /** Unguessable token that the public payment URL carries. */
+    payToken: text('pay_token').notNull(),
+    source: text('source').$type<'api' | 'order' | 'terminal'>().notNull(),
+    status: text('status').notNull(),
+    currency: text('currency').notNull(),
+    totalCents: bigint('total_cents', { mode: 'bigint' }).notNull(),
+    lineItems: jsonb('line_items').$type<StoredLineItem[]>().notNull(),
+    jurisdictionCode: text('jurisdiction_code'),
+    taxRatePpm: integer('tax_rate_ppm'),
+    taxComponents: jsonb('tax_components').$type<string[]>().notNull().default([]),
+    transactionHash: text('transaction_hash'),
+    transactionTimestamp: ms('transaction_timestamp'),
+    /** Hash of the creating request, so a retried create can be told from a conflicting one. */
+    requestHash: text('request_hash').notNull(),
+    createdAt: ms('created_at').notNull(),
+    updatedAt: ms('updated_at').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.wallet, t.id] }),
+    uniqueIndex('receipts_pay_token_idx').on(t.payToken),
+    index('receipts_wallet_created_idx').on(t.wallet, t.createdAt.desc(), t.id.desc()),
+  ],
+);
+
+export const receiptStatusHistory = pgTable(
+  'receipt_status_history',
+  {
+    seq: bigserial('seq', { mode: 'number' }).primaryKey(),
+    wallet: text('wallet').notNull(),
+    receiptId: text('receipt_id').notNull(),
+    status: text('status').notNull(),
+    /** Who moved it: api, order, terminal, tracking, admin, chain, journal replay... */
+    source: text('source').notNull(),
+    note: text('note'),
+    at: ms('at').notNull(),
+  },
+  (t) => [index('receipt_status_history_receipt_idx').on(t.wallet, t.receiptId, t.seq)],
+);
+
+export const inventoryItems = pgTable(
+  'inventory_items',
+  {
+    wallet: text('wallet').notNull(),
+    sku: text('sku').notNull(),
+    id: text('id').notNull(),
+    name: text('name').notNull(),
+    description: text('description'),
+    category: text('category'),
+    priceCents: bigint('price_cents', { mode: 'bigint' }).notNull(),
+    /** -1 means unlimited. */
+    stockQty: integer('stock_qty').notNull(),
+    taxable: boolean('taxable').notNull(),
+    createdAt: ms('created_at').notNull(),
+    updatedAt: ms('updated_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.wallet, t.sku] }), uniqueIndex('inventory_items_wallet_id_idx').on(t.wallet, t.id)],
+);
+
+export const splitTransactions = pgTable(
+  'split_transactions',
+  {
+    wallet: text('wallet').notNull(),
+    id: text('id').notNull(),
+    kind: text('kind').$type<'payment' | 'release'>().notNull(),
+    splitAddress: text('split_address').notNull(),
+    /** Payer for a payment, payee for a release. */
+    counterparty: text('counterparty').notNull(),
+    receiptId: text('receipt_id'),
+    /** Token base units, as a decimal string (numeric keeps every digit). */
+    amountUnits: text('amount_units').notNull(),
+    feeUnits: text('fee_units').notNull(),
+    currency: text('currency').notNull(),
+    status: text('status').notNull(),
+    transactionHash: text('transaction_hash').notNull(),
+    logIndex: integer('log_index').notNull(),
+    blockNumber: bigint('block_number', { mode: 'bigint' }).notNull(),
+    timestamp: ms('timestamp').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.wallet, t.id] }),
+    uniqueIndex('split_transactions_log_idx').on(t.transactionHash, t.logIndex),
+    index('split_transactions_wallet_time_idx').on(t.wallet, t.timestamp.desc()),
+  ],
+);
+
+export const subscriptions = pgTable(
+  'subscriptions',
+  {
+    id: text('id').primaryKey(),
+    wallet: text('wallet').notNull(),
+    name: text('name').notNull(),
+    product: text('product').notNull(),
+    scopes: jsonb('scopes').$type<string[]>().notNull(),
+    rateLimitPerMinute: integer('rate_limit_per_minute').notNull(),
+    status: text('status').$type<'active' | 'revoked'>().notNull(),
+    createdAt: ms('created_at').notNull(),
+    revokedAt: ms('revoked_at'),
+  },
+  (t) => [index('subscriptions_wallet_idx').on(t.wallet)],
+);
+
+export const subscriptionKeys = pgTable(
+  'subscription_keys',
+  {
+    /** SHA-256 of the key, hex. The key itself is never stored. */
+    keyHash: text('key_hash').primaryKey(),
+    subscriptionId: text('subscription_id')
+      .notNull()
+      .references(() => subscriptions.id),
+    slot: text('slot').$type<'primary' | 'secondary'>().notNull(),
+    /** First characters of the key, so a person can tell keys apart. */
+    prefix: text('prefix').notNull(),
+    createdAt: ms('created_at').notNull(),
+    revokedAt: ms('revoked_at'),
+  },
+  (t) => [index('subscription_keys_subscription_idx').on(t.subscriptionId, t.slot)],
+);
+
+export const users = pgTable(
+  'users',
+  {
+    wallet: text('wallet').primaryKey(),
+    displayName: text('display_name').notNull().default(''),
+    pfpUrl: text('pfp_url'),
+    xp: bigint('xp', { mode: 'number' }).notNull().default(0),
+    live: boolean('live').notNull().default(false),
+    spacePublic: boolean('space_public').notNull().default(false),
+    spaceUrl: text('space_url'),
+    platform: text('platform'),
+    liveSince: ms('live_since'),
+    lastSeen: ms('last_seen'),
+    lastHeartbeat: ms('last_heartbeat'),
+    domains: text('domains').array().notNull().default(sql`'{}'::text[]`),
+    platforms: text('platforms').array().notNull().default(sql`'{}'::text[]`),
+    languages: text('languages').array().notNull().default(sql`'{}'::text[]`),
+    updatedAt: ms('updated_at').notNull(),
+  },
+  (t) => [
+    index('users_xp_idx').on(t.xp.desc(), t.wallet),
+    index('users_heartbeat_idx').on(t.lastHeartbeat.desc()),
+  ],
+);
+
+/** Journal entries written while the database was away and since replayed: exactly-once. */
+export const journalApplied = pgTable('journal_applied', {
+  entryId: text('entry_id').primaryKey(),
+  appliedAt: ms('applied_at').notNull(),
+});

@@ -1,0 +1,79 @@
+/**
+ * The service's dependencies, built from configuration. Tests build the same set with their own
+ * configuration, so every test runs the real parts.
+ */
+import { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { Config } from './config.ts';
+import { openDatabase, type Database } from './db/client.ts';
+import { KeyResolver } from './gateway/key-resolver.ts';
+import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from './gateway/rate-limit.ts';
+import { Journal } from './journal/journal.ts';
+import { createLogger } from './logger.ts';
+
+export interface Deps {
+  config: Config;
+  logger: Logger;
+  database: Database;
+  limiter: RateLimiter;
+  keys: KeyResolver;
+  journal: Journal;
+  close(): Promise<void>;
+}
+
+export interface DepsOptions {
+  logger?: Logger;
+  /** PGlite location override (tests use 'memory://'). */
+  pgliteDir?: string;
+  /** Prefix for Redis keys, so tests sharing one Redis stay apart. */
+  redisPrefix?: string;
+}
+
+export function connectRedis(url: string): Redis {
+  return new Redis(url, {
+    // Fail fast instead of queueing while Redis is away; the rate limiter then fails open.
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    commandTimeout: 500,
+    lazyConnect: false,
+  });
+}
+
+export async function createDeps(config: Config, opts: DepsOptions = {}): Promise<Deps> {
+  const logger = opts.logger ?? createLogger(config.logLevel);
+  const database = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: opts.pgliteDir ?? config.dataDir,
+  });
+  let limiter: RateLimiter;
+  if (config.redisUrl !== undefined) {
+    const redis = connectRedis(config.redisUrl);
+    let lastWarn = 0;
+    redis.on('error', (err) => {
+      if (Date.now() - lastWarn > 30_000) {
+        lastWarn = Date.now();
+        logger.warn({ err: err.message }, 'redis unavailable; rate limits fail open');
+      }
+    });
+    limiter = new RedisRateLimiter(redis, `${opts.redisPrefix ?? 'splitline'}:rl:`, (err) =>
+      logger.debug({ err }, 'rate limiter failed open'),
+    );
+  } else {
+    limiter = new MemoryRateLimiter();
+  }
+  const keys = new KeyResolver(database.db, config.keyCacheTtlMs);
+  const journal = await Journal.open(config.dataDir, { database, logger, siteUrl: config.siteUrl });
+  return {
+    config,
+    logger,
+    database,
+    limiter,
+    keys,
+    journal,
+    async close() {
+      await journal.close();
+      await limiter.close();
+      await database.close();
+    },
+  };
+}

@@ -1,0 +1,65 @@
+/**
+ * Typed domain errors. Domain code throws these; one error handler (src/http/errors.ts) turns
+ * them into `{error, message}` with the status the specification gives.
+ */
+export class AppError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly extra: Record<string, unknown> = {},
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+export class InvalidInput extends AppError {
+  constructor(message: string, code = 'invalid_input') {
+    super(400, code, message);
+  }
+}
+
+export class Unauthorized extends AppError {
+  constructor(message = 'A valid subscription key is required') {
+    super(401, 'unauthorized', message);
+  }
+}
+
+export class Forbidden extends AppError {
+  constructor(message: string) {
+    super(403, 'forbidden', message);
+  }
+}
+
+export class NotFound extends AppError {
+  constructor(message: string, code = 'not_found') {
+    super(404, code, message);
+  }
+}
+
+export class Conflict extends AppError {
+  constructor(message: string, code = 'conflict') {
+    super(409, code, message);
+  }
+}
+
+export class SplitRequired extends AppError {
+  constructor() {
+    super(403, 'split_required', 'Configure a split before creating orders or terminal receipts');
+  }
+}
+
+export class RateLimited extends AppError {
+  constructor(resetAt: number) {
+    super(429, 'rate_limited', 'Rate limit exceeded; retry after resetAt', { resetAt });
+  }
+}
+
+/** The database cannot be reached; routes with a degraded answer catch this. */
+export class DatabaseUnavailable extends AppError {
+  constructor(cause?: unknown) {
+    super(503, 'database_unavailable', 'The database is unavailable; retry shortly', {}, { cause });
+  }
+}

@@ -1,0 +1,33 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+
+const KEY_PREFIX = 'spl_';
+const KEY_SHAPE = /^spl_[A-Za-z0-9_-]{43}$/;
+
+/** A new subscription key: 256 random bits, URL-safe. Shown once, stored only as its hash. */
+export function generateKey(): string {
+  return KEY_PREFIX + randomBytes(32).toString('base64url');
+}
+
+/** Keys carry 256 bits of entropy, so a fast hash is enough; no salt or stretching is needed. */
+export function hashKey(key: string): string {
+  return createHash('sha256').update(key).digest('hex');
+}
+
+export function looksLikeKey(value: string): boolean {
+  return KEY_SHAPE.test(value);
+}
+
+export function keyPrefix(key: string): string {
+  return key.slice(0, KEY_PREFIX.length + 6);
+}
+
+/** Compares two secrets in constant time, whatever their lengths. */
+export function safeEqual(a: string, b: string): boolean {
+  const da = createHash('sha256').update(a).digest();
+  const db = createHash('sha256').update(b).digest();
+  return timingSafeEqual(da, db);
+}
+
+export function newId(prefix: string, bytes = 12): string {
+  return `${prefix}_${randomBytes(bytes).toString('base64url')}`;
+}

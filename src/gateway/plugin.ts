@@ -1,0 +1,106 @@
+/**
+ * The built-in gateway. For every request: a correlation id on the response, client-sent
+ * identity headers stripped, and the edge secret enforced when one is configured. For routes
+ * that declare `config.scope` (or `config.auth: 'key'`): the subscription key resolved to a
+ * merchant, the scope checked, and the subscription's rate limit applied.
+ */
+import { randomUUID } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Forbidden, RateLimited, Unauthorized } from '../domain/errors.ts';
+import type { KeyResolver } from './key-resolver.ts';
+import { safeEqual } from './keys.ts';
+import type { RateDecision, RateLimiter } from './rate-limit.ts';
+import type { Principal } from './subscriptions.ts';
+import type { Scope } from './scopes.ts';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The scope a subscription key needs for this route. */
+    scope?: Scope;
+    /** 'key': any valid subscription key; 'public': per-address rate limit, no credential. */
+    auth?: 'key' | 'public';
+  }
+  interface FastifyRequest {
+    principal: Principal | null;
+  }
+}
+
+export const KEY_HEADER = 'ocp-apim-subscription-key';
+const STRIPPED_HEADERS = ['x-wallet', 'wallet', 'x-subscription-id'];
+const CORRELATION = /^[A-Za-z0-9._:-]{8,128}$/;
+
+export function correlationId(header: unknown): string {
+  return typeof header === 'string' && CORRELATION.test(header) ? header : randomUUID();
+}
+
+export interface GatewayOptions {
+  keys: KeyResolver;
+  limiter: RateLimiter;
+  edgeSecret: string | undefined;
+  publicRateLimitPerMinute: number;
+}
+
+export function setRateHeaders(reply: FastifyReply, d: RateDecision): void {
+  reply.header('x-ratelimit-limit', d.limit);
+  reply.header('x-ratelimit-remaining', d.remaining);
+  reply.header('x-ratelimit-reset', Math.ceil(d.resetAt / 1000));
+}
+
+export function registerGateway(app: FastifyInstance, opts: GatewayOptions): void {
+  app.decorateRequest('principal', null);
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-correlation-id', request.id);
+    for (const h of STRIPPED_HEADERS) delete request.headers[h];
+
+    if (opts.edgeSecret !== undefined && request.routeOptions.url !== '/healthz') {
+      const presented = request.headers['x-edge-secret'];
+      if (typeof presented !== 'string' || !safeEqual(presented, opts.edgeSecret)) {
+        throw new Forbidden('Requests must come through the edge proxy');
+      }
+    }
+    delete request.headers['x-edge-secret'];
+
+    const config = request.routeOptions.config;
+    if (config.auth === 'public') {
+      const decision = await opts.limiter.hit(`ip:${request.ip}`, opts.publicRateLimitPerMinute);
+      applyDecision(reply, decision);
+      return;
+    }
+    if (config.scope === undefined && config.auth !== 'key') return;
+    await authenticate(request, reply, opts, config.scope);
+  });
+}
+
+async function authenticate(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  opts: GatewayOptions,
+  scope: Scope | undefined,
+): Promise<void> {
+  const key = request.headers[KEY_HEADER];
+  if (typeof key !== 'string' || key === '') {
+    throw new Unauthorized('Missing Ocp-Apim-Subscription-Key header');
+  }
+  const principal = await opts.keys.resolve(key);
+  if (principal === null) throw new Unauthorized('Invalid or revoked subscription key');
+  // The key is a credential: it must not reach handlers or logs past this point.
+  delete request.headers[KEY_HEADER];
+  const decision = await opts.limiter.hit(`sub:${principal.subscriptionId}`, principal.rateLimitPerMinute);
+  applyDecision(reply, decision);
+  if (scope !== undefined && !principal.scopes.has(scope)) {
+    throw new Forbidden(`This subscription lacks the ${scope} scope`);
+  }
+  request.principal = principal;
+}
+
+function applyDecision(reply: FastifyReply, decision: RateDecision): void {
+  setRateHeaders(reply, decision);
+  if (!decision.allowed) throw new RateLimited(decision.resetAt);
+}
+
+/** The merchant wallet of an authenticated request; only the gateway sets it. */
+export function merchantOf(request: FastifyRequest): string {
+  if (request.principal === null) throw new Unauthorized();
+  return request.principal.wallet;
+}

@@ -1,0 +1,194 @@
+/**
+ * Subscriptions and their keys: issue, list, rotate, revoke, and resolve a presented key to a
+ * merchant wallet and scopes. Used by the gateway, the CLI and the admin API alike.
+ */
+import { and, desc, eq, isNull } from 'drizzle-orm';
+import type { Db } from '../db/client.ts';
+import { subscriptionKeys, subscriptions } from '../db/schema.ts';
+import { InvalidInput, NotFound } from '../domain/errors.ts';
+import { normalizeWallet, isAddress } from '../domain/wallet.ts';
+import { generateKey, hashKey, keyPrefix, newId } from './keys.ts';
+import { DEFAULT_PRODUCT, PRODUCTS, isScope, type Scope } from './scopes.ts';
+
+export type KeySlot = 'primary' | 'secondary';
+
+export interface SubscriptionView {
+  id: string;
+  wallet: string;
+  name: string;
+  product: string;
+  scopes: string[];
+  rateLimitPerMinute: number;
+  status: 'active' | 'revoked';
+  createdAt: number;
+  revokedAt: number | null;
+  keys: { slot: KeySlot; prefix: string; createdAt: number }[];
+}
+
+export interface IssuedKeys {
+  primaryKey: string;
+  secondaryKey: string;
+}
+
+export interface CreateSubscriptionParams {
+  wallet: string;
+  name?: string | undefined;
+  product?: string | undefined;
+  scopes?: string[] | undefined;
+  rateLimitPerMinute?: number | undefined;
+}
+
+export async function createSubscription(
+  db: Db,
+  params: CreateSubscriptionParams,
+  now = Date.now(),
+): Promise<SubscriptionView & IssuedKeys> {
+  if (!isAddress(params.wallet)) throw new InvalidInput('wallet must be a 0x-prefixed 40-hex address', 'invalid_wallet');
+  const productName = params.product ?? DEFAULT_PRODUCT;
+  const product = PRODUCTS[productName];
+  if (product === undefined) {
+    throw new InvalidInput(`Unknown product "${productName}"; products: ${Object.keys(PRODUCTS).join(', ')}`);
+  }
+  let scopes: Scope[] = [...product.scopes];
+  if (params.scopes !== undefined) {
+    const bad = params.scopes.filter((s) => !isScope(s));
+    if (bad.length > 0) throw new InvalidInput(`Unknown scopes: ${bad.join(', ')}`);
+    scopes = [...new Set(params.scopes as Scope[])];
+  }
+  const rate = params.rateLimitPerMinute ?? product.rateLimitPerMinute;
+  if (!Number.isInteger(rate) || rate < 1 || rate > 1_000_000) {
+    throw new InvalidInput('rateLimitPerMinute must be an integer from 1 to 1000000');
+  }
+  const id = newId('sub');
+  const primaryKey = generateKey();
+  const secondaryKey = generateKey();
+  await db.transaction(async (tx) => {
+    await tx.insert(subscriptions).values({
+      id,
+      wallet: normalizeWallet(params.wallet),
+      name: params.name ?? `${productName} subscription`,
+      product: productName,
+      scopes,
+      rateLimitPerMinute: rate,
+      status: 'active',
+      createdAt: now,
+    });
+    await tx.insert(subscriptionKeys).values([
+      { keyHash: hashKey(primaryKey), subscriptionId: id, slot: 'primary', prefix: keyPrefix(primaryKey), createdAt: now },
+      { keyHash: hashKey(secondaryKey), subscriptionId: id, slot: 'secondary', prefix: keyPrefix(secondaryKey), createdAt: now },
+    ]);
+  });
+  const view = await getSubscription(db, id);
+  return { ...view, primaryKey, secondaryKey };
+}
+
+export async function listSubscriptions(db: Db, wallet?: string): Promise<SubscriptionView[]> {
+  const rows = await db
+    .select()
+    .from(subscriptions)
+    .where(wallet === undefined ? undefined : eq(subscriptions.wallet, normalizeWallet(wallet)))
+    .orderBy(desc(subscriptions.createdAt));
+  const keys = await db
+    .select()
+    .from(subscriptionKeys)
+    .where(isNull(subscriptionKeys.revokedAt));
+  return rows.map((s) => toView(s, keys.filter((k) => k.subscriptionId === s.id)));
+}
+
+export async function getSubscription(db: Db, id: string): Promise<SubscriptionView> {
+  const [row] = await db.select().from(subscriptions).where(eq(subscriptions.id, id));
+  if (row === undefined) throw new NotFound(`Subscription ${id} not found`);
+  const keys = await db
+    .select()
+    .from(subscriptionKeys)
+    .where(and(eq(subscriptionKeys.subscriptionId, id), isNull(subscriptionKeys.revokedAt)));
+  return toView(row, keys);
+}
+
+function toView(
+  s: typeof subscriptions.$inferSelect,
+  keys: (typeof subscriptionKeys.$inferSelect)[],
+): SubscriptionView {
+  return {
+    id: s.id,
+    wallet: s.wallet,
+    name: s.name,
+    product: s.product,
+    scopes: s.scopes,
+    rateLimitPerMinute: s.rateLimitPerMinute,
+    status: s.status,
+    createdAt: s.createdAt,
+    revokedAt: s.revokedAt ?? null,
+    keys: keys
+      .map((k) => ({ slot: k.slot, prefix: k.prefix, createdAt: k.createdAt }))
+      .sort((a, b) => a.slot.localeCompare(b.slot)),
+  };
+}
+
+/**
+ * Replaces one of the two keys; the other keeps working, so clients can move over without
+ * downtime. Returns the new key, shown only here. Returns the hashes that stopped working so a
+ * caller can drop them from its cache at once.
+ */
+export async function rotateKey(
+  db: Db,
+  id: string,
+  slot: KeySlot,
+  now = Date.now(),
+): Promise<{ key: string; slot: KeySlot; revokedHashes: string[] }> {
+  const key = generateKey();
+  const revoked = await db.transaction(async (tx) => {
+    const [sub] = await tx.select().from(subscriptions).where(eq(subscriptions.id, id)).for('update');
+    if (sub === undefined) throw new NotFound(`Subscription ${id} not found`);
+    if (sub.status !== 'active') throw new InvalidInput(`Subscription ${id} is revoked`);
+    const old = await tx
+      .update(subscriptionKeys)
+      .set({ revokedAt: now })
+      .where(and(eq(subscriptionKeys.subscriptionId, id), eq(subscriptionKeys.slot, slot), isNull(subscriptionKeys.revokedAt)))
+      .returning({ keyHash: subscriptionKeys.keyHash });
+    await tx.insert(subscriptionKeys).values({ keyHash: hashKey(key), subscriptionId: id, slot, prefix: keyPrefix(key), createdAt: now });
+    return old.map((o) => o.keyHash);
+  });
+  return { key, slot, revokedHashes: revoked };
+}
+
+/** Revokes the subscription and both its keys. Idempotent. */
+export async function revokeSubscription(db: Db, id: string, now = Date.now()): Promise<{ revokedHashes: string[] }> {
+  return db.transaction(async (tx) => {
+    const [sub] = await tx.select().from(subscriptions).where(eq(subscriptions.id, id)).for('update');
+    if (sub === undefined) throw new NotFound(`Subscription ${id} not found`);
+    if (sub.status === 'active') {
+      await tx.update(subscriptions).set({ status: 'revoked', revokedAt: now }).where(eq(subscriptions.id, id));
+    }
+    const keys = await tx
+      .update(subscriptionKeys)
+      .set({ revokedAt: now })
+      .where(and(eq(subscriptionKeys.subscriptionId, id), isNull(subscriptionKeys.revokedAt)))
+      .returning({ keyHash: subscriptionKeys.keyHash });
+    return { revokedHashes: keys.map((k) => k.keyHash) };
+  });
+}
+
+/** What the gateway knows about a caller once its key is resolved. */
+export interface Principal {
+  subscriptionId: string;
+  wallet: string;
+  scopes: ReadonlySet<string>;
+  rateLimitPerMinute: number;
+}
+
+/** Looks a key hash up; an unknown or revoked key is a result (null), not an exception. */
+export async function findActiveKey(db: Db, keyHash: string): Promise<Principal | null> {
+  const [row] = await db
+    .select({
+      subscriptionId: subscriptions.id,
+      wallet: subscriptions.wallet,
+      scopes: subscriptions.scopes,
+      rateLimitPerMinute: subscriptions.rateLimitPerMinute,
+    })
+    .from(subscriptionKeys)
+    .innerJoin(subscriptions, eq(subscriptions.id, subscriptionKeys.subscriptionId))
+    .where(and(eq(subscriptionKeys.keyHash, keyHash), isNull(subscriptionKeys.revokedAt), eq(subscriptions.status, 'active')));
+  if (row === undefined) return null;
+  return { ...row, scopes: new Set(row.scopes) };
+}

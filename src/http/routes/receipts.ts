@@ -1,0 +1,212 @@
+import { Type } from '@sinclair/typebox';
+import type { Deps } from '../../deps.ts';
+import { DatabaseUnavailable, Forbidden, InvalidInput } from '../../domain/errors.ts';
+import {
+  createReceipt,
+  getReceipt,
+  getReceiptStatus,
+  isSensitiveStatus,
+  isTrackingStatus,
+  listReceipts,
+
+  recordTrackingStatus,
+  TRACKING_STATUSES,
+} from '../../domain/receipts.ts';
+import { isAddress, normalizeWallet } from '../../domain/wallet.ts';
+import { isDbDown } from '../../db/client.ts';
+import { merchantOf } from '../../gateway/plugin.ts';
+import { Degraded, errorRef, keyErrors, LineItem, security } from '../schemas.ts';
+import type { App } from './index.ts';
+
+const ReceiptDetail = Type.Object({
+  receiptId: Type.String(),
+  totalUsd: Type.Number(),
+  currency: Type.String(),
+  lineItems: Type.Array(Type.Ref('LineItem')),
+  createdAt: Type.Integer(),
+  brandName: Type.String(),
+  status: Type.String(),
+  jurisdictionCode: Type.Union([Type.String(), Type.Null()]),
+  taxRate: Type.Number({ description: 'Fraction: 0.0825 means 8.25%' }),
+  taxComponents: Type.Array(Type.String()),
+  transactionHash: Type.Optional(Type.String()),
+  transactionTimestamp: Type.Optional(Type.Integer()),
+  statusHistory: Type.Array(
+    Type.Object({ status: Type.String(), at: Type.Integer(), source: Type.String() }),
+    { description: 'Every status change, oldest first' },
+  ),
+  degraded: Type.Optional(Type.Boolean()),
+  reason: Type.Optional(Type.String()),
+});
+
+const CreateBody = Type.Object({
+  id: Type.String({ description: 'Assigned by the caller; unique per merchant', minLength: 1, maxLength: 64 }),
+  lineItems: Type.Array(LineItem, { minItems: 1, maxItems: 200 }),
+  totalUsd: Type.Number({ minimum: 0, description: 'Must equal the sum of priceUsd × qty' }),
+});
+
+const Created = Type.Object({
+  id: Type.String(),
+  paymentUrl: Type.String(),
+  status: Type.String(),
+  ...Degraded,
+});
+
+const StatusBody = Type.Object({
+  receiptId: Type.Optional(Type.Unknown({ description: 'Receipt id' })),
+  wallet: Type.Optional(Type.Unknown({ description: 'Merchant wallet, 0x-prefixed 40 hex' })),
+  status: Type.Optional(Type.Unknown({ description: `Tracking status: ${TRACKING_STATUSES.join(', ')}` })),
+});
+
+export function receiptRoutes(app: App, deps: Deps): void {
+  const { database, config, journal } = deps;
+  const db = database.db;
+
+  app.get(
+    '/api/receipts',
+    {
+      config: { scope: 'receipts:read' },
+      schema: {
+        tags: ['receipts'],
+        summary: 'List recent receipts',
+        security,
+        querystring: Type.Object({ limit: Type.Integer({ minimum: 1, maximum: 200, default: 100 }) }),
+        response: { 200: Type.Object({ receipts: Type.Array(Type.Ref('Receipt')), ...Degraded }), ...keyErrors(400) },
+      },
+    },
+    async (request) => {
+      const wallet = merchantOf(request);
+      try {
+        return { receipts: await listReceipts(db, wallet, request.query.limit, config.brandName) };
+      } catch (err) {
+        if (!isDbDown(err)) throw err;
+        return { receipts: [], degraded: true, reason: 'database_unavailable' };
+      }
+    },
+  );
+
+  app.post(
+    '/api/receipts',
+    {
+      config: { scope: 'receipts:write' },
+      schema: {
+        tags: ['receipts'],
+        summary: 'Create a receipt',
+        description:
+          'Idempotent: the same id with the same body answers as the first call did; the same id with a different body is 409 conflict.',
+        security,
+        body: CreateBody,
+        response: { 201: Created, ...keyErrors(400, 409) },
+      },
+    },
+    async (request, reply) => {
+      const wallet = merchantOf(request);
+      const params = { wallet, ...request.body };
+      try {
+        const created = await createReceipt(db, config.siteUrl, params);
+        return reply.status(201).send(created);
+      } catch (err) {
+        if (!isDbDown(err)) throw err;
+        const created = await journal.recordReceipt(params);
+        return reply.status(201).send({ ...created, degraded: true, reason: 'database_unavailable' });
+      }
+    },
+  );
+
+  app.get(
+    '/api/receipts/status',
+    {
+      config: { scope: 'receipts:read' },
+      schema: {
+        tags: ['receipts'],
+        summary: 'Payment status of a receipt',
+        security,
+        querystring: Type.Object({ receiptId: Type.String({ minLength: 1 }) }),
+        response: {
+          200: Type.Object({
+            id: Type.String(),
+            status: Type.String(),
+            transactionHash: Type.Union([Type.String(), Type.Null()]),
+            currency: Type.String(),
+            amount: Type.Number(),
+          }),
+          ...keyErrors(400, 404),
+        },
+      },
+    },
+    async (request) => getReceiptStatus(db, merchantOf(request), request.query.receiptId),
+  );
+
+  app.get(
+    '/api/receipts/:id',
+    {
+      config: { scope: 'receipts:read' },
+      schema: {
+        tags: ['receipts'],
+        summary: 'One receipt with its status history',
+        security,
+        params: Type.Object({ id: Type.String() }),
+        response: { 200: ReceiptDetail, ...keyErrors(404) },
+      },
+    },
+    async (request) => {
+      const wallet = merchantOf(request);
+      try {
+        return await getReceipt(db, wallet, request.params.id, config.brandName);
+      } catch (err) {
+        if (!isDbDown(err)) throw err;
+        const pending = journal.findReceipt(wallet, request.params.id);
+        if (pending === undefined) throw new DatabaseUnavailable(err);
+        return { ...pending, degraded: true, reason: 'database_unavailable' };
+      }
+    },
+  );
+
+  app.post(
+    '/api/receipts/status',
+    {
+      config: { auth: 'public' },
+      attachValidation: true,
+      schema: {
+        tags: ['receipts'],
+        summary: 'Record a tracking status (no credential)',
+        description:
+          'Tracking statuses (link_opened, buyer_logged_in, checkout_initialized) need no credential and are ' +
+          'rate-limited per client address. Sensitive statuses (checkout_success, refund_*) need the admin session.',
+        body: StatusBody,
+        response: {
+          200: Type.Object({ ok: Type.Boolean(), ...Degraded }),
+          400: errorRef,
+          403: errorRef,
+          404: errorRef,
+          429: errorRef,
+          500: errorRef,
+        },
+      },
+    },
+    async (request, reply) => {
+      const body = (request.body ?? {}) as Record<string, unknown>;
+      const { receiptId, wallet, status } = body;
+      if (typeof receiptId !== 'string' || receiptId.trim() === '') {
+        throw new InvalidInput('receiptId is required', 'missing_receipt_id');
+      }
+      if (!isAddress(wallet)) throw new InvalidInput('wallet must be a 0x-prefixed 40-hex address', 'invalid_wallet');
+      if (typeof status !== 'string' || status.trim() === '') throw new InvalidInput('status is required', 'missing_status');
+      if (isSensitiveStatus(status)) {
+        throw new Forbidden(`${status} can only be set from the admin app with a signed-in session`);
+      }
+      if (!isTrackingStatus(status)) {
+        throw new InvalidInput(`status must be one of ${TRACKING_STATUSES.join(', ')}`);
+      }
+      const merchant = normalizeWallet(wallet);
+      try {
+        await recordTrackingStatus(db, { wallet: merchant, receiptId, status });
+        return reply.send({ ok: true });
+      } catch (err) {
+        if (!isDbDown(err)) throw err;
+        await journal.recordTrackingStatus({ wallet: merchant, receiptId, status });
+        return reply.send({ ok: true, degraded: true, reason: 'database_unavailable' });
+      }
+    },
+  );
+}

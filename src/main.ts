@@ -1,0 +1,76 @@
+/**
+ * Process entry: configuration → dependencies → app → listen, with graceful shutdown.
+ */
+import { buildApp } from './app.ts';
+import { ConfigError, loadConfig } from './config.ts';
+import { createDeps } from './deps.ts';
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      process.exit(1);
+    }
+    throw err;
+  }
+  const deps = await createDeps(config);
+  const app = await buildApp(deps);
+  await app.listen({ port: config.port, host: config.host });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : config.port;
+  const local = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}${config.publicBasePath}`;
+  deps.journal.start();
+  deps.logger.info(
+    {
+      database: deps.database.describe,
+      rateLimits: deps.limiter.kind === 'redis' ? 'Redis' : 'in memory',
+      chain: config.chain,
+    },
+    'Splitline is running',
+  );
+  console.log(
+    [
+      '',
+      `  Splitline  ${local}`,
+      `  API reference   ${local}/docs`,
+      `  OpenAPI         ${local}/openapi.json`,
+      `  Health          ${local}/healthz`,
+      `  Payment pages   ${config.siteUrl}/pay/<receipt_id>`,
+      `  Database        ${deps.database.describe}`,
+      `  Rate limits     ${deps.limiter.kind === 'redis' ? 'Redis' : 'in memory'}`,
+      '',
+      '  Create a subscription key:  npm run cli -- keys create --wallet 0x…',
+      '',
+    ].join('\n'),
+  );
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    deps.logger.info({ signal }, 'shutting down: draining in-flight requests');
+    const force = setTimeout(() => {
+      deps.logger.error('shutdown took too long; exiting');
+      process.exit(1);
+    }, 15_000);
+    force.unref();
+    try {
+      await app.close();
+      await deps.close();
+      process.exit(0);
+    } catch (err) {
+      deps.logger.error({ err }, 'shutdown failed');
+      process.exit(1);
+    }
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,110 @@
+/**
+ * Builds the real app on real dependencies for a test file: PGlite in memory by default, or a
+ * fresh database on the PostgreSQL server named by DATABASE_URL (dropped afterwards); Redis when
+ * REDIS_URL is set, under a key prefix of its own.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { FastifyInstance, InjectOptions } from 'fastify';
+import pg from 'pg';
+import { pino } from 'pino';
+import { buildApp } from '../../src/app.ts';
+import { loadConfig, type Config } from '../../src/config.ts';
+import { createDeps, type Deps } from '../../src/deps.ts';
+import { createSubscription } from '../../src/gateway/subscriptions.ts';
+import type { Scope } from '../../src/gateway/scopes.ts';
+
+export interface TestApp {
+  app: FastifyInstance;
+  deps: Deps;
+  config: Config;
+  /** A subscription key for `wallet` with the given scopes (all by default). */
+  key(wallet: string, opts?: { scopes?: Scope[]; rateLimitPerMinute?: number }): Promise<string>;
+  /** Sends a request with a subscription key, JSON body and extra headers. */
+  call(key: string | null, method: InjectOptions['method'], url: string, body?: unknown, headers?: Record<string, string>): Promise<Res>;
+  close(): Promise<void>;
+}
+
+export interface Res {
+  status: number;
+  body: any;
+  headers: Record<string, string | string[] | number | undefined>;
+}
+
+export function randomWallet(): string {
+  return '0x' + randomBytes(20).toString('hex');
+}
+
+/** A fresh, empty database on the server in DATABASE_URL; returns its URL and a drop function. */
+export async function freshPostgresDatabase(serverUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `splitline_t_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const u = new URL(serverUrl);
+  u.pathname = `/${name}`;
+  return {
+    url: u.toString(),
+    async drop() {
+      const c = new pg.Client({ connectionString: serverUrl });
+      await c.connect();
+      await c.query(`drop database if exists ${name} with (force)`);
+      await c.end();
+    },
+  };
+}
+
+export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'splitline-test-'));
+  const serverUrl = process.env.DATABASE_URL;
+  const fresh = serverUrl ? await freshPostgresDatabase(serverUrl) : undefined;
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    SITE_URL: 'http://pay.test',
+    PLATFORM_RECIPIENT_ADDRESS: '0x000000000000000000000000000000000000beef',
+    LOG_LEVEL: 'silent',
+    ...(fresh ? { DATABASE_URL: fresh.url } : {}),
+    ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
+    ...env,
+  });
+  const deps = await createDeps(config, {
+    logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+    pgliteDir: 'memory://',
+    redisPrefix: `splitline-test-${randomBytes(6).toString('hex')}`,
+  });
+  const app = await buildApp(deps);
+  await app.ready();
+  return {
+    app,
+    deps,
+    config,
+    async key(wallet, opts = {}) {
+      const sub = await createSubscription(deps.database.db, {
+        wallet,
+        scopes: opts.scopes,
+        rateLimitPerMinute: opts.rateLimitPerMinute ?? 100_000,
+      });
+      return sub.primaryKey;
+    },
+    async call(key, method, url, body, headers = {}) {
+      const res = await app.inject({
+        method,
+        url,
+        headers: { ...(key === null ? {} : { 'ocp-apim-subscription-key': key }), ...headers },
+        ...(body === undefined ? {} : { payload: body as InjectOptions['payload'] }),
+      });
+      let parsed: unknown = res.body;
+      if ((res.headers['content-type'] ?? '').toString().includes('json') && res.body !== '') parsed = res.json();
+      return { status: res.statusCode, body: parsed, headers: res.headers };
+    },
+    async close() {
+      await app.close();
+      await deps.close();
+      await fresh?.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
