@@ -2,7 +2,7 @@
  * buildApp(deps): the whole HTTP application, without listening. main.ts and the tests both
  * build it from real dependencies.
  */
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -20,9 +20,10 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   const base = config.publicBasePath;
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
-    disableRequestLogging: true,
+    // Per-request lines come from our own onResponse hook at debug level.
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'correlationId' }),
     bodyLimit: BODY_LIMIT,
-    maxParamLength: 200,
+    routerOptions: { maxParamLength: 200 },
     requestTimeout: 30_000,
     trustProxy: config.edgeSecret !== undefined,
     genReqId: (req) => correlationId(req.headers['x-correlation-id']),
