@@ -7,7 +7,7 @@
 import type { Db } from '../db/client.ts';
 import { isConnectionError } from '../db/client.ts';
 import { DatabaseUnavailable } from '../domain/errors.ts';
-import { hashKey } from './keys.ts';
+import { hashKey, looksLikeKey } from './keys.ts';
 import { findActiveKey, type Principal } from './subscriptions.ts';
 
 interface Entry {
@@ -26,6 +26,8 @@ export class KeyResolver {
   ) {}
 
   async resolve(key: string, now = Date.now()): Promise<Principal | null> {
+    // A string that cannot be a key never costs a database round trip.
+    if (!looksLikeKey(key)) return null;
     const hash = hashKey(key);
     const hit = this.cache.get(hash);
     if (hit !== undefined && now - hit.at < this.ttlMs) return hit.principal;
