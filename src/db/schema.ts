@@ -208,3 +208,74 @@ export const journalApplied = pgTable('journal_applied', {
   entryId: text('entry_id').primaryKey(),
   appliedAt: ms('applied_at').notNull(),
 });
+
+/** Sign-in challenges: single use, short-lived; the signed message is rebuilt from this row. */
+export const authNonces = pgTable('auth_nonces', {
+  nonce: text('nonce').primaryKey(),
+  wallet: text('wallet').notNull(),
+  issuedAt: ms('issued_at').notNull(),
+  expiresAt: ms('expires_at').notNull(),
+  usedAt: ms('used_at'),
+});
+
+/** Admin sessions: the JWT names one, so logout and revocation take effect on the server. */
+export const sessions = pgTable(
+  'sessions',
+  {
+    id: text('id').primaryKey(),
+    wallet: text('wallet').notNull(),
+    createdAt: ms('created_at').notNull(),
+    expiresAt: ms('expires_at').notNull(),
+    revokedAt: ms('revoked_at'),
+  },
+  (t) => [index('sessions_wallet_idx').on(t.wallet)],
+);
+
+/** Platform roles granted to wallets (superadmins come from configuration). */
+export const userRoles = pgTable(
+  'user_roles',
+  {
+    wallet: text('wallet').notNull(),
+    role: text('role').$type<'admin'>().notNull(),
+    grantedBy: text('granted_by').notNull(),
+    grantedAt: ms('granted_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.wallet, t.role] })],
+);
+
+export interface RefundItem {
+  label: string;
+  priceCents: string;
+  qty: number;
+}
+
+export const refunds = pgTable(
+  'refunds',
+  {
+    wallet: text('wallet').notNull(),
+    id: text('id').notNull(),
+    receiptId: text('receipt_id').notNull(),
+    buyer: text('buyer').notNull(),
+    amountCents: bigint('amount_cents', { mode: 'bigint' }).notNull(),
+    items: jsonb('items').$type<RefundItem[]>().notNull(),
+    txHash: text('tx_hash'),
+    createdBy: text('created_by').notNull(),
+    createdAt: ms('created_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.wallet, t.id] }), index('refunds_receipt_idx').on(t.wallet, t.receiptId)],
+);
+
+export const webhookEndpoints = pgTable(
+  'webhook_endpoints',
+  {
+    wallet: text('wallet').notNull(),
+    id: text('id').notNull(),
+    url: text('url').notNull(),
+    events: jsonb('events').$type<string[]>().notNull(),
+    /** Standard Webhooks signing secret (whsec_…); needed in clear to sign deliveries. */
+    secret: text('secret').notNull(),
+    createdAt: ms('created_at').notNull(),
+    disabledAt: ms('disabled_at'),
+  },
+  (t) => [primaryKey({ columns: [t.wallet, t.id] })],
+);
