@@ -1,0 +1,326 @@
+/**
+ * Operator CLI: manages subscriptions and their keys in the configured database.
+ *
+ *   npm run cli -- keys create --wallet 0x… [--product full] [--scopes a,b] [--name …] [--rate-limit N]
+ *   npm run cli -- keys list [--wallet 0x…]
+ *   npm run cli -- keys rotate <subscriptionId> [--slot primary|secondary]
+ *   npm run cli -- keys revoke <subscriptionId>
+ *   npm run cli -- products
+ *
+ * Exit codes: 0 success, 1 bad input or a failed operation, 2 usage error (unknown command or
+ * option).
+ */
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig } from './config.ts';
+import { openDatabase, type Database } from './db/client.ts';
+import { AppError } from './domain/errors.ts';
+import { isAddress } from './domain/wallet.ts';
+import { PRODUCTS, SCOPES, isScope } from './gateway/scopes.ts';
+import {
+  createSubscription,
+  listSubscriptions,
+  revokeSubscription,
+  rotateKey,
+  type CreateSubscriptionParams,
+  type KeySlot,
+  type SubscriptionView,
+} from './gateway/subscriptions.ts';
+
+const USAGE = `Splitline operator CLI: subscriptions and their keys.
+
+Usage: npm run cli -- <command> [options]
+
+Commands:
+  keys create --wallet 0x… [--product full|checkout|readonly] [--scopes a,b] [--name text] [--rate-limit N]
+                 Issue a subscription with a primary and a secondary key (printed once).
+  keys list [--wallet 0x…]
+                 List subscriptions (key prefixes only; keys are stored as hashes).
+  keys rotate <subscriptionId> [--slot primary|secondary]
+                 Replace one key (primary by default); the other keeps working.
+  keys revoke <subscriptionId>
+                 Revoke the subscription and both its keys.
+  products       List the products and the scopes they grant.
+  help           Show this text.
+
+Options:
+  --json         Machine-readable output on stdout.
+  -h, --help     Show this text.
+
+Database: the CLI uses the same settings as the server (DATABASE_URL, else the embedded
+PGlite database in DATA_DIR, default ./data). The embedded database serves one process at a
+time: run the CLI while the server is stopped, or point both at PostgreSQL with DATABASE_URL.
+A running server notices a revocation or rotation within KEY_CACHE_TTL_MS (default 5 s).
+
+Exit codes: 0 success, 1 bad input or failed operation, 2 unknown command or option.`;
+
+const OPTIONS = {
+  wallet: { type: 'string' },
+  product: { type: 'string' },
+  scopes: { type: 'string' },
+  name: { type: 'string' },
+  'rate-limit': { type: 'string' },
+  slot: { type: 'string' },
+  json: { type: 'boolean', default: false },
+  help: { type: 'boolean', short: 'h', default: false },
+} as const;
+
+type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
+
+/** Bad input from the person at the keyboard: exit 1 with the message. */
+class InputError extends Error {}
+/** A command line that cannot be understood: exit 2 with the usage text. */
+class UsageError extends Error {}
+
+interface Output {
+  json: boolean;
+  print(human: string, data: unknown): void;
+}
+
+function output(json: boolean): Output {
+  return {
+    json,
+    print(human, data) {
+      process.stdout.write(json ? JSON.stringify(data, null, 2) + '\n' : human + '\n');
+    },
+  };
+}
+
+function describeSubscription(s: SubscriptionView): string {
+  const keys = s.keys.map((k) => `${k.slot} ${k.prefix}…`).join(', ') || 'none';
+  return [
+    `${s.id}  ${s.status}${s.revokedAt !== null ? ` (revoked ${new Date(s.revokedAt).toISOString()})` : ''}`,
+    `  wallet   ${s.wallet}`,
+    `  name     ${s.name}`,
+    `  product  ${s.product}, ${s.rateLimitPerMinute} requests/minute`,
+    `  scopes   ${s.scopes.join(', ') || '(none)'}`,
+    `  keys     ${keys}`,
+    `  created  ${new Date(s.createdAt).toISOString()}`,
+  ].join('\n');
+}
+
+function requireWallet(value: string | undefined, required: boolean): string | undefined {
+  if (value === undefined) {
+    if (required) throw new InputError('--wallet is required (a 0x-prefixed, 40-hex address)');
+    return undefined;
+  }
+  if (!isAddress(value)) throw new InputError(`--wallet "${value}" is not a 0x-prefixed, 40-hex address`);
+  return value;
+}
+
+function parseRateLimit(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || n < 1) {
+    throw new InputError(`--rate-limit must be a whole number of requests per minute (got "${value}")`);
+  }
+  return n;
+}
+
+function parseScopes(value: string | undefined): string[] | undefined {
+  if (value === undefined) return undefined;
+  const scopes = value.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  if (scopes.length === 0) throw new InputError(`--scopes needs at least one of: ${SCOPES.join(', ')}`);
+  return scopes;
+}
+
+function parseSlot(value: string | undefined): KeySlot {
+  if (value === undefined) return 'primary';
+  if (value !== 'primary' && value !== 'secondary') {
+    throw new InputError(`--slot must be primary or secondary (got "${value}")`);
+  }
+  return value;
+}
+
+function onlyPositional(rest: string[], what: string): string {
+  if (rest.length === 0) throw new InputError(`${what} is required`);
+  if (rest.length > 1) throw new UsageError(`Unexpected arguments: ${rest.slice(1).join(' ')}`);
+  return rest[0] as string;
+}
+
+function noPositionals(rest: string[]): void {
+  if (rest.length > 0) throw new UsageError(`Unexpected arguments: ${rest.join(' ')}`);
+}
+
+function showProducts(out: Output): void {
+  const products = Object.values(PRODUCTS).map((p) => ({
+    name: p.name,
+    description: p.description,
+    scopes: [...p.scopes],
+    rateLimitPerMinute: p.rateLimitPerMinute,
+  }));
+  const human = products
+    .map((p) => `${p.name}  (${p.rateLimitPerMinute} requests/minute)\n  ${p.description}\n  scopes: ${p.scopes.join(', ')}`)
+    .join('\n\n');
+  out.print(`${human}\n\nAll scopes: ${SCOPES.join(', ')}`, { products, scopes: [...SCOPES] });
+}
+
+/** The options each command takes; --json and --help apply everywhere. */
+const ALLOWED: Record<string, (keyof typeof OPTIONS)[]> = {
+  'keys create': ['wallet', 'product', 'scopes', 'name', 'rate-limit'],
+  'keys list': ['wallet'],
+  'keys rotate': ['slot'],
+  'keys revoke': [],
+};
+
+function checkOptions(command: string, allowed: (keyof typeof OPTIONS)[], values: Values): void {
+  for (const [name, value] of Object.entries(values)) {
+    if (name === 'json' || name === 'help' || value === undefined) continue;
+    if (!(allowed as string[]).includes(name)) throw new UsageError(`--${name} does not apply to "${command}"`);
+  }
+}
+
+type Action =
+  | { kind: 'create'; params: CreateSubscriptionParams }
+  | { kind: 'list'; wallet: string | undefined }
+  | { kind: 'rotate'; id: string; slot: KeySlot }
+  | { kind: 'revoke'; id: string };
+
+/** Reads and checks a keys command completely before the database is opened, so typos fail fast. */
+function planKeys(sub: string, rest: string[], values: Values): Action {
+  const allowed = ALLOWED[`keys ${sub}`];
+  if (allowed === undefined) {
+    throw new UsageError(sub === '' ? 'keys needs a subcommand: create, list, rotate or revoke' : `Unknown command: keys ${sub}`);
+  }
+  checkOptions(`keys ${sub}`, allowed, values);
+  switch (sub) {
+    case 'create': {
+      noPositionals(rest);
+      const product = values.product;
+      if (product !== undefined && PRODUCTS[product] === undefined) {
+        throw new InputError(`Unknown product "${product}"; products: ${Object.keys(PRODUCTS).join(', ')}`);
+      }
+      const scopes = parseScopes(values.scopes);
+      const unknown = (scopes ?? []).filter((s) => !isScope(s));
+      if (unknown.length > 0) throw new InputError(`Unknown scopes: ${unknown.join(', ')}; scopes: ${SCOPES.join(', ')}`);
+      return {
+        kind: 'create',
+        params: {
+          wallet: requireWallet(values.wallet, true) as string,
+          product,
+          scopes,
+          name: values.name,
+          rateLimitPerMinute: parseRateLimit(values['rate-limit']),
+        },
+      };
+    }
+    case 'list':
+      noPositionals(rest);
+      return { kind: 'list', wallet: requireWallet(values.wallet, false) };
+    case 'rotate':
+      return {
+        kind: 'rotate',
+        id: onlyPositional(rest, 'The subscription id (keys rotate <subscriptionId>)'),
+        slot: parseSlot(values.slot),
+      };
+    default:
+      return { kind: 'revoke', id: onlyPositional(rest, 'The subscription id (keys revoke <subscriptionId>)') };
+  }
+}
+
+async function runKeys(db: Database, action: Action, out: Output): Promise<void> {
+  switch (action.kind) {
+    case 'create': {
+      const { primaryKey, secondaryKey, ...subscription } = await createSubscription(db.db, action.params);
+      const note = 'Store these keys now: they are kept only as hashes and cannot be shown again.';
+      out.print(
+        [
+          'Created subscription:',
+          describeSubscription(subscription),
+          '',
+          `  Primary key:    ${primaryKey}`,
+          `  Secondary key:  ${secondaryKey}`,
+          '',
+          note,
+          'Send one as the Ocp-Apim-Subscription-Key header.',
+        ].join('\n'),
+        { subscription, primaryKey, secondaryKey, note },
+      );
+      return;
+    }
+    case 'list': {
+      const subs = await listSubscriptions(db.db, action.wallet);
+      const human = subs.length === 0 ? 'No subscriptions.' : subs.map(describeSubscription).join('\n\n');
+      out.print(human, { subscriptions: subs });
+      return;
+    }
+    case 'rotate': {
+      const { id, slot } = action;
+      const { key } = await rotateKey(db.db, id, slot);
+      const note = 'Store this key now: it cannot be shown again. The previous key of this slot no longer works.';
+      out.print(`New ${slot} key for ${id}:\n\n  ${key}\n\n${note}`, { subscriptionId: id, slot, key, note });
+      return;
+    }
+    case 'revoke': {
+      const { revokedHashes } = await revokeSubscription(db.db, action.id);
+      out.print(
+        `Revoked ${action.id} (${revokedHashes.length} active key(s) disabled). A running server refuses them within KEY_CACHE_TTL_MS.`,
+        { subscriptionId: action.id, status: 'revoked', keysRevoked: revokedHashes.length },
+      );
+      return;
+    }
+  }
+}
+
+async function run(argv: string[]): Promise<number> {
+  let values: Values;
+  let positionals: string[];
+  try {
+    ({ values, positionals } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true }));
+  } catch (err) {
+    process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n\n${USAGE}\n`);
+    return 2;
+  }
+  const out = output(values.json);
+  const [command = 'help', sub = '', ...rest] = positionals;
+
+  if (values.help || command === 'help') {
+    process.stdout.write(USAGE + '\n');
+    return 0;
+  }
+
+  let db: Database | undefined;
+  try {
+    if (command === 'products') {
+      noPositionals(sub === '' ? rest : [sub, ...rest]);
+      checkOptions('products', [], values);
+      showProducts(out);
+      return 0;
+    }
+    if (command !== 'keys') throw new UsageError(`Unknown command: ${command}`);
+    const action = planKeys(sub, rest, values);
+    const config = loadConfig();
+    db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
+    await runKeys(db, action, out);
+    return 0;
+  } catch (err) {
+    if (err instanceof UsageError) {
+      process.stderr.write(`${err.message}\n\n${USAGE}\n`);
+      return 2;
+    }
+    if (err instanceof InputError || err instanceof ConfigError || err instanceof AppError) {
+      process.stderr.write(`error: ${err.message}\n`);
+      if (out.json) process.stdout.write(JSON.stringify({ error: errorCode(err), message: err.message }) + '\n');
+      return 1;
+    }
+    throw err;
+  } finally {
+    // PGlite keeps the event loop alive until closed, so the process would never exit.
+    await db?.close();
+  }
+}
+
+function errorCode(err: Error): string {
+  if (err instanceof AppError) return err.code;
+  if (err instanceof ConfigError) return 'invalid_config';
+  return 'invalid_input';
+}
+
+run(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    process.stderr.write(`error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exitCode = 1;
+  },
+);
