@@ -8,6 +8,9 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Ajv } from 'ajv';
 import type { Deps } from './deps.ts';
+import cookie from '@fastify/cookie';
+import { registerSessionAuth, requireSession } from './auth/plugin.ts';
+import { SESSION_COOKIE } from './auth/sessions.ts';
 import { correlationId, registerGateway } from './gateway/plugin.ts';
 import { installErrorHandling } from './http/errors.ts';
 import { sharedSchemas } from './http/schemas.ts';
@@ -50,12 +53,20 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? strict : coercing).compile(schema));
 
   installErrorHandling(app);
+  // Cookies are parsed first: both the gateway and the session hook read them.
+  await app.register(cookie);
+  const siteOrigin = new URL(config.siteUrl).origin;
   registerGateway(app, {
+    sessionFallback: async (request) => {
+      await requireSession(request, deps.auth, siteOrigin);
+    },
+    sessionCookie: SESSION_COOKIE,
     keys: deps.keys,
     limiter: deps.limiter,
     edgeSecret: config.edgeSecret,
     publicRateLimitPerMinute: config.publicRateLimitPerMinute,
   });
+  registerSessionAuth(app, { auth: deps.auth, siteUrl: config.siteUrl, limiter: deps.limiter });
   app.addHook('onResponse', async (request, reply) => {
     request.log.debug(
       { method: request.method, url: request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
@@ -77,6 +88,12 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
       components: {
         securitySchemes: {
           subscriptionKey: { type: 'apiKey', in: 'header', name: 'Ocp-Apim-Subscription-Key' },
+          sessionCookie: {
+            type: 'apiKey',
+            in: 'cookie',
+            name: 'cb_auth_token',
+            description: 'Admin session from /api/auth/login; state-changing calls also need the x-csrf-token header',
+          },
         },
       },
     },

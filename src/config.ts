@@ -21,6 +21,8 @@ export interface Config {
   platformRecipientAddress: string | undefined;
   platformFeeBps: number;
   chain: ChainName;
+  /** EIP-155 id of the chain: 31337 for the dev chain, 8453 Base, 84532 Base Sepolia. */
+  chainId: number;
   rpcUrl: string | undefined;
   usdcAddress: string | undefined;
   confirmations: number;
@@ -38,6 +40,8 @@ export interface Config {
   publicRateLimitPerMinute: number;
   logLevel: string;
 }
+
+export const CHAIN_IDS: Record<ChainName, number> = { dev: 31337, base: 8453, 'base-sepolia': 84532 };
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -156,6 +160,7 @@ export function loadConfig(env: Env = process.env): Config {
       platformRecipient !== undefined && isAddress(platformRecipient) ? normalizeWallet(platformRecipient) : undefined,
     platformFeeBps: int('PLATFORM_FEE_BPS', 50, 0, 10000),
     chain,
+    chainId: CHAIN_IDS[chain],
     rpcUrl,
     usdcAddress: usdc !== undefined && isAddress(usdc) ? normalizeWallet(usdc) : undefined,
     confirmations: int('CONFIRMATIONS', chain === 'dev' ? 1 : 3, 1, 1000),

@@ -9,6 +9,9 @@ import { openDatabase, type Database } from './db/client.ts';
 import { KeyResolver } from './gateway/key-resolver.ts';
 import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from './gateway/rate-limit.ts';
 import { Journal } from './journal/journal.ts';
+import { AuthService } from './auth/sessions.ts';
+import { loadJwtKey } from './auth/secret.ts';
+import { createSignatureVerifier } from './auth/signature.ts';
 import { createLogger } from './logger.ts';
 
 export interface Deps {
@@ -18,6 +21,7 @@ export interface Deps {
   limiter: RateLimiter;
   keys: KeyResolver;
   journal: Journal;
+  auth: AuthService;
   close(): Promise<void>;
 }
 
@@ -27,6 +31,8 @@ export interface DepsOptions {
   pgliteDir?: string;
   /** Prefix for Redis keys, so tests sharing one Redis stay apart. */
   redisPrefix?: string;
+  /** How often the journal looks for the database while writes wait (tests shorten it). */
+  journalReplayIntervalMs?: number;
 }
 
 export function connectRedis(url: string): Redis {
@@ -62,7 +68,21 @@ export async function createDeps(config: Config, opts: DepsOptions = {}): Promis
     limiter = new MemoryRateLimiter();
   }
   const keys = new KeyResolver(database.db, config.keyCacheTtlMs);
-  const journal = await Journal.open(config.dataDir, { database, logger, siteUrl: config.siteUrl });
+  const journal = await Journal.open(config.dataDir, {
+    database,
+    logger,
+    siteUrl: config.siteUrl,
+    brandName: config.brandName,
+    replayIntervalMs: opts.journalReplayIntervalMs,
+  });
+  const auth = new AuthService({
+    db: database.db,
+    key: loadJwtKey(config),
+    chainId: config.chainId,
+    siteUrl: config.siteUrl,
+    superadmins: config.superadminWallets,
+    verify: createSignatureVerifier(),
+  });
   return {
     config,
     logger,
@@ -70,6 +90,7 @@ export async function createDeps(config: Config, opts: DepsOptions = {}): Promis
     limiter,
     keys,
     journal,
+    auth,
     async close() {
       await journal.close();
       await limiter.close();

@@ -17,8 +17,9 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The scope a subscription key needs for this route. */
     scope?: Scope;
-    /** 'key': any valid subscription key; 'public': per-address rate limit, no credential. */
-    auth?: 'key' | 'public';
+    /** 'key': any valid subscription key; 'public': per-address rate limit, no credential;
+     *  'session': the admin session cookie (src/auth/plugin.ts). */
+    auth?: 'key' | 'public' | 'session';
   }
   interface FastifyRequest {
     principal: Principal | null;
@@ -27,6 +28,8 @@ declare module 'fastify' {
 
 export const KEY_HEADER = 'ocp-apim-subscription-key';
 const STRIPPED_HEADERS = ['x-wallet', 'wallet', 'x-subscription-id'];
+/** Budget of one signed-in wallet using the admin app. */
+export const SESSION_RATE_LIMIT_PER_MINUTE = 600;
 const CORRELATION = /^[A-Za-z0-9._:-]{8,128}$/;
 
 export function correlationId(header: unknown): string {
@@ -38,6 +41,13 @@ export interface GatewayOptions {
   limiter: RateLimiter;
   edgeSecret: string | undefined;
   publicRateLimitPerMinute: number;
+  /**
+   * Called instead of key authentication when a request to a key route carries no key but does
+   * carry the admin session cookie: the admin app reads and writes the signed-in merchant's own
+   * data through the same routes. It must enforce the session's CSRF and Origin rules.
+   */
+  sessionFallback?: (request: FastifyRequest) => Promise<void>;
+  sessionCookie?: string;
 }
 
 export function setRateHeaders(reply: FastifyReply, d: RateDecision): void {
@@ -80,6 +90,13 @@ async function authenticate(
 ): Promise<void> {
   const key = request.headers[KEY_HEADER];
   if (typeof key !== 'string' || key === '') {
+    if (opts.sessionFallback !== undefined && opts.sessionCookie !== undefined && request.cookies?.[opts.sessionCookie]) {
+      await opts.sessionFallback(request);
+      const wallet = request.session?.wallet;
+      if (wallet === undefined) throw new Unauthorized();
+      applyDecision(reply, await opts.limiter.hit(`wallet:${wallet}`, SESSION_RATE_LIMIT_PER_MINUTE));
+      return;
+    }
     throw new Unauthorized('Missing Ocp-Apim-Subscription-Key header');
   }
   const principal = await opts.keys.resolve(key);
@@ -99,8 +116,12 @@ function applyDecision(reply: FastifyReply, decision: RateDecision): void {
   if (!decision.allowed) throw new RateLimited(decision.resetAt);
 }
 
-/** The merchant wallet of an authenticated request; only the gateway sets it. */
+/**
+ * The merchant wallet of an authenticated request: from the subscription key, or from the admin
+ * session on routes the admin app shares. Only the gateway and the session hook set these.
+ */
 export function merchantOf(request: FastifyRequest): string {
-  if (request.principal === null) throw new Unauthorized();
-  return request.principal.wallet;
+  if (request.principal !== null) return request.principal.wallet;
+  if (request.session !== null) return request.session.wallet;
+  throw new Unauthorized();
 }

@@ -3,6 +3,13 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Deps } from '../../deps.ts';
 import { healthRoutes } from './health.ts';
 import { receiptRoutes } from './receipts.ts';
+import { userRoutes } from './users.ts';
+import { splitRoutes } from './split.ts';
+import { siteRoutes } from './site.ts';
+import { inventoryRoutes } from './inventory.ts';
+import { orderRoutes } from './orders.ts';
+import { shopRoutes } from './shop.ts';
+import { registerAdminRoutes } from './admin/index.ts';
 
 export type App = FastifyInstance<
   RawServerDefault,
@@ -15,4 +22,11 @@ export type App = FastifyInstance<
 export function registerRoutes(app: App, deps: Deps): void {
   healthRoutes(app, deps);
   receiptRoutes(app, deps);
+  userRoutes(app, deps);
+  splitRoutes(app, deps);
+  siteRoutes(app, deps);
+  inventoryRoutes(app, deps);
+  orderRoutes(app, deps);
+  shopRoutes(app, deps);
+  registerAdminRoutes(app, deps);
 }

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { Deps } from '../../deps.ts';
-import { DatabaseUnavailable, Forbidden, InvalidInput } from '../../domain/errors.ts';
+import { AppError, DatabaseUnavailable, Forbidden, InvalidInput, NotFound } from '../../domain/errors.ts';
 import {
   createReceipt,
   getReceipt,
@@ -8,12 +8,14 @@ import {
   isSensitiveStatus,
   isTrackingStatus,
   listReceipts,
-
+  newPayToken,
   recordTrackingStatus,
   TRACKING_STATUSES,
 } from '../../domain/receipts.ts';
 import { isAddress, normalizeWallet } from '../../domain/wallet.ts';
 import { isDbDown } from '../../db/client.ts';
+import { requireSession } from '../../auth/plugin.ts';
+import { setSensitiveStatus } from '../../domain/sensitive-status.ts';
 import { merchantOf } from '../../gateway/plugin.ts';
 import { Degraded, errorRef, keyErrors, LineItem, security } from '../schemas.ts';
 import type { App } from './index.ts';
@@ -61,6 +63,7 @@ const StatusBody = Type.Object({
 export function receiptRoutes(app: App, deps: Deps): void {
   const { database, config, journal } = deps;
   const db = database.db;
+  const siteOrigin = new URL(config.siteUrl).origin;
 
   app.get(
     '/api/receipts',
@@ -102,14 +105,18 @@ export function receiptRoutes(app: App, deps: Deps): void {
     async (request, reply) => {
       const wallet = merchantOf(request);
       const params = { wallet, ...request.body };
-      try {
-        const created = await createReceipt(db, config.siteUrl, params);
-        return reply.status(201).send(created);
-      } catch (err) {
-        if (!isDbDown(err)) throw err;
-        const created = await journal.recordReceipt(params);
-        return reply.status(201).send({ ...created, degraded: true, reason: 'database_unavailable' });
+      // One token for both paths: a create whose commit landed but whose answer was lost replays as itself.
+      const attempt = { payToken: newPayToken(), createdAt: Date.now() };
+      // While the journal still holds this receipt, it answers (same paymentUrl, or 409).
+      if (!journal.holds(wallet, params.id)) {
+        try {
+          return reply.status(201).send(await createReceipt(db, config.siteUrl, params, attempt));
+        } catch (err) {
+          if (!isDbDown(err)) throw err;
+        }
       }
+      const created = await journal.recordReceipt(params, attempt);
+      return reply.status(201).send({ ...created, degraded: true, reason: 'database_unavailable' });
     },
   );
 
@@ -154,10 +161,13 @@ export function receiptRoutes(app: App, deps: Deps): void {
       try {
         return await getReceipt(db, wallet, request.params.id, config.brandName);
       } catch (err) {
-        if (!isDbDown(err)) throw err;
+        // Also answers in the moment between the database coming back and the journal replaying it.
         const pending = journal.findReceipt(wallet, request.params.id);
-        if (pending === undefined) throw new DatabaseUnavailable(err);
-        return { ...pending, degraded: true, reason: 'database_unavailable' };
+        if (pending !== undefined && (isDbDown(err) || err instanceof NotFound)) {
+          return { ...pending, degraded: true, reason: 'database_unavailable' };
+        }
+        if (isDbDown(err)) throw new DatabaseUnavailable(err);
+        throw err;
       }
     },
   );
@@ -193,20 +203,31 @@ export function receiptRoutes(app: App, deps: Deps): void {
       if (!isAddress(wallet)) throw new InvalidInput('wallet must be a 0x-prefixed 40-hex address', 'invalid_wallet');
       if (typeof status !== 'string' || status.trim() === '') throw new InvalidInput('status is required', 'missing_status');
       if (isSensitiveStatus(status)) {
-        throw new Forbidden(`${status} can only be set from the admin app with a signed-in session`);
+        const session = await requireSession(request, deps.auth, siteOrigin).catch((err: unknown) => {
+          // The spec answers 403 here, whether the session is missing or the CSRF token is wrong.
+          if (err instanceof AppError && err.status === 401) {
+            throw new Forbidden(`${status} can only be set from the admin app with a signed-in session`);
+          }
+          throw err;
+        });
+        await setSensitiveStatus(db, { wallet: normalizeWallet(wallet), receiptId, status, by: session.wallet });
+        return reply.send({ ok: true });
       }
       if (!isTrackingStatus(status)) {
         throw new InvalidInput(`status must be one of ${TRACKING_STATUSES.join(', ')}`);
       }
       const merchant = normalizeWallet(wallet);
-      try {
-        await recordTrackingStatus(db, { wallet: merchant, receiptId, status });
-        return reply.send({ ok: true });
-      } catch (err) {
-        if (!isDbDown(err)) throw err;
-        await journal.recordTrackingStatus({ wallet: merchant, receiptId, status });
-        return reply.send({ ok: true, degraded: true, reason: 'database_unavailable' });
+      // Statuses for a receipt with writes still in the journal queue behind them, keeping their order.
+      if (!journal.holds(merchant, receiptId)) {
+        try {
+          await recordTrackingStatus(db, { wallet: merchant, receiptId, status });
+          return reply.send({ ok: true });
+        } catch (err) {
+          if (!isDbDown(err)) throw err;
+        }
       }
+      await journal.recordTrackingStatus({ wallet: merchant, receiptId, status });
+      return reply.send({ ok: true, degraded: true, reason: 'database_unavailable' });
     },
   );
 }

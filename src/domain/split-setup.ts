@@ -1,0 +1,76 @@
+/**
+ * The admin's split set-up (POST /api/split/deploy): idempotent, with the platform's share
+ * enforced. The first call stores the configuration; later calls return what is stored.
+ */
+import { eq } from 'drizzle-orm';
+import type { Db } from '../db/client.ts';
+import { splitConfigs } from '../db/schema.ts';
+import { InvalidInput } from './errors.ts';
+import { parseSplitRecipients, type SplitView } from './splits.ts';
+import { isAddress, normalizeWallet } from './wallet.ts';
+
+export interface SplitSetupInput {
+  splitAddress?: unknown;
+  recipients?: unknown;
+}
+
+export interface PlatformShare {
+  address: string | undefined;
+  feeBps: number;
+}
+
+export interface SplitSetupResult {
+  split: SplitView;
+  idempotent: boolean;
+}
+
+/**
+ * Checks the recipients: the shape rules of parseSplitRecipients, plus the platform recipient
+ * holding exactly its fee share, so every payment pays the platform what it is owed.
+ */
+export function checkRecipients(value: unknown, platform: PlatformShare) {
+  const recipients = parseSplitRecipients(value);
+  if (platform.feeBps > 0) {
+    if (platform.address === undefined) {
+      throw new InvalidInput('The platform recipient address is not configured', 'platform_recipient_not_configured');
+    }
+    const mine = recipients.find((r) => r.address === platform.address);
+    if (mine === undefined || mine.sharesBps !== platform.feeBps) {
+      throw new InvalidInput(
+        `recipients must include the platform recipient ${platform.address} with sharesBps ${platform.feeBps}`,
+      );
+    }
+  }
+  return recipients;
+}
+
+export async function setUpSplit(
+  db: Db,
+  wallet: string,
+  input: SplitSetupInput,
+  platform: PlatformShare,
+  now = Date.now(),
+): Promise<SplitSetupResult> {
+  const owner = normalizeWallet(wallet);
+  const [existing] = await db.select().from(splitConfigs).where(eq(splitConfigs.wallet, owner));
+  if (existing !== undefined) {
+    return { split: { address: existing.address, recipients: existing.recipients }, idempotent: true };
+  }
+  if (input.splitAddress !== undefined && input.splitAddress !== null && !isAddress(input.splitAddress)) {
+    throw new InvalidInput('splitAddress must be a 0x-prefixed 40-hex contract address');
+  }
+  if (input.recipients === undefined) throw new InvalidInput('recipients are required to configure a split');
+  const recipients = checkRecipients(input.recipients, platform);
+  const address = typeof input.splitAddress === 'string' ? normalizeWallet(input.splitAddress) : null;
+  const [stored] = await db
+    .insert(splitConfigs)
+    .values({ wallet: owner, address, recipients, createdAt: now })
+    .onConflictDoNothing()
+    .returning();
+  if (stored === undefined) {
+    // Another request configured it between our read and write: answer as a repeat.
+    const [row] = await db.select().from(splitConfigs).where(eq(splitConfigs.wallet, owner));
+    return { split: { address: row?.address ?? null, recipients: row?.recipients ?? [] }, idempotent: true };
+  }
+  return { split: { address: stored.address, recipients: stored.recipients }, idempotent: false };
+}

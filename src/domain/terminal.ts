@@ -1,0 +1,120 @@
+/**
+ * POS terminal receipts: a keypad amount plus the tax line the service computes, for the signed-in
+ * merchant. They start `generated` and are paid through the same payment page as any receipt.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Db } from '../db/client.ts';
+import { InvalidInput, SplitRequired } from './errors.ts';
+import { centsToUsd, ppmToRate, usdToCents } from './money.ts';
+import { priceOrder, resolveTax } from './pricing.ts';
+import { insertReceipt, lineItemViews, newPayToken, paymentUrl, type LineItemView } from './receipts.ts';
+import { getShopSettings } from './shop.ts';
+import { getSplitConfig, isConfigured } from './splits.ts';
+
+export interface TerminalInput {
+  amountUsd?: unknown;
+  label?: unknown;
+  currency?: unknown;
+  jurisdictionCode?: unknown;
+  taxRate?: unknown;
+  taxComponents?: unknown;
+}
+
+export interface TerminalReceipt {
+  receiptId: string;
+  totalUsd: number;
+  currency: string;
+  lineItems: LineItemView[];
+  createdAt: number;
+  status: string;
+  paymentUrl: string;
+  jurisdictionCode: string | null;
+  taxRate: number;
+  taxComponents: string[];
+}
+
+function parseTerminal(input: TerminalInput) {
+  let cents: bigint;
+  try {
+    cents = usdToCents(input.amountUsd as number, 'amountUsd');
+  } catch (err) {
+    throw new InvalidInput(err instanceof Error ? err.message : 'amountUsd is invalid', 'invalid_amount');
+  }
+  if (cents === 0n) throw new InvalidInput('amountUsd must be greater than zero', 'invalid_amount');
+  const label = input.label === undefined ? 'Sale' : input.label;
+  if (typeof label !== 'string' || label.trim() === '' || label.length > 200) {
+    throw new InvalidInput('label must be 1-200 characters');
+  }
+  if (input.currency !== undefined && input.currency !== 'USD') {
+    throw new InvalidInput('currency must be USD: receipts are priced in US dollars and paid in USDC');
+  }
+  if (input.jurisdictionCode !== undefined && (typeof input.jurisdictionCode !== 'string' || input.jurisdictionCode === '')) {
+    throw new InvalidInput('jurisdictionCode must be a non-empty string');
+  }
+  if (input.taxRate !== undefined && typeof input.taxRate !== 'number') throw new InvalidInput('taxRate must be a number');
+  if (
+    input.taxComponents !== undefined &&
+    (!Array.isArray(input.taxComponents) || !input.taxComponents.every((c) => typeof c === 'string' && c.length <= 64))
+  ) {
+    throw new InvalidInput('taxComponents must be an array of strings');
+  }
+  return {
+    cents,
+    label: label.trim(),
+    tax: {
+      jurisdictionCode: input.jurisdictionCode as string | undefined,
+      taxRate: input.taxRate as number | undefined,
+      taxComponents: input.taxComponents as string[] | undefined,
+    },
+  };
+}
+
+export async function createTerminalReceipt(
+  db: Db,
+  siteUrl: string,
+  wallet: string,
+  input: TerminalInput,
+  now = Date.now(),
+): Promise<TerminalReceipt> {
+  const parsed = parseTerminal(input);
+  if (!isConfigured(await getSplitConfig(db, wallet))) throw new SplitRequired();
+  const shop = await getShopSettings(db, wallet);
+  const tax = resolveTax(parsed.tax, shop.taxJurisdictions);
+  const priced = priceOrder(
+    [{ item: { sku: 'terminal', name: parsed.label, priceCents: parsed.cents, taxable: true }, qty: 1 }],
+    tax,
+    0,
+  );
+  // The keypad amount is one sale: show it without a quantity.
+  const lineItems = priced.lineItems.map(({ sku: _sku, qty: _qty, ...rest }) => rest);
+  const id = `pos_${randomBytes(9).toString('base64url')}`;
+  const payToken = newPayToken();
+  const row = await db.transaction((tx) =>
+    insertReceipt(tx, {
+      wallet,
+      id,
+      source: 'terminal',
+      status: 'generated',
+      lineItems,
+      totalCents: priced.totalCents,
+      requestHash: id,
+      payToken,
+      createdAt: now,
+      jurisdictionCode: tax.jurisdictionCode,
+      taxRatePpm: tax.applies ? Number(tax.ratePpm) : null,
+      taxComponents: tax.components,
+    }),
+  );
+  return {
+    receiptId: row.id,
+    totalUsd: centsToUsd(row.totalCents),
+    currency: row.currency,
+    lineItems: lineItemViews(row.lineItems),
+    createdAt: row.createdAt,
+    status: row.status,
+    paymentUrl: paymentUrl(siteUrl, row.id, row.payToken),
+    jurisdictionCode: row.jurisdictionCode,
+    taxRate: row.taxRatePpm === null ? 0 : ppmToRate(BigInt(row.taxRatePpm)),
+    taxComponents: row.taxComponents,
+  };
+}

@@ -1,0 +1,18 @@
+import type { Deps } from '../../../deps.ts';
+import { authRoutes } from '../auth.ts';
+import type { App } from '../index.ts';
+import { adminMerchantRoutes } from './merchant.ts';
+import { adminRoleRoutes } from './roles.ts';
+import { adminSubscriptionRoutes } from './subscriptions.ts';
+import { adminUserRoutes } from './users.ts';
+import { adminWebhookRoutes } from './webhooks.ts';
+
+/** Sign-in and every admin operation (session cookie + CSRF; never a subscription key). */
+export function registerAdminRoutes(app: App, deps: Deps): void {
+  authRoutes(app, deps);
+  adminMerchantRoutes(app, deps);
+  adminSubscriptionRoutes(app, deps);
+  adminRoleRoutes(app, deps);
+  adminUserRoutes(app, deps);
+  adminWebhookRoutes(app, deps);
+}

@@ -1,0 +1,149 @@
+/**
+ * Subscription keys from the admin app. A merchant manages its own wallet's subscriptions; a
+ * superadmin manages any, and alone may set a custom rate limit. Keys are shown only when issued.
+ */
+import { Type } from '@sinclair/typebox';
+import type { Deps } from '../../../deps.ts';
+import { sessionOf } from '../../../auth/plugin.ts';
+import type { SessionInfo } from '../../../auth/sessions.ts';
+import { Forbidden, InvalidInput, NotFound } from '../../../domain/errors.ts';
+import { isAddress, normalizeWallet } from '../../../domain/wallet.ts';
+import {
+  createSubscription,
+  getSubscription,
+  listSubscriptions,
+  revokeSubscription,
+  rotateKey,
+} from '../../../gateway/subscriptions.ts';
+import { adminErrors, cookieAuth } from './merchant.ts';
+import type { App } from '../index.ts';
+
+const Subscription = Type.Object({
+  id: Type.String(),
+  wallet: Type.String(),
+  name: Type.String(),
+  product: Type.String(),
+  scopes: Type.Array(Type.String()),
+  rateLimitPerMinute: Type.Integer(),
+  status: Type.String(),
+  createdAt: Type.Integer(),
+  revokedAt: Type.Union([Type.Integer(), Type.Null()]),
+  keys: Type.Array(Type.Object({ slot: Type.String(), prefix: Type.String(), createdAt: Type.Integer() })),
+});
+
+const isSuper = (s: SessionInfo) => s.roles.includes('superadmin');
+
+export function adminSubscriptionRoutes(app: App, deps: Deps): void {
+  const db = deps.database.db;
+
+  /** Loads a subscription the session may manage; another merchant's is 404, not 403. */
+  async function owned(session: SessionInfo, id: string) {
+    const sub = await getSubscription(db, id);
+    if (sub.wallet !== session.wallet && !isSuper(session)) throw new NotFound(`Subscription ${id} not found`);
+    return sub;
+  }
+
+  app.get(
+    '/api/admin/subscriptions',
+    {
+      config: { auth: 'session' },
+      schema: {
+        tags: ['admin'],
+        summary: 'List subscriptions (keys are never shown again)',
+        security: cookieAuth,
+        querystring: Type.Object({ wallet: Type.Optional(Type.String({ description: 'Superadmin: another wallet' })) }),
+        response: { 200: Type.Object({ subscriptions: Type.Array(Subscription) }), ...adminErrors },
+      },
+    },
+    async (request) => {
+      const session = sessionOf(request);
+      let wallet = session.wallet;
+      if (request.query.wallet !== undefined) {
+        if (!isAddress(request.query.wallet)) throw new InvalidInput('wallet must be a 0x-prefixed 40-hex address', 'invalid_wallet');
+        if (!isSuper(session) && normalizeWallet(request.query.wallet) !== session.wallet) {
+          throw new Forbidden("Only a superadmin lists another wallet's subscriptions");
+        }
+        wallet = normalizeWallet(request.query.wallet);
+      }
+      return { subscriptions: await listSubscriptions(db, wallet) };
+    },
+  );
+
+  app.post(
+    '/api/admin/subscriptions',
+    {
+      config: { auth: 'session' },
+      schema: {
+        tags: ['admin'],
+        summary: 'Create a subscription; answers both keys, shown only this once',
+        security: cookieAuth,
+        body: Type.Object({
+          wallet: Type.Optional(Type.String()),
+          product: Type.Optional(Type.String()),
+          scopes: Type.Optional(Type.Array(Type.String(), { maxItems: 20 })),
+          name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+          rateLimitPerMinute: Type.Optional(Type.Integer({ description: 'Superadmin only' })),
+        }),
+        response: {
+          201: Type.Object({ ...Subscription.properties, primaryKey: Type.String(), secondaryKey: Type.String() }),
+          ...adminErrors,
+        },
+      },
+    },
+    async (request, reply) => {
+      const session = sessionOf(request);
+      const body = request.body;
+      const wallet = body.wallet === undefined ? session.wallet : body.wallet;
+      if (!isAddress(wallet)) throw new InvalidInput('wallet must be a 0x-prefixed 40-hex address', 'invalid_wallet');
+      if (normalizeWallet(wallet) !== session.wallet && !isSuper(session)) {
+        throw new Forbidden('Only a superadmin creates subscriptions for another wallet');
+      }
+      if (body.rateLimitPerMinute !== undefined && !isSuper(session)) {
+        throw new Forbidden('Only a superadmin sets a custom rate limit');
+      }
+      const created = await createSubscription(db, { ...body, wallet });
+      return reply.status(201).send(created);
+    },
+  );
+
+  app.post(
+    '/api/admin/subscriptions/:id/rotate',
+    {
+      config: { auth: 'session' },
+      schema: {
+        tags: ['admin'],
+        summary: 'Regenerate one key; the other keeps working',
+        security: cookieAuth,
+        params: Type.Object({ id: Type.String() }),
+        body: Type.Object({ key: Type.Union([Type.Literal('primary'), Type.Literal('secondary')]) }),
+        response: { 200: Type.Object({ id: Type.String(), slot: Type.String(), key: Type.String() }), ...adminErrors },
+      },
+    },
+    async (request) => {
+      await owned(sessionOf(request), request.params.id);
+      const rotated = await rotateKey(db, request.params.id, request.body.key);
+      deps.keys.forget(rotated.revokedHashes);
+      return { id: request.params.id, slot: rotated.slot, key: rotated.key };
+    },
+  );
+
+  app.delete(
+    '/api/admin/subscriptions/:id',
+    {
+      config: { auth: 'session' },
+      schema: {
+        tags: ['admin'],
+        summary: 'Revoke a subscription and both its keys',
+        security: cookieAuth,
+        params: Type.Object({ id: Type.String() }),
+        response: { 200: Type.Object({ ok: Type.Boolean(), id: Type.String(), status: Type.String() }), ...adminErrors },
+      },
+    },
+    async (request) => {
+      await owned(sessionOf(request), request.params.id);
+      const { revokedHashes } = await revokeSubscription(db, request.params.id);
+      deps.keys.forget(revokedHashes);
+      return { ok: true, id: request.params.id, status: 'revoked' };
+    },
+  );
+}

@@ -1,0 +1,62 @@
+/** Webhook endpoint registration for the signed-in merchant. */
+import { Type } from '@sinclair/typebox';
+import type { Deps } from '../../../deps.ts';
+import { sessionOf } from '../../../auth/plugin.ts';
+import { createEndpoint, deleteEndpoint, listEndpoints, WEBHOOK_EVENTS } from '../../../webhooks/endpoints.ts';
+import { adminErrors, cookieAuth } from './merchant.ts';
+import type { App } from '../index.ts';
+
+const Endpoint = Type.Object({ id: Type.String(), url: Type.String(), events: Type.Array(Type.String()), createdAt: Type.Integer() });
+
+export function adminWebhookRoutes(app: App, deps: Deps): void {
+  const db = deps.database.db;
+  const policy = { allowPrivate: deps.config.webhookAllowPrivate };
+
+  app.get(
+    '/api/admin/webhooks',
+    {
+      config: { auth: 'session' },
+      schema: {
+        tags: ['admin'],
+        summary: 'My webhook endpoints',
+        security: cookieAuth,
+        response: { 200: Type.Object({ webhooks: Type.Array(Endpoint) }), ...adminErrors },
+      },
+    },
+    async (request) => ({ webhooks: await listEndpoints(db, sessionOf(request).wallet) }),
+  );
+
+  app.post(
+    '/api/admin/webhooks',
+    {
+      config: { auth: 'session' },
+      schema: {
+        tags: ['admin'],
+        summary: 'Register a webhook endpoint; answers its signing secret once',
+        description: `Events: ${WEBHOOK_EVENTS.join(', ')} (all by default). Private and loopback targets are refused.`,
+        security: cookieAuth,
+        body: Type.Object({ url: Type.String(), events: Type.Optional(Type.Array(Type.String())) }),
+        response: { 201: Type.Object({ ...Endpoint.properties, secret: Type.String() }), ...adminErrors },
+      },
+    },
+    async (request, reply) => reply.status(201).send(await createEndpoint(db, sessionOf(request).wallet, request.body, policy)),
+  );
+
+  app.delete(
+    '/api/admin/webhooks/:id',
+    {
+      config: { auth: 'session' },
+      schema: {
+        tags: ['admin'],
+        summary: 'Remove a webhook endpoint',
+        security: cookieAuth,
+        params: Type.Object({ id: Type.String() }),
+        response: { 200: Type.Object({ ok: Type.Boolean() }), ...adminErrors },
+      },
+    },
+    async (request) => {
+      await deleteEndpoint(db, sessionOf(request).wallet, request.params.id);
+      return { ok: true };
+    },
+  );
+}

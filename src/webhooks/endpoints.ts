@@ -1,0 +1,60 @@
+/** Webhook endpoints registered per merchant. Delivery lives with the chain worker. */
+import { randomBytes } from 'node:crypto';
+import { and, desc, eq, isNull } from 'drizzle-orm';
+import type { Db } from '../db/client.ts';
+import { webhookEndpoints } from '../db/schema.ts';
+import { InvalidInput, NotFound } from '../domain/errors.ts';
+import { newId } from '../gateway/keys.ts';
+import { assertPublicUrl, type UrlPolicy } from './ssrf.ts';
+
+export const WEBHOOK_EVENTS = ['receipt.completed', 'receipt.refunded', 'receipt.tx_mismatch'] as const;
+export const MAX_ENDPOINTS = 10;
+
+export interface EndpointView {
+  id: string;
+  url: string;
+  events: string[];
+  createdAt: number;
+}
+
+export async function createEndpoint(
+  db: Db,
+  wallet: string,
+  input: { url: unknown; events?: unknown },
+  policy: UrlPolicy,
+  now = Date.now(),
+): Promise<EndpointView & { secret: string }> {
+  const url = await assertPublicUrl(input.url, policy);
+  let events: string[] = [...WEBHOOK_EVENTS];
+  if (input.events !== undefined) {
+    if (!Array.isArray(input.events) || input.events.length === 0) throw new InvalidInput('events must be a non-empty array');
+    const bad = input.events.filter((e) => !(WEBHOOK_EVENTS as readonly unknown[]).includes(e));
+    if (bad.length > 0) throw new InvalidInput(`Unknown events: ${bad.join(', ')}; events: ${WEBHOOK_EVENTS.join(', ')}`);
+    events = [...new Set(input.events as string[])];
+  }
+  const active = await listEndpoints(db, wallet);
+  if (active.length >= MAX_ENDPOINTS) throw new InvalidInput(`At most ${MAX_ENDPOINTS} webhook endpoints per merchant`);
+  const id = newId('wh');
+  // Standard Webhooks secrets: "whsec_" + base64 of 24 random bytes.
+  const secret = `whsec_${randomBytes(24).toString('base64')}`;
+  await db.insert(webhookEndpoints).values({ wallet, id, url: url.toString(), events, secret, createdAt: now });
+  return { id, url: url.toString(), events, secret, createdAt: now };
+}
+
+export async function listEndpoints(db: Db, wallet: string): Promise<EndpointView[]> {
+  const rows = await db
+    .select()
+    .from(webhookEndpoints)
+    .where(and(eq(webhookEndpoints.wallet, wallet), isNull(webhookEndpoints.disabledAt)))
+    .orderBy(desc(webhookEndpoints.createdAt));
+  return rows.map((r) => ({ id: r.id, url: r.url, events: r.events, createdAt: r.createdAt }));
+}
+
+export async function deleteEndpoint(db: Db, wallet: string, id: string, now = Date.now()): Promise<void> {
+  const updated = await db
+    .update(webhookEndpoints)
+    .set({ disabledAt: now })
+    .where(and(eq(webhookEndpoints.wallet, wallet), eq(webhookEndpoints.id, id), isNull(webhookEndpoints.disabledAt)))
+    .returning({ id: webhookEndpoints.id });
+  if (updated.length === 0) throw new NotFound(`Webhook endpoint ${id} not found`);
+}
