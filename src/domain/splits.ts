@@ -4,6 +4,8 @@
 import { eq } from 'drizzle-orm';
 import type { Tx } from '../db/client.ts';
 import { splitConfigs, type SplitRecipient } from '../db/schema.ts';
+import { InvalidInput } from './errors.ts';
+import { isAddress, normalizeWallet } from './wallet.ts';
 
 export interface SplitView {
   address: string | null;
@@ -21,4 +23,48 @@ export async function getSplitConfig(db: Tx, wallet: string): Promise<SplitView>
 /** A split counts as configured once recipients are stored (the contract may deploy later). */
 export function isConfigured(split: SplitView): boolean {
   return split.recipients.length > 0;
+}
+
+/**
+ * Checks recipients: whole basis points from 1 to 10000 summing to 10000, each address a
+ * 0x-prefixed 40-hex wallet appearing once (compared in lower case, the form stored).
+ */
+export function parseSplitRecipients(value: unknown): SplitRecipient[] {
+  if (!Array.isArray(value) || value.length === 0) throw new InvalidInput('recipients must be a non-empty array');
+  const seen = new Set<string>();
+  let total = 0;
+  const recipients = value.map((r: unknown, i): SplitRecipient => {
+    const { address, sharesBps } = (typeof r === 'object' && r !== null ? r : {}) as Record<string, unknown>;
+    if (!isAddress(address)) throw new InvalidInput(`recipients[${i}].address must be a 0x-prefixed 40-hex address`);
+    const lower = normalizeWallet(address);
+    if (seen.has(lower)) throw new InvalidInput(`recipients[${i}].address ${lower} appears twice`);
+    seen.add(lower);
+    if (typeof sharesBps !== 'number' || !Number.isInteger(sharesBps) || sharesBps < 1 || sharesBps > 10000) {
+      throw new InvalidInput(`recipients[${i}].sharesBps must be an integer from 1 to 10000`);
+    }
+    total += sharesBps;
+    return { address: lower, sharesBps };
+  });
+  if (total !== 10000) throw new InvalidInput(`recipients' sharesBps must sum to 10000 (got ${total})`);
+  return recipients;
+}
+
+/**
+ * Stores (or replaces) a merchant's split configuration after checking it. Checking a contract
+ * address against the chain is the caller's business; this only stores the checked shape.
+ */
+export async function storeSplitConfig(
+  db: Tx,
+  wallet: string,
+  input: { address: string | null; recipients: readonly SplitRecipient[] },
+  now = Date.now(),
+): Promise<SplitView> {
+  if (input.address !== null && !isAddress(input.address)) {
+    throw new InvalidInput('address must be a 0x-prefixed 40-hex address or null');
+  }
+  const address = input.address === null ? null : normalizeWallet(input.address);
+  const recipients = parseSplitRecipients(input.recipients);
+  const values = { wallet: normalizeWallet(wallet), address, recipients, createdAt: now };
+  await db.insert(splitConfigs).values(values).onConflictDoUpdate({ target: splitConfigs.wallet, set: { address, recipients } });
+  return { address, recipients };
 }

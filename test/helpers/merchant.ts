@@ -1,0 +1,46 @@
+/**
+ * A merchant set up through the domain functions the admin app will use: a split, a shop
+ * configuration and inventory, each optional.
+ */
+import { saveShopConfig, type ShopConfigInput } from '../../src/domain/shop.ts';
+import { storeSplitConfig } from '../../src/domain/splits.ts';
+import type { Scope } from '../../src/gateway/scopes.ts';
+import { randomWallet, type TestApp } from './app.ts';
+
+export interface MerchantOptions {
+  split?: boolean;
+  shop?: ShopConfigInput;
+  items?: Record<string, unknown>[];
+  scopes?: Scope[];
+}
+
+export interface Merchant {
+  wallet: string;
+  key: string;
+  /** Item ids by sku, as the API assigned them. */
+  ids: Record<string, string>;
+}
+
+export async function setUpMerchant(t: TestApp, opts: MerchantOptions = {}): Promise<Merchant> {
+  const wallet = randomWallet();
+  const db = t.deps.database.db;
+  if (opts.split ?? true) {
+    await storeSplitConfig(db, wallet, {
+      address: null,
+      recipients: [
+        { address: wallet, sharesBps: 9950 },
+        { address: '0x000000000000000000000000000000000000beef', sharesBps: 50 },
+      ],
+    });
+  }
+  if (opts.shop !== undefined) await saveShopConfig(db, wallet, opts.shop);
+  const admin = await t.key(wallet);
+  const ids: Record<string, string> = {};
+  for (const item of opts.items ?? []) {
+    const res = await t.call(admin, 'POST', '/api/inventory', item);
+    if (res.status !== 201) throw new Error(`inventory set-up failed: ${res.status} ${JSON.stringify(res.body)}`);
+    ids[res.body.item.sku] = res.body.item.id;
+  }
+  const key = opts.scopes === undefined ? admin : await t.key(wallet, { scopes: opts.scopes });
+  return { wallet, key, ids };
+}
