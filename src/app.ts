@@ -101,6 +101,10 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   });
   await app.register(swaggerUi, {
     routePrefix: '/docs',
+    // The page links its assets by absolute path; under PUBLIC_BASE_PATH they must carry the
+    // prefix, or a gateway that forwards only the prefix serves the page without its scripts.
+    // Unprefixed requests still work: the server strips the prefix from every URL.
+    ...(base !== '' ? { indexPrefix: base } : {}),
     uiConfig: { persistAuthorization: true, tryItOutEnabled: true, displayRequestDuration: true },
   });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

@@ -159,6 +159,17 @@ describe('PUBLIC_BASE_PATH', () => {
       }
       // Only a whole path segment is a prefix.
       assertErrorBody(await p.call(null, 'GET', '/portalpayx/healthz'), 404, 'not_found');
+
+      // Behind a gateway that forwards only /portalpay/*, the reference's assets must live there too.
+      const page = await p.call(null, 'GET', '/portalpay/docs');
+      assert.equal(page.status, 200);
+      const assets = [...String(page.body).matchAll(/\b(?:src|href)="([^"]+)"/g)].map((m) => m[1] as string);
+      assert.ok(assets.length >= 3);
+      for (const asset of assets) {
+        const url = new URL(asset, 'http://gateway.test/portalpay/docs/').pathname;
+        assert.ok(url.startsWith('/portalpay/'), `${asset} is under the prefix`);
+        assert.equal((await p.call(null, 'GET', url)).status, 200, `${asset} loads`);
+      }
     } finally {
       await p.close();
     }
