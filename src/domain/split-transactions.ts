@@ -1,0 +1,141 @@
+/**
+ * Split transactions: the USDC transfers into a merchant's split contract and the releases out
+ * of it, as the chain worker indexes them. Amounts are stored in token base units as decimal
+ * strings and shown as numbers in token units.
+ */
+import { and, desc, eq, or, sql } from 'drizzle-orm';
+import type { Tx } from '../db/client.ts';
+import { splitTransactions } from '../db/schema.ts';
+import { USDC_DECIMALS } from './money.ts';
+import { normalizeWallet } from './wallet.ts';
+
+/** A merchant's history can grow without bound; the list shows the newest 200. */
+export const SPLIT_TRANSACTIONS_CAP = 200;
+
+/**
+ * One split transaction as the API shows it. `receiptId` is null for a transfer that settled
+ * no receipt (a payment sent to the split directly, or any release).
+ */
+export interface SplitTransactionView {
+  id: string;
+  receiptId: string | null;
+  amount: number;
+  currency: string;
+  status: string;
+  timestamp: string;
+  transactionHash: string;
+  fees: number;
+}
+
+const BASE_UNITS = /^(0|[1-9]\d*)$/;
+
+/**
+ * Base units as a decimal string to the JSON number of token units, by moving the decimal
+ * point in the text: "1500000" with 6 decimals is 1.5, with no floating-point division.
+ */
+export function unitsToTokens(units: string, decimals = USDC_DECIMALS): number {
+  if (!BASE_UNITS.test(units)) throw new RangeError(`not a base-unit amount: "${units}"`);
+  const padded = units.padStart(decimals + 1, '0');
+  const whole = padded.slice(0, padded.length - decimals);
+  const frac = padded.slice(padded.length - decimals).replace(/0+$/, '');
+  return Number(frac === '' ? whole : `${whole}.${frac}`);
+}
+
+type Row = typeof splitTransactions.$inferSelect;
+
+function toView(r: Row): SplitTransactionView {
+  return {
+    id: r.id,
+    receiptId: r.receiptId,
+    amount: unitsToTokens(r.amountUnits),
+    currency: r.currency,
+    status: r.status,
+    timestamp: new Date(r.timestamp).toISOString(),
+    transactionHash: r.transactionHash,
+    fees: unitsToTokens(r.feeUnits),
+  };
+}
+
+/**
+ * The merchant's split transactions, newest first. With `address`, only rows where it is the
+ * split contract or the counterparty (payer of a payment, payee of a release).
+ */
+export async function listSplitTransactions(
+  db: Tx,
+  wallet: string,
+  address?: string | undefined,
+): Promise<SplitTransactionView[]> {
+  const addr = address === undefined ? undefined : normalizeWallet(address);
+  const rows = await db
+    .select()
+    .from(splitTransactions)
+    .where(
+      and(
+        eq(splitTransactions.wallet, wallet),
+        addr === undefined ? undefined : or(eq(splitTransactions.splitAddress, addr), eq(splitTransactions.counterparty, addr)),
+      ),
+    )
+    // NULLS LAST matches split_transactions_wallet_time_idx, so the newest rows come off the index.
+    .orderBy(
+      sql`${splitTransactions.timestamp} desc nulls last`,
+      desc(splitTransactions.blockNumber),
+      desc(splitTransactions.logIndex),
+    )
+    .limit(SPLIT_TRANSACTIONS_CAP);
+  return rows.map(toView);
+}
+
+export interface NewSplitTransaction {
+  wallet: string;
+  /** Defaults to `<transactionHash>:<logIndex>`, which is unique on the chain. */
+  id?: string;
+  kind: 'payment' | 'release';
+  splitAddress: string;
+  counterparty: string;
+  receiptId?: string | null;
+  /** Token base units, decimal string. */
+  amountUnits: string;
+  feeUnits: string;
+  currency: string;
+  status: string;
+  transactionHash: string;
+  logIndex: number;
+  blockNumber: bigint;
+  /** Unix ms of the block. */
+  timestamp: number;
+}
+
+/**
+ * Stores one indexed transfer. Re-indexing the same log (a restarted worker, a reorg replay)
+ * is a no-op; returns whether a row was written.
+ */
+export async function recordSplitTransaction(tx: Tx, row: NewSplitTransaction): Promise<boolean> {
+  for (const [field, value] of [
+    ['amountUnits', row.amountUnits],
+    ['feeUnits', row.feeUnits],
+  ] as const) {
+    if (!BASE_UNITS.test(value)) throw new RangeError(`${field} must be a base-unit decimal string, got "${value}"`);
+  }
+  const hash = row.transactionHash.toLowerCase();
+  const inserted = await tx
+    .insert(splitTransactions)
+    .values({
+      wallet: normalizeWallet(row.wallet),
+      id: row.id ?? `${hash}:${row.logIndex}`,
+      kind: row.kind,
+      splitAddress: normalizeWallet(row.splitAddress),
+      counterparty: normalizeWallet(row.counterparty),
+      receiptId: row.receiptId ?? null,
+      amountUnits: row.amountUnits,
+      feeUnits: row.feeUnits,
+      currency: row.currency,
+      status: row.status,
+      transactionHash: hash,
+      logIndex: row.logIndex,
+      blockNumber: row.blockNumber,
+      timestamp: row.timestamp,
+    })
+    .onConflictDoNothing({ target: [splitTransactions.transactionHash, splitTransactions.logIndex] })
+    .returning({ id: splitTransactions.id });
+  return inserted.length > 0;
+}

@@ -1,0 +1,103 @@
+import { Type } from '@sinclair/typebox';
+import type { Deps } from '../../deps.ts';
+import { AppError } from '../../domain/errors.ts';
+import { listSplitTransactions, SPLIT_TRANSACTIONS_CAP } from '../../domain/split-transactions.ts';
+import { getSplitConfig } from '../../domain/splits.ts';
+import { merchantOf } from '../../gateway/plugin.ts';
+import { errorRef, keyErrors, security, Wallet } from '../schemas.ts';
+import type { App } from './index.ts';
+
+const SplitConfig = Type.Object({
+  address: Type.Union([Type.String(), Type.Null()], { description: 'Split contract address; null when unconfigured' }),
+  recipients: Type.Array(
+    Type.Object({ address: Type.String(), sharesBps: Type.Integer({ description: '10000 = 100%' }) }),
+    { description: 'Empty when unconfigured' },
+  ),
+});
+
+const SplitTransaction = Type.Object({
+  id: Type.String(),
+  receiptId: Type.Union([Type.String(), Type.Null()], { description: 'null when the transfer settled no receipt' }),
+  amount: Type.Number({ description: 'Token units (1.5 = 1.5 USDC)' }),
+  currency: Type.String(),
+  status: Type.String(),
+  timestamp: Type.String({ description: 'ISO 8601' }),
+  transactionHash: Type.String(),
+  fees: Type.Number({ description: "The platform's share, in token units" }),
+});
+
+/** The withdraw route is gone: recipients release their own funds from the split contract. */
+class WithdrawDeprecated extends AppError {
+  constructor() {
+    super(
+      410,
+      'deprecated',
+      "Withdraw from your own wallet: call the split contract's release(token, account) function",
+      { reason: 'use_connected_wallet' },
+    );
+  }
+}
+
+export function splitRoutes(app: App, deps: Deps): void {
+  const db = deps.database.db;
+
+  // No degraded answer: "unconfigured" would be a false statement about the merchant's split,
+  // so an unreachable database is a 503 from the error handler.
+  app.get(
+    '/api/split/deploy',
+    {
+      config: { scope: 'split:read' },
+      schema: {
+        tags: ['split'],
+        summary: "The merchant's split configuration",
+        description: 'Still 200 when unconfigured, with address null and recipients empty.',
+        security,
+        response: { 200: Type.Object({ split: SplitConfig }), ...keyErrors() },
+      },
+    },
+    async (request) => ({ split: await getSplitConfig(db, merchantOf(request)) }),
+  );
+
+  // A bare array has nowhere to carry `degraded: true`, and an unflagged empty list would claim
+  // there are no transactions; so an unreachable database is a 503 from the error handler.
+  app.get(
+    '/api/split/transactions',
+    {
+      config: { scope: 'split:read' },
+      schema: {
+        tags: ['split'],
+        summary: 'Indexed split transactions, newest first',
+        description:
+          `Only the caller merchant's transactions, at most ${SPLIT_TRANSACTIONS_CAP}. With address, only those ` +
+          'where it is the split contract or the counterparty (payer of a payment, recipient of a release).',
+        security,
+        querystring: Type.Object({ address: Type.Optional(Wallet) }),
+        response: { 200: Type.Array(SplitTransaction), ...keyErrors(400) },
+      },
+    },
+    async (request) => listSplitTransactions(db, merchantOf(request), request.query.address),
+  );
+
+  app.post(
+    '/api/split/withdraw',
+    {
+      config: { auth: 'key' },
+      // Answered before the body is read, so any body (even none, or malformed) gets the 410.
+      onRequest: async () => {
+        throw new WithdrawDeprecated();
+      },
+      schema: {
+        tags: ['split'],
+        summary: 'Deprecated: withdraw from the split',
+        description:
+          "Always 410. Each recipient calls the split contract's release(token, account) from its own wallet.",
+        security,
+        body: Type.Unknown({ description: 'Ignored' }),
+        response: { 410: errorRef, ...keyErrors() },
+      },
+    },
+    async () => {
+      throw new WithdrawDeprecated();
+    },
+  );
+}

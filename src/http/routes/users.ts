@@ -1,0 +1,123 @@
+import { Type, type TSchema } from '@sinclair/typebox';
+import type { Deps } from '../../deps.ts';
+import { isDbDown } from '../../db/client.ts';
+import {
+  LIVE_LIST_CAP,
+  listLiveUsers,
+  PRESENCE_WINDOW_MS,
+  SEARCH_LIMIT_DEFAULT,
+  SEARCH_LIMIT_MAX,
+  SEARCH_SCAN_DEFAULT,
+  SEARCH_SCAN_MAX,
+  searchUsers,
+} from '../../domain/users.ts';
+import { Degraded, keyErrors, security } from '../schemas.ts';
+import type { App } from './index.ts';
+
+const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
+
+const presence = `live is true, spacePublic is true and lastHeartbeat lies within the last ${PRESENCE_WINDOW_MS / 60_000} minutes`;
+
+const User = Type.Object({
+  wallet: Type.String(),
+  displayName: Type.String(),
+  pfpUrl: Nullable(Type.String({ description: 'URL; null when the user has no picture' })),
+  xp: Type.Number(),
+  live: Type.Boolean({ description: `The presence rule's result: ${presence}` }),
+  lastSeen: Nullable(Type.Integer({ description: 'Unix ms; null when never seen' })),
+  lastHeartbeat: Nullable(Type.Integer({ description: 'Unix ms; null when no heartbeat was ever received' })),
+  domains: Type.Array(Type.String()),
+  platforms: Type.Array(Type.String()),
+  languages: Type.Array(Type.String()),
+});
+
+const LiveUser = Type.Object({
+  wallet: Type.String(),
+  displayName: Type.String(),
+  pfpUrl: Nullable(Type.String({ description: 'URL; null when the user has no picture' })),
+  spaceUrl: Nullable(Type.String({ description: 'URL; null when none was set' })),
+  liveSince: Nullable(Type.Integer({ description: 'Unix ms; null when unknown' })),
+  lastHeartbeat: Type.Integer({ description: 'Unix ms' }),
+  languages: Type.Array(Type.String()),
+  domains: Type.Array(Type.String()),
+  platform: Nullable(Type.String()),
+});
+
+const tagList = (what: string) =>
+  Type.Optional(
+    Type.String({ maxLength: 1000, description: `Comma-separated ${what}; the user must have all (case-insensitive)` }),
+  );
+
+const SearchQuery = Type.Object({
+  q: Type.Optional(
+    Type.String({ maxLength: 200, description: 'Case-insensitive substring of the wallet or displayName' }),
+  ),
+  domains: tagList('domains'),
+  platforms: tagList('platforms'),
+  languages: tagList('languages'),
+  minXp: Type.Optional(Type.Number({ minimum: 0 })),
+  maxXp: Type.Optional(Type.Number({ minimum: 0 })),
+  live: Type.Optional(Type.Boolean({ description: `true: only users currently live (${presence})` })),
+  limit: Type.Optional(
+    Type.Number({ description: `Default ${SEARCH_LIMIT_DEFAULT}; clamped to 1..${SEARCH_LIMIT_MAX}` }),
+  ),
+  scan: Type.Optional(
+    Type.Number({
+      description: `Users scanned (highest XP first) before filtering. Default ${SEARCH_SCAN_DEFAULT}; clamped to limit..${SEARCH_SCAN_MAX}`,
+    }),
+  ),
+});
+
+export function userRoutes(app: App, deps: Deps): void {
+  const db = deps.database.db;
+
+  app.get(
+    '/api/users/search',
+    {
+      config: { scope: 'users:read' },
+      schema: {
+        tags: ['users'],
+        summary: 'Search the highest-XP users',
+        description:
+          'Takes the top `scan` users by XP (ties by wallet), keeps those passing every filter, and returns the ' +
+          'first `limit` of them in XP order; `total` counts every scanned user that passed.',
+        security,
+        querystring: SearchQuery,
+        response: {
+          200: Type.Object({ users: Type.Array(User), total: Type.Integer(), ...Degraded }),
+          ...keyErrors(400),
+        },
+      },
+    },
+    async (request) => {
+      try {
+        return await searchUsers(db, request.query, Date.now());
+      } catch (err) {
+        if (!isDbDown(err)) throw err;
+        return { users: [], total: 0, degraded: true, reason: 'database_unavailable' };
+      }
+    },
+  );
+
+  app.get(
+    '/api/users/live',
+    {
+      config: { scope: 'users:read' },
+      schema: {
+        tags: ['users'],
+        summary: 'Users live right now',
+        description: `Users for whom ${presence}, freshest heartbeat first, at most ${LIVE_LIST_CAP}.`,
+        security,
+        response: { 200: Type.Object({ live: Type.Array(LiveUser), ...Degraded }), ...keyErrors() },
+      },
+    },
+    async () => {
+      try {
+        return { live: await listLiveUsers(db, Date.now()) };
+      } catch (err) {
+        if (!isDbDown(err)) throw err;
+        return { live: [], degraded: true, reason: 'database_unavailable' };
+      }
+    },
+  );
+}
