@@ -71,6 +71,9 @@ async function openPostgres(url: string, max: number): Promise<Database> {
   });
   // An idle client losing its connection (server restart) must not crash the process.
   pool.on('error', () => undefined);
+  // Nor may a checked-out one (inside a transaction): its query in flight fails with the same error,
+  // which the caller sees, and the pool drops the client on release as no longer queryable.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   const db = drizzlePg(pool, { schema }) as unknown as Db;
   await migratePg(db as never, { migrationsFolder: MIGRATIONS_DIR });
   const u = new URL(url);

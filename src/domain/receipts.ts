@@ -309,28 +309,34 @@ export async function recordTrackingStatus(
   p: { wallet: string; receiptId: string; status: TrackingStatus; at?: number },
 ): Promise<{ status: string }> {
   const at = p.at ?? Date.now();
-  return db.transaction(async (tx) => {
-    const [row] = await tx
-      .select({ status: receipts.status })
-      .from(receipts)
-      .where(and(eq(receipts.wallet, p.wallet), eq(receipts.id, p.receiptId)))
-      .for('update');
-    if (row === undefined) throw new NotFound(`Receipt ${p.receiptId} not found`);
-    const moves = UNPAID.has(row.status);
-    if (moves) {
-      await tx
-        .update(receipts)
-        .set({ status: p.status, updatedAt: at })
-        .where(and(eq(receipts.wallet, p.wallet), eq(receipts.id, p.receiptId)));
-    }
-    await tx.insert(receiptStatusHistory).values({
-      wallet: p.wallet,
-      receiptId: p.receiptId,
-      status: p.status,
-      source: 'tracking',
-      note: moves ? null : `recorded only; receipt is ${row.status}`,
-      at,
-    });
-    return { status: moves ? p.status : row.status };
+  return db.transaction((tx) => applyTrackingStatus(tx, { ...p, at }));
+}
+
+/** The rules of recordTrackingStatus inside a caller's transaction (journal replay uses it). */
+export async function applyTrackingStatus(
+  tx: Tx,
+  p: { wallet: string; receiptId: string; status: TrackingStatus; at: number },
+): Promise<{ status: string }> {
+  const [row] = await tx
+    .select({ status: receipts.status })
+    .from(receipts)
+    .where(and(eq(receipts.wallet, p.wallet), eq(receipts.id, p.receiptId)))
+    .for('update');
+  if (row === undefined) throw new NotFound(`Receipt ${p.receiptId} not found`);
+  const moves = UNPAID.has(row.status);
+  if (moves) {
+    await tx
+      .update(receipts)
+      .set({ status: p.status, updatedAt: p.at })
+      .where(and(eq(receipts.wallet, p.wallet), eq(receipts.id, p.receiptId)));
+  }
+  await tx.insert(receiptStatusHistory).values({
+    wallet: p.wallet,
+    receiptId: p.receiptId,
+    status: p.status,
+    source: 'tracking',
+    note: moves ? null : `recorded only; receipt is ${row.status}`,
+    at: p.at,
   });
+  return { status: moves ? p.status : row.status };
 }

@@ -1,0 +1,154 @@
+/**
+ * Journal entries: what is written, how a line is read back (checked field by field: the file is
+ * external data), and how one entry is applied to the database exactly once.
+ */
+import type { Db } from '../db/client.ts';
+import { journalApplied, type StoredLineItem } from '../db/schema.ts';
+import { applyTrackingStatus, insertReceipt, isTrackingStatus, type TrackingStatus } from '../domain/receipts.ts';
+
+export interface ReceiptCreatePayload {
+  id: string;
+  lineItems: StoredLineItem[];
+  /** Integer cents as a decimal string (JSON has no bigint). */
+  totalCents: string;
+  requestHash: string;
+  payToken: string;
+  createdAt: number;
+}
+
+export interface ReceiptStatusPayload {
+  receiptId: string;
+  status: TrackingStatus;
+  at: number;
+}
+
+interface EntryBase {
+  entryId: string;
+  /** When the entry was written, Unix ms. */
+  at: number;
+  wallet: string;
+}
+
+export type JournalEntry =
+  | (EntryBase & { kind: 'receipt.create'; payload: ReceiptCreatePayload })
+  | (EntryBase & { kind: 'receipt.status'; payload: ReceiptStatusPayload });
+
+export class UnreadableEntry extends Error {
+  constructor(reason: string) {
+    super(`Unreadable journal entry: ${reason}`);
+    this.name = 'UnreadableEntry';
+  }
+}
+
+type Obj = Record<string, unknown>;
+
+function obj(v: unknown, what: string): Obj {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new UnreadableEntry(`${what} is not an object`);
+  return v as Obj;
+}
+function str(o: Obj, k: string): string {
+  const v = o[k];
+  if (typeof v !== 'string' || v === '') throw new UnreadableEntry(`${k} is not a string`);
+  return v;
+}
+function int(o: Obj, k: string): number {
+  const v = o[k];
+  if (typeof v !== 'number' || !Number.isSafeInteger(v)) throw new UnreadableEntry(`${k} is not an integer`);
+  return v;
+}
+function digits(o: Obj, k: string): string {
+  const v = str(o, k);
+  if (!/^\d+$/.test(v)) throw new UnreadableEntry(`${k} is not a decimal integer`);
+  return v;
+}
+
+function lineItem(v: unknown): StoredLineItem {
+  const o = obj(v, 'line item');
+  const item: StoredLineItem = { label: str(o, 'label'), priceCents: digits(o, 'priceCents') };
+  if (o.qty !== undefined) item.qty = int(o, 'qty');
+  return item;
+}
+
+/** The identifier of the receipt an entry concerns. */
+export function receiptIdOf(e: JournalEntry): string {
+  return e.kind === 'receipt.create' ? e.payload.id : e.payload.receiptId;
+}
+
+export function receiptKey(wallet: string, receiptId: string): string {
+  return `${wallet}\n${receiptId}`;
+}
+
+/** Reads one journal line; throws UnreadableEntry when it is not a well-formed entry. */
+export function parseEntry(line: string): JournalEntry {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(line);
+  } catch (err) {
+    throw new UnreadableEntry(`not JSON (${(err as Error).message})`);
+  }
+  const o = obj(raw, 'entry');
+  const base: EntryBase = { entryId: str(o, 'entryId'), at: int(o, 'at'), wallet: str(o, 'wallet') };
+  const p = obj(o.payload, 'payload');
+  if (o.kind === 'receipt.create') {
+    const items = p.lineItems;
+    if (!Array.isArray(items) || items.length === 0) throw new UnreadableEntry('lineItems is not a list');
+    return {
+      ...base,
+      kind: 'receipt.create',
+      payload: {
+        id: str(p, 'id'),
+        lineItems: items.map(lineItem),
+        totalCents: digits(p, 'totalCents'),
+        requestHash: str(p, 'requestHash'),
+        payToken: str(p, 'payToken'),
+        createdAt: int(p, 'createdAt'),
+      },
+    };
+  }
+  if (o.kind === 'receipt.status') {
+    const status = str(p, 'status');
+    if (!isTrackingStatus(status)) throw new UnreadableEntry(`${status} is not a tracking status`);
+    return { ...base, kind: 'receipt.status', payload: { receiptId: str(p, 'receiptId'), status, at: int(p, 'at') } };
+  }
+  throw new UnreadableEntry(`unknown kind ${String(o.kind)}`);
+}
+
+export interface Applied {
+  /** 'skipped': journal_applied shows it was applied before (a crash came before compaction). */
+  outcome: 'applied' | 'skipped';
+  /** The receipt already existed with the same body but another payment token. */
+  tokenMismatch?: boolean;
+}
+
+/**
+ * Applies one entry in one transaction that first claims its id in journal_applied, so an entry
+ * replayed twice (crash between apply and compaction) changes nothing the second time. Domain
+ * errors (Conflict, NotFound) roll the claim back with everything else.
+ */
+export async function applyEntry(db: Db, e: JournalEntry, now: number): Promise<Applied> {
+  return db.transaction(async (tx) => {
+    const claimed = await tx
+      .insert(journalApplied)
+      .values({ entryId: e.entryId, appliedAt: now })
+      .onConflictDoNothing()
+      .returning({ entryId: journalApplied.entryId });
+    if (claimed.length === 0) return { outcome: 'skipped' };
+    if (e.kind === 'receipt.status') {
+      await applyTrackingStatus(tx, { wallet: e.wallet, receiptId: e.payload.receiptId, status: e.payload.status, at: e.payload.at });
+      return { outcome: 'applied' };
+    }
+    const p = e.payload;
+    const row = await insertReceipt(tx, {
+      wallet: e.wallet,
+      id: p.id,
+      source: 'api',
+      status: 'pending',
+      lineItems: p.lineItems,
+      totalCents: BigInt(p.totalCents),
+      requestHash: p.requestHash,
+      payToken: p.payToken,
+      createdAt: p.createdAt,
+    });
+    return { outcome: 'applied', tokenMismatch: row.payToken !== p.payToken };
+  });
+}
