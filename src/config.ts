@@ -26,12 +26,20 @@ export interface Config {
   rpcUrl: string | undefined;
   usdcAddress: string | undefined;
   confirmations: number;
+  /** 0x-prefixed 32-byte key that deploys split contracts server-side (the dev chain has its own). */
+  splitDeployerKey: `0x${string}` | undefined;
+  /** Loopback port of the dev chain; 0 lets it pick a free one. */
+  devChainPort: number;
+  /** Seconds between dev chain blocks; 0 mines each transaction at once. */
+  devChainBlockTime: number;
   containerType: ContainerType;
   brandKey: string;
   brandName: string;
   storageConnectionString: string | undefined;
   apkContainer: string;
   apkBlobPrefix: string;
+  /** Largest APK upload accepted, in bytes. */
+  apkMaxBytes: number;
   edgeSecret: string | undefined;
   webhookAllowPrivate: boolean;
   /** How long a resolved subscription key is trusted before it is looked up again. */
@@ -138,6 +146,10 @@ export function loadConfig(env: Env = process.env): Config {
   if (chain !== 'dev' && rpcUrl === undefined) problems.push(`RPC_URL is required when CHAIN=${chain}`);
   const usdc = str('USDC_ADDRESS');
   if (usdc !== undefined && !isAddress(usdc)) problems.push('USDC_ADDRESS must be a 0x-prefixed 40-hex address');
+  const deployerKey = str('SPLIT_DEPLOYER_KEY');
+  if (deployerKey !== undefined && !/^0x[0-9a-fA-F]{64}$/.test(deployerKey)) {
+    problems.push('SPLIT_DEPLOYER_KEY must be a 0x-prefixed 64-hex private key');
+  }
 
   const brandKey = str('BRAND_KEY') ?? 'splitline';
   if (!/^[a-z0-9-]{1,64}$/.test(brandKey)) problems.push('BRAND_KEY must match [a-z0-9-]{1,64}');
@@ -164,12 +176,16 @@ export function loadConfig(env: Env = process.env): Config {
     rpcUrl,
     usdcAddress: usdc !== undefined && isAddress(usdc) ? normalizeWallet(usdc) : undefined,
     confirmations: int('CONFIRMATIONS', chain === 'dev' ? 1 : 3, 1, 1000),
+    splitDeployerKey: deployerKey !== undefined && /^0x[0-9a-fA-F]{64}$/.test(deployerKey) ? (deployerKey as `0x${string}`) : undefined,
+    devChainPort: int('DEV_CHAIN_PORT', 0, 0, 65535),
+    devChainBlockTime: int('DEV_CHAIN_BLOCK_TIME', 0, 0, 3600),
     containerType: oneOf('CONTAINER_TYPE', ['platform', 'partner'] as const, 'platform'),
     brandKey,
     brandName: str('BRAND_NAME') ?? 'Splitline',
     storageConnectionString: str('STORAGE_CONNECTION_STRING'),
     apkContainer: str('APK_CONTAINER') ?? 'apks',
     apkBlobPrefix: (str('APK_BLOB_PREFIX') ?? 'brands').replace(/^\/+|\/+$/g, ''),
+    apkMaxBytes: int('APK_MAX_BYTES', 512 * 1024 * 1024, 1024, 4 * 1024 * 1024 * 1024),
     edgeSecret: str('EDGE_SECRET'),
     webhookAllowPrivate: bool('WEBHOOK_ALLOW_PRIVATE'),
     keyCacheTtlMs: int('KEY_CACHE_TTL_MS', 5000, 0, 60000),

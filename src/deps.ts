@@ -12,7 +12,11 @@ import { Journal } from './journal/journal.ts';
 import { AuthService } from './auth/sessions.ts';
 import { loadJwtKey } from './auth/secret.ts';
 import { createSignatureVerifier } from './auth/signature.ts';
+import type { BlobStore } from './storage/blob-store.ts';
+import { createBlobStore } from './storage/index.ts';
 import { createLogger } from './logger.ts';
+import { startChain, type ChainDeps } from './chain/client.ts';
+import { keepDevSplitsConsistent } from './chain/dev-reconcile.ts';
 
 export interface Deps {
   config: Config;
@@ -22,6 +26,9 @@ export interface Deps {
   keys: KeyResolver;
   journal: Journal;
   auth: AuthService;
+  blobs: BlobStore;
+  /** The chain, when started (DepsOptions.chain); absent in tests that do not need one. */
+  chain?: ChainDeps;
   close(): Promise<void>;
 }
 
@@ -33,6 +40,12 @@ export interface DepsOptions {
   redisPrefix?: string;
   /** How often the journal looks for the database while writes wait (tests shorten it). */
   journalReplayIntervalMs?: number;
+  /**
+   * true: start the configured chain (CHAIN=dev boots anvil) and stop it on close; main.ts does.
+   * A ChainDeps: use that one, owned by the caller (a test file sharing one anvil among apps).
+   * Absent or false: no chain, which keeps the many test apps fast.
+   */
+  chain?: boolean | ChainDeps;
 }
 
 export function connectRedis(url: string): Redis {
@@ -75,14 +88,18 @@ export async function createDeps(config: Config, opts: DepsOptions = {}): Promis
     brandName: config.brandName,
     replayIntervalMs: opts.journalReplayIntervalMs,
   });
+  const ownChain = opts.chain === true ? await startChain({ config, logger }) : undefined;
+  const chain = ownChain ?? (typeof opts.chain === 'object' ? opts.chain : undefined);
+  if (chain?.dev !== undefined) await keepDevSplitsConsistent({ db: database.db, chain, logger });
   const auth = new AuthService({
     db: database.db,
     key: loadJwtKey(config),
     chainId: config.chainId,
     siteUrl: config.siteUrl,
     superadmins: config.superadminWallets,
-    verify: createSignatureVerifier(),
+    verify: createSignatureVerifier(chain?.publicClient),
   });
+  const blobs = createBlobStore(config);
   return {
     config,
     logger,
@@ -91,10 +108,14 @@ export async function createDeps(config: Config, opts: DepsOptions = {}): Promis
     keys,
     journal,
     auth,
+    chain,
+    blobs,
     async close() {
       await journal.close();
+      await blobs.close();
       await limiter.close();
       await database.close();
+      await ownChain?.close();
     },
   };
 }

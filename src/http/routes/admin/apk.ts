@@ -1,0 +1,112 @@
+/**
+ * Signed APK download (Admin or Superadmin) and upload (Superadmin). Bytes stream straight between
+ * the client and the blob store; no storage URL is ever exposed.
+ */
+import type { FastifyInstance } from 'fastify';
+import { Type } from '@sinclair/typebox';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Readable } from 'node:stream';
+import type { Deps } from '../../../deps.ts';
+import { APK_CONTENT_TYPE, apkBlobName, assertAppName, assertVisible, assertZipHeader, parseRange } from '../../../domain/apk.ts';
+import { NotFound } from '../../../domain/errors.ts';
+import { PayloadTooLarge } from '../../../storage/blob-store.ts';
+import { errorRef } from '../../schemas.ts';
+import { cookieAuth } from './merchant.ts';
+
+const errors = { 400: errorRef, 401: errorRef, 403: errorRef, 404: errorRef, 413: errorRef, 416: errorRef, 429: errorRef };
+
+export async function apkRoutes(scope: FastifyInstance, deps: Deps): Promise<void> {
+  const app = scope.withTypeProvider<TypeBoxTypeProvider>();
+  const { blobs, config } = deps;
+  const policy = { containerType: config.containerType, brandKey: config.brandKey, blobPrefix: config.apkBlobPrefix };
+
+  // Uploads are raw bytes handed to the store as a stream, in this scope only.
+  app.addContentTypeParser([APK_CONTENT_TYPE, 'application/octet-stream'], (_req, payload, done) => done(null, payload));
+
+  app.get(
+    '/api/admin/apk/:app',
+    {
+      config: { auth: 'session', role: 'admin' },
+      schema: {
+        tags: ['admin'],
+        summary: "Download a brand's signed APK (Admin or Superadmin)",
+        description:
+          'Streams the package with Content-Length, ETag and Range support. A partner container serves only its own ' +
+          'brand (404 apk_not_visible for any other).',
+        security: cookieAuth,
+        params: Type.Object({ app: Type.String({ description: 'Brand key, [a-z0-9-]{1,64}' }) }),
+        response: { 200: { description: 'The package bytes', content: { [APK_CONTENT_TYPE]: { schema: { type: 'string', format: 'binary' } } } }, 206: { description: 'Part of the package', type: 'null' }, 304: { description: 'Not modified', type: 'null' }, ...errors },
+      },
+    },
+    async (request, reply) => {
+      const { app: name } = request.params;
+      assertAppName(name);
+      assertVisible(policy, name);
+      const blobName = apkBlobName(policy, name);
+      const info = await blobs.stat(blobName);
+      if (info === null) throw new NotFound(`No signed package is stored for brand ${name}`);
+
+      reply.header('etag', info.etag);
+      reply.header('last-modified', info.lastModified.toUTCString());
+      reply.header('accept-ranges', 'bytes');
+      reply.header('cache-control', 'private, no-cache');
+      reply.header('content-disposition', `attachment; filename="${name}-signed.apk"`);
+      reply.header('x-content-type-options', 'nosniff');
+      if (request.headers['if-none-match'] === info.etag) return reply.status(304).send(null);
+
+      // A Range applies only while the client's copy is still current (If-Range).
+      const ifRange = request.headers['if-range'];
+      const range = ifRange === undefined || ifRange === info.etag ? parseRange(request.headers.range, info.size) : undefined;
+      if (range === 'unsatisfiable') {
+        reply.header('content-range', `bytes */${info.size}`);
+        return reply.status(416).send({ error: 'range_not_satisfiable', message: `The package is ${info.size} bytes long` });
+      }
+      reply.type(APK_CONTENT_TYPE);
+      let stream: Readable;
+      if (range === undefined) {
+        reply.header('content-length', info.size);
+        stream = await blobs.read(blobName);
+      } else {
+        reply.status(206);
+        reply.header('content-range', `bytes ${range.start}-${range.end}/${info.size}`);
+        reply.header('content-length', range.end - range.start + 1);
+        stream = await blobs.read(blobName, range);
+      }
+      return reply.send(stream);
+    },
+  );
+
+  app.put(
+    '/api/admin/apk/:app',
+    {
+      config: { auth: 'session', role: 'superadmin' },
+      schema: {
+        tags: ['admin'],
+        summary: "Upload (overwrite) a brand's signed APK (Superadmin)",
+        description: `Body: the raw package (Content-Type ${APK_CONTENT_TYPE}). It must be a ZIP archive; the stored package is replaced only once the whole upload arrived and passed the checks.`,
+        security: cookieAuth,
+        params: Type.Object({ app: Type.String() }),
+        response: {
+          200: Type.Object({ ok: Type.Boolean(), app: Type.String(), size: Type.Integer(), etag: Type.String() }),
+          415: errorRef,
+          ...errors,
+        },
+      },
+    },
+    async (request) => {
+      const { app: name } = request.params;
+      assertAppName(name);
+      assertVisible(policy, name);
+      const declared = Number(request.headers['content-length'] ?? NaN);
+      if (Number.isFinite(declared) && declared > config.apkMaxBytes) throw new PayloadTooLarge(config.apkMaxBytes);
+      const body = request.body as Readable;
+      const info = await blobs.write(apkBlobName(policy, name), body, {
+        maxBytes: config.apkMaxBytes,
+        headerBytes: 4,
+        validateHeader: assertZipHeader,
+      });
+      request.log.info({ app: name, size: info.size }, 'apk uploaded');
+      return { ok: true, app: name, size: info.size, etag: info.etag };
+    },
+  );
+}
