@@ -279,3 +279,64 @@ export const webhookEndpoints = pgTable(
   },
   (t) => [primaryKey({ columns: [t.wallet, t.id] })],
 );
+
+/** One row per event a merchant's webhooks hear about (the outbox). */
+export const webhookEvents = pgTable(
+  'webhook_events',
+  {
+    wallet: text('wallet').notNull(),
+    /** Standard Webhooks message id (msg_…), the same on every retry. */
+    id: text('id').notNull(),
+    type: text('type').notNull(),
+    payload: jsonb('payload').$type<Record<string, unknown>>().notNull(),
+    /** A key that makes enqueueing the same event twice a no-op (e.g. type + receipt). */
+    dedupeKey: text('dedupe_key').notNull(),
+    createdAt: ms('created_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.wallet, t.id] }), uniqueIndex('webhook_events_dedupe_idx').on(t.wallet, t.dedupeKey)],
+);
+
+/** One row per event and endpoint: what is due, and how it went. */
+export const webhookDeliveries = pgTable(
+  'webhook_deliveries',
+  {
+    wallet: text('wallet').notNull(),
+    id: text('id').notNull(),
+    eventId: text('event_id').notNull(),
+    endpointId: text('endpoint_id').notNull(),
+    status: text('status').$type<'pending' | 'delivered' | 'failed'>().notNull(),
+    attempts: integer('attempts').notNull().default(0),
+    nextAttemptAt: ms('next_attempt_at').notNull(),
+    lastStatusCode: integer('last_status_code'),
+    lastError: text('last_error'),
+    createdAt: ms('created_at').notNull(),
+    deliveredAt: ms('delivered_at'),
+  },
+  (t) => [
+    primaryKey({ columns: [t.wallet, t.id] }),
+    uniqueIndex('webhook_deliveries_event_endpoint_idx').on(t.eventId, t.endpointId),
+    index('webhook_deliveries_due_idx').on(t.status, t.nextAttemptAt),
+  ],
+);
+
+/** Every delivery attempt, for the admin app. */
+export const webhookAttempts = pgTable(
+  'webhook_attempts',
+  {
+    seq: bigserial('seq', { mode: 'number' }).primaryKey(),
+    wallet: text('wallet').notNull(),
+    deliveryId: text('delivery_id').notNull(),
+    at: ms('at').notNull(),
+    statusCode: integer('status_code'),
+    error: text('error'),
+    durationMs: integer('duration_ms').notNull(),
+  },
+  (t) => [index('webhook_attempts_delivery_idx').on(t.wallet, t.deliveryId, t.seq)],
+);
+
+/** Leader leases: exactly one instance at a time runs each background worker. */
+export const leases = pgTable('leases', {
+  name: text('name').primaryKey(),
+  holder: text('holder').notNull(),
+  expiresAt: ms('expires_at').notNull(),
+});
