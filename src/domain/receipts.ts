@@ -2,7 +2,7 @@
  * Receipts: creation (idempotent per merchant and id), reads, and status changes with history.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { and, asc, desc, eq } from 'drizzle-orm';
+import { and, asc, eq, sql } from 'drizzle-orm';
 import type { Db, Tx } from '../db/client.ts';
 import { receipts, receiptStatusHistory, shopConfigs, type StoredLineItem } from '../db/schema.ts';
 import { Conflict, InvalidInput, NotFound } from './errors.ts';
@@ -254,7 +254,9 @@ export async function listReceipts(db: Db, wallet: string, limit: number, fallba
       .select()
       .from(receipts)
       .where(eq(receipts.wallet, wallet))
-      .orderBy(desc(receipts.createdAt), desc(receipts.id))
+      // NULLS LAST matches receipts_wallet_created_idx (both columns are NOT NULL, so the order
+      // is the same); with the default NULLS FIRST the planner sorts all the merchant's receipts.
+      .orderBy(sql`${receipts.createdAt} desc nulls last`, sql`${receipts.id} desc nulls last`)
       .limit(limit),
     brandNameOf(db, wallet, fallbackBrand),
   ]);
