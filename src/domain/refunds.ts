@@ -6,6 +6,7 @@ import { and, eq, sum } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
 import { receipts, receiptStatusHistory, refunds, type RefundItem } from '../db/schema.ts';
 import { newId } from '../gateway/keys.ts';
+import { enqueueEvent } from '../webhooks/outbox.ts';
 import { InvalidInput, NotFound } from './errors.ts';
 import { centsToUsd, usdToCents } from './money.ts';
 import { isAddress, normalizeWallet } from './wallet.ts';
@@ -122,6 +123,26 @@ export async function refundReceipt(
       note: `refund ${refundId}: ${centsToUsd(p.cents)} USD to ${p.buyer}${p.txHash ? ` in ${p.txHash}` : ''}`,
       at: now,
     });
+    if (full) {
+      // In the same transaction: the refund and its notification commit together.
+      await enqueueEvent(
+        tx,
+        {
+          wallet: p.wallet,
+          type: 'receipt.refunded',
+          dedupeKey: p.receiptId,
+          data: {
+            receiptId: p.receiptId,
+            merchant: p.wallet,
+            status: 'refunded',
+            totalUsd: centsToUsd(receipt.totalCents),
+            refundedUsd: centsToUsd(already + p.cents),
+            currency: receipt.currency,
+          },
+        },
+        now,
+      );
+    }
     return { refundId, refundedUsd: centsToUsd(already + p.cents), status };
   });
 }
