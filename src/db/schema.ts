@@ -340,3 +340,40 @@ export const leases = pgTable('leases', {
   holder: text('holder').notNull(),
   expiresAt: ms('expires_at').notNull(),
 });
+
+/**
+ * A buyer's payment of a receipt: a transaction hash submitted from the payment page, or a
+ * transfer the indexer matched. (transaction_hash, log_index) is unique, so one on-chain
+ * transfer settles at most one receipt.
+ */
+export const receiptPayments = pgTable(
+  'receipt_payments',
+  {
+    wallet: text('wallet').notNull(),
+    receiptId: text('receipt_id').notNull(),
+    transactionHash: text('transaction_hash').notNull(),
+    /** The USDC Transfer log that pays the receipt, once found. */
+    logIndex: integer('log_index'),
+    blockNumber: bigint('block_number', { mode: 'bigint' }),
+    blockHash: text('block_hash'),
+    amountUnits: text('amount_units'),
+    payer: text('payer'),
+    status: text('status').$type<'submitted' | 'validated' | 'completed' | 'mismatch' | 'failed'>().notNull(),
+    reason: text('reason'),
+    source: text('source').$type<'submitted' | 'indexed'>().notNull(),
+    createdAt: ms('created_at').notNull(),
+    updatedAt: ms('updated_at').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.wallet, t.receiptId, t.transactionHash] }),
+    uniqueIndex('receipt_payments_transfer_idx').on(t.transactionHash, t.logIndex),
+    index('receipt_payments_open_idx').on(t.status, t.updatedAt),
+  ],
+);
+
+/** How far each chain scanner has read. */
+export const chainCursors = pgTable('chain_cursors', {
+  name: text('name').primaryKey(),
+  block: bigint('block', { mode: 'bigint' }).notNull(),
+  updatedAt: ms('updated_at').notNull(),
+});
