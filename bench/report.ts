@@ -1,0 +1,134 @@
+/**
+ * The bench's results: a table per route next to the baseline, the issue's targets marked PASS
+ * or MISS, and the same written as JSON and markdown under bench/results/.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Measured } from './load.ts';
+import type { RouteId } from './scenarios.ts';
+import { ROOT } from './servers.ts';
+
+export type RouteResult =
+  | ({ id: RouteId; route: string; status: 'measured'; ratioToBaseline: number; peakRssMb: number } & Measured)
+  | { id: RouteId; route: string; status: 'skipped' | 'failed'; reason: string };
+
+export interface Report {
+  generatedAt: string;
+  database: 'postgres' | 'pglite';
+  databaseDescription: string;
+  rateLimits: 'redis' | 'memory';
+  /** Load averages over one minute: other work on the machine skews every figure. */
+  machine: { node: string; cpus: number; cpuModel: string; loadAverageAtStart: number; loadAverageAtEnd: number };
+  settings: { connections: number; durationSec: number; warmupSec: number; quick: boolean };
+  data: { receipts: number; otherMerchantsReceipts: number; users: number };
+  baseline: Measured;
+  routes: RouteResult[];
+  peakRssMb: number;
+  targets: Target[];
+  /** Routes that answered anything but their expected status, or failed outright. */
+  failures: string[];
+}
+
+export interface Target {
+  target: string;
+  measured: string;
+  result: 'PASS' | 'MISS' | 'n/a';
+  note?: string;
+}
+
+const FULL_RECEIPTS = 100_000;
+const FULL_USERS = 50_000;
+
+type Measure = RouteResult & { status: 'measured' };
+
+function measured(routes: RouteResult[], id: RouteId): Measure | undefined {
+  const r = routes.find((x) => x.id === id);
+  return r?.status === 'measured' ? r : undefined;
+}
+
+/** The targets from the issue. They are set for PostgreSQL with 50 connections. */
+export function evaluateTargets(r: Pick<Report, 'database' | 'data' | 'routes' | 'peakRssMb'>): Target[] {
+  const reference = r.database === 'postgres' ? [] : ['targets are set for PostgreSQL; shown for reference'];
+  const judge = (target: string, value: number | undefined, cmp: '>=' | '<=' | '<', limit: number, unit: string, dataNote?: string): Target => {
+    if (value === undefined) return { target, measured: '-', result: 'n/a', note: 'route not measured' };
+    const pass = cmp === '>=' ? value >= limit : cmp === '<=' ? value <= limit : value < limit;
+    const note = [...reference, ...(dataNote === undefined ? [] : [dataNote])].join('; ');
+    return { target, measured: `${value.toFixed(unit === 'MB' ? 0 : 1)} ${unit}`, result: pass ? 'PASS' : 'MISS', ...(note ? { note } : {}) };
+  };
+  const smaller = (what: string, have: number, full: number) =>
+    have < full ? `smaller data set: ${have.toLocaleString('en-US')} ${what}` : undefined;
+  const read = measured(r.routes, 'receiptRead');
+  const create = measured(r.routes, 'receiptCreate');
+  return [
+    judge('receipt read >= 30% of baseline req/s', read && read.ratioToBaseline * 100, '>=', 30, '%'),
+    judge('receipt read p99 <= 25 ms', read?.p99Ms, '<=', 25, 'ms'),
+    judge('receipt creation >= 15% of baseline req/s', create && create.ratioToBaseline * 100, '>=', 15, '%'),
+    judge('list of 100 receipts p99 <= 50 ms', measured(r.routes, 'receiptList')?.p99Ms, '<=', 50, 'ms', smaller('receipts', r.data.receipts, FULL_RECEIPTS)),
+    judge('users search p99 <= 50 ms', measured(r.routes, 'userSearch')?.p99Ms, '<=', 50, 'ms', smaller('users', r.data.users, FULL_USERS)),
+    judge('server RSS < 300 MB', r.peakRssMb, '<', 300, 'MB'),
+  ];
+}
+
+const num = (n: number, digits = 0) => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+
+export function markdown(r: Report): string {
+  const lines: string[] = [];
+  lines.push(`## Splitline bench: ${r.database === 'postgres' ? 'PostgreSQL' : 'PGlite'}`);
+  lines.push('');
+  lines.push(
+    `${r.generatedAt.slice(0, 16).replace('T', ' ')} UTC · ${r.databaseDescription} · rate limits ${r.rateLimits === 'redis' ? 'in Redis' : 'in memory'} · ` +
+      `${r.settings.connections} connections · ${r.settings.durationSec} s per route after ${r.settings.warmupSec} s warm-up · ` +
+      `node ${r.machine.node} on ${r.machine.cpus} CPUs (${r.machine.cpuModel}), load generator on the same machine`,
+  );
+  lines.push('');
+  const busiest = Math.max(r.machine.loadAverageAtStart, r.machine.loadAverageAtEnd);
+  if (busiest > r.machine.cpus / 2) {
+    lines.push(`**The machine was busy with other work** (load average up to ${num(busiest, 1)} on ${r.machine.cpus} CPUs): every figure is unreliable.`);
+    lines.push('');
+  }
+  lines.push(
+    `Data: ${num(r.data.receipts)} receipts for the benched merchant, ${num(r.data.otherMerchantsReceipts)} for other merchants, ${num(r.data.users)} users.`,
+  );
+  lines.push('');
+  lines.push('| route | req/s | p50 ms | p99 ms | vs baseline | non-2xx | timeouts | peak RSS MB |');
+  lines.push('|---|---:|---:|---:|---:|---:|---:|---:|');
+  const b = r.baseline;
+  lines.push(`| bare node:http (baseline) | ${num(b.reqPerSec)} | ${num(b.p50Ms)} | ${num(b.p99Ms)} | 100% | ${num(b.non2xx)} | ${num(b.timeouts)} | |`);
+  for (const x of r.routes) {
+    if (x.status === 'measured') {
+      const flag = x.unexpected + x.errors + x.timeouts > 0 ? ' ⚠' : '';
+      lines.push(
+        `| \`${x.route}\`${flag} | ${num(x.reqPerSec)} | ${num(x.p50Ms)} | ${num(x.p99Ms)} | ${num(x.ratioToBaseline * 100, 1)}% | ` +
+          `${num(x.non2xx)} | ${num(x.timeouts)} | ${num(x.peakRssMb)} |`,
+      );
+    } else {
+      lines.push(`| \`${x.route}\` | ${x.status}: ${x.reason} | | | | | | |`);
+    }
+  }
+  lines.push('');
+  lines.push(`Peak server RSS over the run: ${num(r.peakRssMb)} MB.`);
+  lines.push('');
+  lines.push('| target (from the issue) | measured | result |');
+  lines.push('|---|---:|---|');
+  for (const t of r.targets) lines.push(`| ${t.target} | ${t.measured} | ${t.result}${t.note ? ` (${t.note})` : ''} |`);
+  if (r.failures.length > 0) {
+    lines.push('');
+    lines.push('**The bench found errors:**');
+    for (const f of r.failures) lines.push(`- ${f}`);
+  }
+  lines.push('');
+  return lines.join('\n');
+}
+
+export function writeResults(r: Report): { json: string; md: string } {
+  const dir = path.join(ROOT, 'bench', 'results');
+  mkdirSync(dir, { recursive: true });
+  // A quick smoke run must not overwrite the figures the README quotes.
+  const base = `${r.database}-${r.settings.quick ? 'quick' : 'latest'}`;
+  const json = path.join(dir, `${base}.json`);
+  const md = path.join(dir, `${base}.md`);
+  writeFileSync(json, JSON.stringify(r, null, 2) + '\n');
+  writeFileSync(md, markdown(r));
+  return { json, md };
+}
+

@@ -1,0 +1,227 @@
+/**
+ * npm run bench: throughput and latency of the main routes, next to a bare node:http baseline
+ * measured in the same run with the same load. See bench/options.ts for the settings.
+ *
+ * Seeds a fresh database (PGlite in a temporary directory, or a database of its own on the
+ * PostgreSQL server in DATABASE_URL), starts the real service as a child process, drives each
+ * route with autocannon, and writes bench/results/<db>-latest.{json,md}. Exits non-zero when the
+ * bench itself fails (a server that does not start, a route answering errors), not on a missed
+ * target.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { sql } from 'drizzle-orm';
+import { openDatabase, type Database } from '../src/db/client.ts';
+import { freshPostgresDatabase } from '../test/helpers/app.ts';
+import { measure, preflight, type LoadSettings, type Measured, type Scenario } from './load.ts';
+import { benchOptions, type BenchOptions } from './options.ts';
+import { evaluateTargets, markdown, writeResults, type Report, type RouteResult } from './report.ts';
+import { BASELINE, planRoutes, ROUTES } from './scenarios.ts';
+import { PLATFORM_RECIPIENT, seed, type Seeded } from './seed.ts';
+import { freePort, RssSampler, startServer, tail, type Server } from './servers.ts';
+
+/** Cleanup steps, run once in reverse order: on success, on failure and on Ctrl-C. */
+class Cleanup {
+  private readonly steps: { name: string; run: () => unknown }[] = [];
+  private done: Promise<void> | undefined;
+
+  add(name: string, run: () => unknown): void {
+    this.steps.push({ name, run });
+  }
+
+  run(): Promise<void> {
+    this.done ??= (async () => {
+      for (const step of this.steps.reverse()) {
+        try {
+          await step.run();
+        } catch (err) {
+          console.error(`cleanup: ${step.name} failed: ${err instanceof Error ? err.message : String(err)}`);
+        }
+      }
+    })();
+    return this.done;
+  }
+}
+
+async function describeDatabase(database: Database): Promise<string> {
+  const rows = (await database.db.execute(sql`show server_version`)) as unknown as { rows?: { server_version: string }[] };
+  const version = rows.rows?.[0]?.server_version ?? 'unknown version';
+  return database.kind === 'postgres' ? `PostgreSQL ${version}` : `PGlite (PostgreSQL ${version})`;
+}
+
+/** Seeds through a direct connection and closes it: PGlite allows one process per data directory. */
+async function prepareData(opts: BenchOptions, dataDir: string, databaseUrl: string | undefined) {
+  const database = await openDatabase({ databaseUrl, dataDir, poolSize: 4 });
+  try {
+    const description = await describeDatabase(database);
+    const seeded = await seed(database, opts, Object.keys(ROUTES));
+    return { seeded, description };
+  } finally {
+    await database.close();
+  }
+}
+
+function serviceEnv(o: { dataDir: string; databaseUrl: string | undefined; redisUrl: string | undefined }): NodeJS.ProcessEnv {
+  // Only what the bench chooses: a stray EDGE_SECRET or PUBLIC_BASE_PATH would change every answer.
+  return {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    HOST: '127.0.0.1',
+    DATA_DIR: o.dataDir,
+    LOG_LEVEL: 'warn',
+    PLATFORM_RECIPIENT_ADDRESS: PLATFORM_RECIPIENT,
+    ...(o.databaseUrl === undefined ? {} : { DATABASE_URL: o.databaseUrl }),
+    ...(o.redisUrl === undefined ? {} : { REDIS_URL: o.redisUrl }),
+  };
+}
+
+const fmt = (m: Measured) =>
+  `${Math.round(m.reqPerSec).toLocaleString('en-US')} req/s, p50 ${m.p50Ms} ms, p99 ${m.p99Ms} ms` +
+  (m.unexpected > 0 ? `, statuses ${JSON.stringify(m.statusCounts)}` : '') +
+  (m.timeouts > 0 ? `, ${m.timeouts} timeouts` : '') +
+  (m.errors > 0 ? `, ${m.errors} connection errors` : '');
+
+/**
+ * What makes a run a failure of the bench: no answers, statuses other than the expected one,
+ * dropped connections. Timeouts are a finding about speed, shown in the table, not a failure.
+ */
+function problemsOf(s: Scenario, m: Measured): string[] {
+  if (m.requests === 0) return [`${s.label}: no response within the run`];
+  if (m.unexpected + m.errors === 0) return [];
+  return [`${s.label}: ${m.unexpected} responses other than ${s.expectStatus} ${JSON.stringify(m.statusCounts)}, ${m.errors} connection errors`];
+}
+
+async function benchRoutes(service: Server, seeded: Seeded, baseline: Measured, rss: RssSampler, load: LoadSettings, only: string[] | undefined) {
+  const routes: RouteResult[] = [];
+  const failures: string[] = [];
+  for (const plan of planRoutes(seeded)) {
+    const route = ROUTES[plan.id];
+    if (only !== undefined && !only.includes(plan.id)) {
+      routes.push({ id: plan.id, route, status: 'skipped', reason: 'not in BENCH_ROUTES' });
+      continue;
+    }
+    if ('skipped' in plan) {
+      console.log(`  ${route.padEnd(30)} skipped: ${plan.skipped}`);
+      routes.push({ id: plan.id, route, status: 'skipped', reason: plan.skipped });
+      continue;
+    }
+    const check = await preflight(service.url, plan.scenario);
+    if (!check.ok) {
+      console.log(`  ${route.padEnd(30)} ${check.notRegistered ? 'skipped' : 'FAILED'}: ${check.message}`);
+      routes.push({ id: plan.id, route, status: check.notRegistered ? 'skipped' : 'failed', reason: check.message });
+      if (!check.notRegistered) failures.push(`${route}: ${check.message}`);
+      continue;
+    }
+    rss.nextPhase();
+    const m = await measure(service.url, plan.scenario, load);
+    console.log(`  ${route.padEnd(30)} ${fmt(m)}`);
+    routes.push({ id: plan.id, route, status: 'measured', ratioToBaseline: m.reqPerSec / baseline.reqPerSec, peakRssMb: rss.nextPhase(), ...m });
+    failures.push(...problemsOf(plan.scenario, m));
+  }
+  return { routes, failures };
+}
+
+async function main(cleanup: Cleanup): Promise<number> {
+  const opts = benchOptions();
+  const unknown = (opts.routes ?? []).filter((r) => !(r in ROUTES));
+  if (unknown.length > 0) throw new Error(`BENCH_ROUTES names unknown routes ${unknown.join(', ')}; known: ${Object.keys(ROUTES).join(', ')}`);
+  const loadAtStart = os.loadavg()[0] ?? 0;
+  if (loadAtStart > os.cpus().length / 2) {
+    console.log(`Note: the machine is busy (load average ${loadAtStart.toFixed(1)} on ${os.cpus().length} CPUs); figures will be noisy.`);
+  }
+  const load: LoadSettings = { connections: opts.connections, durationSec: opts.durationSec, warmupSec: opts.warmupSec };
+  const work = mkdtempSync(path.join(os.tmpdir(), 'splitline-bench-'));
+  cleanup.add('remove temporary directory', () => rmSync(work, { recursive: true, force: true }));
+
+  let databaseUrl: string | undefined;
+  if (opts.databaseUrl !== undefined) {
+    const fresh = await freshPostgresDatabase(opts.databaseUrl);
+    cleanup.add('drop the bench database', () => fresh.drop());
+    databaseUrl = fresh.url;
+  }
+  const { seeded, description } = await prepareData(opts, work, databaseUrl);
+
+  const baselineServer = await startServer({
+    name: 'baseline server',
+    script: 'bench/baseline-server.ts',
+    env: { PATH: process.env.PATH, HOME: process.env.HOME },
+    port: await freePort(),
+    logFile: path.join(work, 'baseline.log'),
+    healthPath: '/',
+  });
+  cleanup.add('stop the baseline server', () => baselineServer.stop());
+  const service = await startServer({
+    name: 'Splitline',
+    script: 'src/main.ts',
+    env: serviceEnv({ dataDir: work, databaseUrl, redisUrl: opts.redisUrl }),
+    nodeArgs: opts.cpuProfileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${path.resolve(opts.cpuProfileDir)}`],
+    port: await freePort(),
+    logFile: path.join(work, 'service.log'),
+    healthPath: '/healthz',
+    timeoutMs: 120_000,
+  });
+  cleanup.add('stop the service', () => service.stop());
+  const rss = new RssSampler(service.pid);
+  rss.start();
+  cleanup.add('stop sampling memory', () => rss.stop());
+
+  console.log(`\nLoad: ${load.connections} connections, ${load.warmupSec} s warm-up then ${load.durationSec} s per route`);
+  const baselineCheck = await preflight(baselineServer.url, BASELINE);
+  if (!baselineCheck.ok) throw new Error(`baseline server: ${baselineCheck.message}`);
+  const baseline = await measure(baselineServer.url, BASELINE, load);
+  console.log(`  ${BASELINE.label.padEnd(30)} ${fmt(baseline)}`);
+  await baselineServer.stop();
+
+  const bench = await benchRoutes(service, seeded, baseline, rss, load, opts.routes);
+  const { routes } = bench;
+  const failures = [...problemsOf(BASELINE, baseline), ...bench.failures];
+  rss.stop();
+  const partial = {
+    generatedAt: new Date().toISOString(),
+    database: opts.databaseUrl === undefined ? ('pglite' as const) : ('postgres' as const),
+    databaseDescription: description,
+    rateLimits: opts.redisUrl === undefined ? ('memory' as const) : ('redis' as const),
+    machine: {
+      node: process.version,
+      cpus: os.cpus().length,
+      cpuModel: os.cpus()[0]?.model.trim() ?? 'unknown',
+      loadAverageAtStart: loadAtStart,
+      loadAverageAtEnd: os.loadavg()[0] ?? 0,
+    },
+    settings: { ...load, quick: opts.quick },
+    data: { receipts: seeded.receipts, otherMerchantsReceipts: seeded.otherReceipts, users: seeded.users.ok ? seeded.users.value.count : 0 },
+    baseline,
+    routes,
+    peakRssMb: rss.peakMb,
+  };
+  const report: Report = { ...partial, targets: evaluateTargets(partial), failures };
+  console.log('\n' + markdown(report));
+  const written = writeResults(report);
+  console.log(`Written: ${path.relative(process.cwd(), written.json)}, ${path.relative(process.cwd(), written.md)}`);
+  if (failures.length > 0) {
+    console.error(`\nThe bench found errors on ${failures.length} route(s). The service's last log lines:\n${tail(service.logFile)}`);
+    return 1;
+  }
+  return 0;
+}
+
+const cleanup = new Cleanup();
+let interrupted = false;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    interrupted = true;
+    console.error(`\n${signal}: stopping`);
+    void cleanup.run().then(() => process.exit(130));
+  });
+}
+main(cleanup)
+  .catch((err: unknown) => {
+    // After an interrupt, the servers were stopped under the running load: that error is ours.
+    if (!interrupted) console.error(`\nBench failed: ${err instanceof Error ? err.message : String(err)}`);
+    return 1;
+  })
+  .then(async (code) => {
+    await cleanup.run();
+    process.exit(code);
+  });
