@@ -3,7 +3,7 @@
  */
 import { buildApp } from './app.ts';
 import { ConfigError, loadConfig } from './config.ts';
-import { createDeps } from './deps.ts';
+import { createDeps, type Deps } from './deps.ts';
 
 async function main(): Promise<void> {
   let config;
@@ -16,7 +16,7 @@ async function main(): Promise<void> {
     }
     throw err;
   }
-  const deps = await createDeps(config);
+  const deps = await createDeps(config, { chain: true });
   const app = await buildApp(deps);
   await app.listen({ port: config.port, host: config.host });
   const address = app.server.address();
@@ -41,6 +41,7 @@ async function main(): Promise<void> {
       `  Payment pages   ${config.siteUrl}/pay/<receipt_id>`,
       `  Database        ${deps.database.describe}`,
       `  Rate limits     ${deps.limiter.kind === 'redis' ? 'Redis' : 'in memory'}`,
+      ...chainLines(deps),
       '',
       '  Create a subscription key:  npm run cli -- keys create --wallet 0x…',
       '',
@@ -68,6 +69,17 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
+}
+
+/** What a newcomer needs to pay on the chain: the dev chain's RPC, token and funded accounts. */
+function chainLines(deps: Deps): string[] {
+  const chain = deps.chain;
+  if (chain === undefined) return [];
+  if (chain.dev === undefined) return [`  Chain           ${chain.name} (${chain.chainId}), USDC ${chain.usdc.address}`];
+  return [
+    `  Dev chain       ${deps.config.siteUrl}/dev/rpc  (chain id ${chain.chainId}; details at /dev/chain)`,
+    `  Test USDC       ${chain.usdc.address}  (1,000,000 in each of the ten test-mnemonic accounts)`,
+  ];
 }
 
 main().catch((err: unknown) => {

@@ -4,7 +4,7 @@
  */
 import { eq } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
-import { splitConfigs } from '../db/schema.ts';
+import { splitConfigs, type SplitRecipient } from '../db/schema.ts';
 import { InvalidInput } from './errors.ts';
 import { parseSplitRecipients, type SplitView } from './splits.ts';
 import { isAddress, normalizeWallet } from './wallet.ts';
@@ -22,6 +22,17 @@ export interface PlatformShare {
 export interface SplitSetupResult {
   split: SplitView;
   idempotent: boolean;
+}
+
+/**
+ * What the set-up needs from the chain (src/chain/split-setup-chain.ts). Without it (a service
+ * run without a chain, as most tests are) a given address is stored as given and nothing deploys.
+ */
+export interface SplitChain {
+  /** Whether the contract at `address` pays exactly these recipients; a reason when it does not. */
+  verify(address: string, recipients: readonly SplitRecipient[]): Promise<{ ok: true } | { ok: false; reason: string; message: string }>;
+  /** Deploys a split contract for the recipients; absent when the service has no deployer account. */
+  deploy?(recipients: readonly SplitRecipient[]): Promise<string>;
 }
 
 /**
@@ -50,6 +61,7 @@ export async function setUpSplit(
   input: SplitSetupInput,
   platform: PlatformShare,
   now = Date.now(),
+  chain?: SplitChain,
 ): Promise<SplitSetupResult> {
   const owner = normalizeWallet(wallet);
   const [existing] = await db.select().from(splitConfigs).where(eq(splitConfigs.wallet, owner));
@@ -61,7 +73,15 @@ export async function setUpSplit(
   }
   if (input.recipients === undefined) throw new InvalidInput('recipients are required to configure a split');
   const recipients = checkRecipients(input.recipients, platform);
-  const address = typeof input.splitAddress === 'string' ? normalizeWallet(input.splitAddress) : null;
+  let address = typeof input.splitAddress === 'string' ? normalizeWallet(input.splitAddress) : null;
+  if (address !== null && chain !== undefined) {
+    const match = await chain.verify(address, recipients);
+    if (!match.ok) throw new InvalidInput(`splitAddress does not match the recipients (${match.reason}): ${match.message}`);
+  } else if (address === null && chain?.deploy !== undefined) {
+    // Two concurrent first calls may both deploy; the insert below keeps one and the other
+    // contract is simply never used.
+    address = normalizeWallet(await chain.deploy(recipients));
+  }
   const [stored] = await db
     .insert(splitConfigs)
     .values({ wallet: owner, address, recipients, createdAt: now })

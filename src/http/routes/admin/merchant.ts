@@ -8,6 +8,7 @@ import { sessionOf } from '../../../auth/plugin.ts';
 import { listRefunds, parseRefund, refundReceipt } from '../../../domain/refunds.ts';
 import { saveShopConfig, toShopConfigView } from '../../../domain/shop.ts';
 import { setUpSplit } from '../../../domain/split-setup.ts';
+import { splitChainOf } from '../../../chain/split-setup-chain.ts';
 import { createTerminalReceipt } from '../../../domain/terminal.ts';
 import { Forbidden } from '../../../domain/errors.ts';
 import { normalizeWallet } from '../../../domain/wallet.ts';
@@ -84,7 +85,10 @@ export function adminMerchantRoutes(app: App, deps: Deps): void {
         description:
           'The first call stores the configuration; later calls return it with idempotent: true. Recipients need ' +
           'whole sharesBps from 1 to 10000 summing to 10000, no duplicate address, and the platform recipient with ' +
-          'exactly PLATFORM_FEE_BPS.',
+          'exactly PLATFORM_FEE_BPS. A given splitAddress must be a PaymentSplitter whose payees and shares are exactly ' +
+          'the recipients and their sharesBps (400 otherwise). Without one, the service deploys the PaymentSplitter ' +
+          'itself when it has a deployer account (the dev chain, or SPLIT_DEPLOYER_KEY); otherwise the address stays ' +
+          'null until the admin deploys it from their own wallet.',
         security: cookieAuth,
         body: Type.Object({
           splitAddress: Type.Optional(Type.String()),
@@ -95,14 +99,13 @@ export function adminMerchantRoutes(app: App, deps: Deps): void {
         response: {
           200: Type.Object({ ok: Type.Boolean(), split: SplitSchema, idempotent: Type.Optional(Type.Boolean()) }),
           ...adminErrors,
+          503: errorRef,
         },
       },
     },
     async (request) => {
-      const result = await setUpSplit(db, sessionOf(request).wallet, request.body, {
-        address: config.platformRecipientAddress,
-        feeBps: config.platformFeeBps,
-      });
+      const platform = { address: config.platformRecipientAddress, feeBps: config.platformFeeBps };
+      const result = await setUpSplit(db, sessionOf(request).wallet, request.body, platform, Date.now(), splitChainOf(deps.chain));
       return result.idempotent ? { ok: true, split: result.split, idempotent: true } : { ok: true, split: result.split };
     },
   );

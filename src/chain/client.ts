@@ -1,0 +1,162 @@
+/**
+ * The service's view of its chain: viem clients, the USDC it accepts, and the account that
+ * deploys split contracts server-side when there is one.
+ *
+ *   CHAIN=dev           the embedded anvil node (src/chain/dev-chain.ts) with the test USDC;
+ *                       the deployer is the tenth test-mnemonic account unless SPLIT_DEPLOYER_KEY
+ *   CHAIN=base          Base mainnet through RPC_URL, Circle's USDC
+ *   CHAIN=base-sepolia  Base Sepolia through RPC_URL, Circle's test USDC
+ *
+ * USDC_ADDRESS overrides the token on any chain.
+ */
+import path from 'node:path';
+import {
+  createPublicClient,
+  createTestClient,
+  createWalletClient,
+  defineChain,
+  getAddress,
+  http,
+  parseEther,
+  webSocket,
+  type Account,
+  type Address,
+  type Chain,
+  type PublicClient,
+  type Transport,
+  type WalletClient,
+} from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { base, baseSepolia, foundry } from 'viem/chains';
+import type { Logger } from 'pino';
+import type { ChainName, Config } from '../config.ts';
+import { DEV_ACCOUNT_COUNT, DEV_DEPLOYER_INDEX, devAccount } from './dev-accounts.ts';
+import { DEV_CHAIN_ID, startDevChain, type DevChain } from './dev-chain.ts';
+import { ensureTestUsdc } from './test-usdc-setup.ts';
+import type { TokenInfo } from './test-usdc.ts';
+
+/** Circle's USDC on the public chains (6 decimals). */
+export const USDC_ADDRESSES: Record<Exclude<ChainName, 'dev'>, Address> = {
+  base: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913',
+  'base-sepolia': '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
+};
+
+export type ChainPublicClient = PublicClient<Transport, Chain>;
+export type ChainWalletClient = WalletClient<Transport, Chain, Account>;
+
+export interface DevChainInfo {
+  process: DevChain;
+  /** The ten funded test-mnemonic accounts; the last is the service's deployer. */
+  accounts: Address[];
+}
+
+export interface ChainDeps {
+  name: ChainName;
+  chainId: number;
+  publicClient: ChainPublicClient;
+  /** Present when the service can send transactions itself (dev chain, or SPLIT_DEPLOYER_KEY). */
+  walletClient?: ChainWalletClient;
+  /** The token payments are made in. On the dev chain it is re-checked after an anvil restart. */
+  usdc: TokenInfo;
+  /** The node's JSON-RPC URL as the service reaches it (for the dev chain: anvil on loopback). */
+  rpcUrl: string;
+  dev?: DevChainInfo;
+  close(): Promise<void>;
+}
+
+export interface StartChainParams {
+  config: Config;
+  logger: Logger;
+}
+
+const VIEM_CHAINS: Record<Exclude<ChainName, 'dev'>, Chain> = { base, 'base-sepolia': baseSepolia };
+
+function transportFor(url: string): Transport {
+  return url.startsWith('ws') ? webSocket(url) : http(url);
+}
+
+export async function startChain(p: StartChainParams): Promise<ChainDeps> {
+  return p.config.chain === 'dev' ? startDevChainDeps(p) : connectPublicChain(p, p.config.chain);
+}
+
+async function connectPublicChain(p: StartChainParams, name: Exclude<ChainName, 'dev'>): Promise<ChainDeps> {
+  const { config } = p;
+  const rpcUrl = config.rpcUrl;
+  // config.ts refuses CHAIN=base without RPC_URL; this guards callers that built a Config by hand.
+  if (rpcUrl === undefined) throw new Error(`RPC_URL is required for CHAIN=${name}`);
+  const chain = VIEM_CHAINS[name];
+  const transport = transportFor(rpcUrl);
+  const publicClient = createPublicClient({ chain, transport, pollingInterval: 1_000 }) as ChainPublicClient;
+  const walletClient =
+    config.splitDeployerKey === undefined
+      ? undefined
+      : (createWalletClient({ chain, transport, account: privateKeyToAccount(config.splitDeployerKey) }) as ChainWalletClient);
+  const usdc: TokenInfo = { address: getAddress(config.usdcAddress ?? USDC_ADDRESSES[name]), decimals: 6, symbol: 'USDC' };
+  p.logger.info({ chain: name, chainId: chain.id, usdc: usdc.address, deployer: walletClient?.account.address ?? null }, 'chain: connected');
+  return {
+    name,
+    chainId: chain.id,
+    publicClient,
+    walletClient,
+    usdc,
+    rpcUrl,
+    async close() {
+      const close = (publicClient.transport as { getRpcClient?: () => Promise<{ close(): void }> }).getRpcClient;
+      if (close !== undefined) (await close()).close();
+    },
+  };
+}
+
+function devChainDefinition(rpcUrl: string): Chain {
+  return defineChain({ ...foundry, id: DEV_CHAIN_ID, name: 'Splitline dev chain', rpcUrls: { default: { http: [rpcUrl] } } });
+}
+
+async function startDevChainDeps(p: StartChainParams): Promise<ChainDeps> {
+  const { config, logger } = p;
+  const dev = await startDevChain({
+    dataDir: path.resolve(config.dataDir),
+    port: config.devChainPort,
+    blockTimeSeconds: config.devChainBlockTime,
+    logger,
+  });
+  try {
+    const chain = devChainDefinition(dev.rpcUrl);
+    const transport = http(dev.rpcUrl);
+    const publicClient = createPublicClient({ chain, transport, pollingInterval: 50 }) as ChainPublicClient;
+    const account = config.splitDeployerKey === undefined ? devAccount(DEV_DEPLOYER_INDEX) : privateKeyToAccount(config.splitDeployerKey);
+    const walletClient = createWalletClient({ chain, transport, account, pollingInterval: 50 }) as ChainWalletClient;
+    if (config.splitDeployerKey !== undefined) await fundWithTestEth(chain, transport, publicClient, account.address);
+    const accounts = Array.from({ length: DEV_ACCOUNT_COUNT }, (_, i) => devAccount(i).address);
+    const recordPath = path.join(path.dirname(dev.statePath), 'deployment.json');
+
+    const ensureUsdc = async (): Promise<TokenInfo> => {
+      if (config.usdcAddress !== undefined) return { address: getAddress(config.usdcAddress), decimals: 6, symbol: 'USDC' };
+      return ensureTestUsdc({ walletClient, publicClient, holders: accounts, recordPath, logger });
+    };
+    const deps: ChainDeps = {
+      name: 'dev',
+      chainId: DEV_CHAIN_ID,
+      publicClient,
+      walletClient,
+      usdc: await ensureUsdc(),
+      rpcUrl: dev.rpcUrl,
+      dev: { process: dev, accounts },
+      close: () => dev.stop(),
+    };
+    // A crash may lose the last seconds of state: check the token again after every restart.
+    dev.onRestart(async () => {
+      deps.usdc = await ensureUsdc();
+    });
+    logger.info({ rpcUrl: dev.rpcUrl, usdc: deps.usdc.address, deployer: account.address }, 'dev chain: ready');
+    return deps;
+  } catch (err) {
+    await dev.stop();
+    throw err;
+  }
+}
+
+/** A SPLIT_DEPLOYER_KEY on the dev chain is usually not a test account: give it test ETH for gas. */
+async function fundWithTestEth(chain: Chain, transport: Transport, publicClient: ChainPublicClient, address: Address): Promise<void> {
+  if ((await publicClient.getBalance({ address })) > 0n) return;
+  await createTestClient({ chain, transport, mode: 'anvil' }).setBalance({ address, value: parseEther('1000') });
+}

@@ -1,0 +1,54 @@
+/**
+ * Keeps the database consistent with the dev chain. The chain's state normally survives a
+ * restart (anvil's state file), but it can be lost: DATA_DIR wiped while PostgreSQL kept its
+ * data, a crash inside the dump interval, an unreadable state file. A merchant's stored split
+ * address would then point at nothing, and test payments would vanish into it. So at start and
+ * after every anvil restart, each stored split address without code on the dev chain gets its
+ * PaymentSplitter deployed again with the stored recipients, and the new address is stored.
+ */
+import { eq, isNotNull } from 'drizzle-orm';
+import type { Logger } from 'pino';
+import { getAddress } from 'viem';
+import type { Db } from '../db/client.ts';
+import { splitConfigs } from '../db/schema.ts';
+import type { ChainDeps } from './client.ts';
+import { deploySplit } from './split-contract.ts';
+
+export interface RedeployedSplit {
+  wallet: string;
+  previous: string;
+  address: string;
+}
+
+export async function redeployMissingDevSplits(p: { db: Db; chain: ChainDeps; logger: Logger }): Promise<RedeployedSplit[]> {
+  const { chain, logger } = p;
+  const walletClient = chain.walletClient;
+  if (chain.dev === undefined || walletClient === undefined) return [];
+  const rows = await p.db
+    .select({ wallet: splitConfigs.wallet, address: splitConfigs.address, recipients: splitConfigs.recipients })
+    .from(splitConfigs)
+    .where(isNotNull(splitConfigs.address));
+  const redeployed: RedeployedSplit[] = [];
+  for (const row of rows) {
+    if (row.address === null) continue;
+    const code = await chain.publicClient.getCode({ address: getAddress(row.address) });
+    if (code !== undefined && code !== '0x') continue;
+    const deployed = await deploySplit({ walletClient, publicClient: chain.publicClient, recipients: row.recipients });
+    const address = deployed.address.toLowerCase();
+    await p.db.update(splitConfigs).set({ address }).where(eq(splitConfigs.wallet, row.wallet));
+    logger.warn({ wallet: row.wallet, previous: row.address, address }, 'dev chain: split contract missing from the chain; deployed it again');
+    redeployed.push({ wallet: row.wallet, previous: row.address, address });
+  }
+  return redeployed;
+}
+
+/** Runs the check now and after every anvil restart; a failure is logged, never fatal. */
+export async function keepDevSplitsConsistent(p: { db: Db; chain: ChainDeps; logger: Logger }): Promise<void> {
+  const run = async () => {
+    await redeployMissingDevSplits(p).catch((err: unknown) =>
+      p.logger.warn({ err }, 'dev chain: could not check stored split contracts against the chain'),
+    );
+  };
+  p.chain.dev?.process.onRestart(run);
+  await run();
+}
