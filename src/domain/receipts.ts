@@ -28,7 +28,7 @@ export function isSensitiveStatus(s: string): boolean {
   return s === 'checkout_success' || s.startsWith('refund_');
 }
 /** States from which a tracking status may still become the receipt's status. */
-const UNPAID = new Set<string>(['pending', 'generated', ...TRACKING_STATUSES]);
+export const UNPAID = new Set<string>(['pending', 'generated', ...TRACKING_STATUSES]);
 
 const RECEIPT_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/;
 export const MAX_LINE_ITEMS = 200;
