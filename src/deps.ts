@@ -14,6 +14,8 @@ import { loadJwtKey } from './auth/secret.ts';
 import { createSignatureVerifier } from './auth/signature.ts';
 import type { BlobStore } from './storage/blob-store.ts';
 import { createBlobStore } from './storage/index.ts';
+import { ChainWorker } from './payments/worker.ts';
+import { WebhookDispatcher } from './webhooks/dispatcher.ts';
 import { createLogger } from './logger.ts';
 import { startChain, type ChainDeps } from './chain/client.ts';
 import { keepDevSplitsConsistent } from './chain/dev-reconcile.ts';
@@ -27,6 +29,12 @@ export interface Deps {
   journal: Journal;
   auth: AuthService;
   blobs: BlobStore;
+  /** Sends due webhooks while this instance holds the webhooks lease. */
+  webhooks: WebhookDispatcher;
+  /** Verifies payments and indexes split transactions while this instance holds the chain lease. */
+  chainWorker?: ChainWorker;
+  /** Starts the background workers (main.ts does; tests start what they exercise). */
+  startWorkers(): void;
   /** The chain, when started (DepsOptions.chain); absent in tests that do not need one. */
   chain?: ChainDeps;
   close(): Promise<void>;
@@ -100,6 +108,18 @@ export async function createDeps(config: Config, opts: DepsOptions = {}): Promis
     verify: createSignatureVerifier(chain?.publicClient),
   });
   const blobs = createBlobStore(config);
+  const webhooks = new WebhookDispatcher({ db: database.db, logger, allowPrivate: config.webhookAllowPrivate });
+  const chainWorker =
+    chain === undefined
+      ? undefined
+      : new ChainWorker({
+          db: database.db,
+          chain,
+          logger,
+          confirmations: config.confirmations,
+          platformRecipient: config.platformRecipientAddress,
+          ...(chain.dev !== undefined ? { startBlock: 0n, intervalMs: 100 } : {}),
+        });
   return {
     config,
     logger,
@@ -110,7 +130,15 @@ export async function createDeps(config: Config, opts: DepsOptions = {}): Promis
     auth,
     chain,
     blobs,
+    webhooks,
+    chainWorker,
+    startWorkers() {
+      webhooks.start();
+      chainWorker?.start();
+    },
     async close() {
+      await chainWorker?.stop();
+      await webhooks.stop();
       await journal.close();
       await blobs.close();
       await limiter.close();

@@ -23,6 +23,7 @@ async function main(): Promise<void> {
   const port = typeof address === 'object' && address !== null ? address.port : config.port;
   const local = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}${config.publicBasePath}`;
   deps.journal.start();
+  deps.startWorkers();
   deps.logger.info(
     {
       database: deps.database.describe,

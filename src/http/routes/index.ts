@@ -10,6 +10,7 @@ import { inventoryRoutes } from './inventory.ts';
 import { orderRoutes } from './orders.ts';
 import { shopRoutes } from './shop.ts';
 import { registerAdminRoutes } from './admin/index.ts';
+import { payRoutes } from './pay.ts';
 import { devChainRoutes } from './dev-chain.ts';
 
 export type App = FastifyInstance<
@@ -30,5 +31,6 @@ export function registerRoutes(app: App, deps: Deps): void {
   orderRoutes(app, deps);
   shopRoutes(app, deps);
   registerAdminRoutes(app, deps);
+  payRoutes(app, deps);
   devChainRoutes(app, deps);
 }
