@@ -15,6 +15,7 @@ import { correlationId, registerGateway } from './gateway/plugin.ts';
 import { installErrorHandling } from './http/errors.ts';
 import { sharedSchemas } from './http/schemas.ts';
 import { registerRoutes } from './http/routes/index.ts';
+import { registerWebApp } from './http/web.ts';
 
 export const BODY_LIMIT = 256 * 1024;
 
@@ -110,5 +111,6 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   registerRoutes(app, deps);
+  await registerWebApp(app, { publicBasePath: base });
   return app;
 }

@@ -2,6 +2,7 @@ import type { Deps } from '../../../deps.ts';
 import { authRoutes } from '../auth.ts';
 import type { App } from '../index.ts';
 import { adminMerchantRoutes } from './merchant.ts';
+import { adminPlatformRoutes } from './platform.ts';
 import { adminRoleRoutes } from './roles.ts';
 import { adminSubscriptionRoutes } from './subscriptions.ts';
 import { adminUserRoutes } from './users.ts';
@@ -15,4 +16,5 @@ export function registerAdminRoutes(app: App, deps: Deps): void {
   adminRoleRoutes(app, deps);
   adminUserRoutes(app, deps);
   adminWebhookRoutes(app, deps);
+  adminPlatformRoutes(app, deps);
 }

@@ -1,0 +1,68 @@
+import type { CreatedReceipt } from '../lib/api.ts';
+import { formatCents, usdToCents } from '../lib/decimal.ts';
+import { CopyButton, Link, StatusBadge } from './ui.tsx';
+import { QrCode } from './QrCode.tsx';
+
+/** A receipt just created: its lines, and the payment link (shown only now) as text and QR code. */
+export function CreatedReceiptCard(props: { receipt: CreatedReceipt; title: string; onNext?: () => void; nextLabel?: string }) {
+  const r = props.receipt;
+  return (
+    <div className="card created" data-testid="created-receipt">
+      <div className="created-head">
+        <h2>{props.title}</h2>
+        <StatusBadge status={r.status} />
+      </div>
+      <div className="created-body">
+        <div>
+          <table className="table lines">
+            <tbody>
+              {r.lineItems.map((l, i) => (
+                <tr key={i}>
+                  <td>
+                    {l.label}
+                    {l.qty !== undefined && l.qty !== 1 && <span className="muted"> × {l.qty}</span>}
+                  </td>
+                  <td className="num">{formatCents(usdToCents(l.priceUsd) * (l.qty ?? 1))}</td>
+                </tr>
+              ))}
+            </tbody>
+            <tfoot>
+              <tr>
+                <th>Total</th>
+                <th className="num" data-testid="created-total">
+                  {formatCents(usdToCents(r.totalUsd))}
+                </th>
+              </tr>
+            </tfoot>
+          </table>
+          <p className="small">
+            Receipt{' '}
+            <Link to={`receipts/${encodeURIComponent(r.receiptId)}`} className="mono">
+              {r.receiptId}
+            </Link>
+          </p>
+          <div className="paylink">
+            <span className="secret-label">Payment link</span>
+            <code className="secret-value" data-testid="payment-url">
+              {r.paymentUrl}
+            </code>
+            <CopyButton text={r.paymentUrl} label="Copy link" />
+          </div>
+          <p className="muted small">
+            The buyer pays in USDC from any wallet at this link. Keep it: it is shown only now and cannot be rebuilt from
+            the receipt id.
+          </p>
+        </div>
+        <figure className="qr-figure">
+          <QrCode text={r.paymentUrl} label={`QR code of the payment link for receipt ${r.receiptId}`} />
+          <figcaption className="muted small">Scan to pay</figcaption>
+        </figure>
+      </div>
+      {props.onNext !== undefined && (
+        <button type="button" className="btn btn-primary" onClick={props.onNext}>
+          {props.nextLabel ?? 'Next'}
+        </button>
+      )}
+    </div>
+  );
+}

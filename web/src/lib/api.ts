@@ -1,0 +1,212 @@
+/** The API calls the admin app makes, each with the shape of its answer. */
+import { arr, bool, nullable, num, optional, record, str } from './decode.ts';
+import { call } from './http.ts';
+
+const lineItem = record({ label: str, priceUsd: num, qty: optional(num) });
+export type LineItem = ReturnType<typeof lineItem>;
+
+const session = record({ wallet: str, roles: arr(str), csrfToken: str });
+export type Session = ReturnType<typeof session>;
+
+export const auth = {
+  me: () => call('GET', '/api/auth/me', session, { anonymous: true }),
+  challenge: (wallet: string) =>
+    call('POST', '/api/auth/challenge', record({ nonce: str, typedData: (v) => v }), { body: { wallet }, anonymous: true }),
+  login: (wallet: string, nonce: string, signature: string) =>
+    call('POST', '/api/auth/login', session, { body: { wallet, nonce, signature }, anonymous: true }),
+  logout: () => call('POST', '/api/auth/logout', record({ ok: bool })),
+};
+
+const platform = record({ platformRecipientAddress: nullable(str), platformFeeBps: num, chainId: num, brandName: str });
+export type Platform = ReturnType<typeof platform>;
+export const getPlatform = () => call('GET', '/api/admin/platform', platform);
+
+const receipt = record({ receiptId: str, totalUsd: num, currency: str, lineItems: arr(lineItem), createdAt: num, status: str });
+export type Receipt = ReturnType<typeof receipt>;
+
+const receiptDetail = record({
+  receiptId: str,
+  totalUsd: num,
+  currency: str,
+  lineItems: arr(lineItem),
+  createdAt: num,
+  brandName: str,
+  status: str,
+  jurisdictionCode: nullable(str),
+  taxRate: num,
+  taxComponents: arr(str),
+  transactionHash: optional(str),
+  transactionTimestamp: optional(num),
+  statusHistory: arr(record({ status: str, at: num, source: str })),
+});
+export type ReceiptDetail = ReturnType<typeof receiptDetail>;
+
+const refund = record({ id: str, receiptId: str, buyer: str, usd: num, txHash: nullable(str), createdBy: str, createdAt: num });
+export type Refund = ReturnType<typeof refund>;
+
+/** A receipt just created, with the payment URL that is shown only then. */
+const created = record({
+  receiptId: str,
+  totalUsd: num,
+  currency: str,
+  lineItems: arr(lineItem),
+  createdAt: num,
+  status: str,
+  paymentUrl: str,
+  jurisdictionCode: nullable(str),
+  taxRate: num,
+});
+export type CreatedReceipt = ReturnType<typeof created>;
+
+export const receipts = {
+  list: () => call('GET', '/api/receipts', record({ receipts: arr(receipt), degraded: optional(bool) }), { query: { limit: 200 } }),
+  get: (id: string) => call('GET', `/api/receipts/${encodeURIComponent(id)}`, receiptDetail),
+  refunds: (id: string) => call('GET', `/api/receipts/${encodeURIComponent(id)}/refunds`, record({ refunds: arr(refund) })),
+  refund: (body: { receiptId: string; wallet: string; buyer: string; usd: number; txHash?: string }) =>
+    call('POST', '/api/receipts/refund', record({ ok: bool, refundedUsd: num, status: str }), { body }),
+  terminal: (body: { amountUsd: number; label: string; jurisdictionCode?: string; taxRate?: number }) =>
+    call('POST', '/api/receipts/terminal', record({ ok: bool, receipt: created }), { body }),
+  order: (body: { items: { sku: string; qty: number }[]; jurisdictionCode?: string }) =>
+    call('POST', '/api/orders', record({ ok: bool, receipt: created }), { body }),
+};
+
+const jurisdiction = record({ code: str, rate: num, components: arr(str) });
+const shopConfig = record({
+  name: nullable(str),
+  brandName: str,
+  processingFeePct: num,
+  taxJurisdictions: arr(jurisdiction),
+  allowedEmbedOrigins: arr(str),
+});
+export type ShopConfig = ReturnType<typeof shopConfig>;
+export type ShopConfigInput = {
+  processingFeePct: number;
+  name?: string;
+  taxJurisdictions: { code: string; rate: number; components?: string[] }[];
+  allowedEmbedOrigins: string[];
+};
+export const shop = {
+  get: () => call('GET', '/api/shop/config', record({ config: shopConfig })),
+  save: (body: ShopConfigInput) => call('POST', '/api/shop/config', record({ ok: bool, config: shopConfig }), { body }),
+};
+
+const splitConfig = record({ address: nullable(str), recipients: arr(record({ address: str, sharesBps: num })) });
+export type SplitConfig = ReturnType<typeof splitConfig>;
+export const split = {
+  get: () => call('GET', '/api/split/deploy', record({ split: splitConfig })),
+  deploy: (body: { splitAddress?: string; recipients: { address: string; sharesBps: number }[] }) =>
+    call('POST', '/api/split/deploy', record({ ok: bool, split: splitConfig, idempotent: optional(bool) }), { body }),
+};
+
+const item = record({
+  id: str,
+  sku: str,
+  name: str,
+  description: optional(str),
+  category: optional(str),
+  priceUsd: num,
+  stockQty: num,
+  taxable: bool,
+  updatedAt: num,
+});
+export type InventoryItem = ReturnType<typeof item>;
+export type InventoryInput = {
+  sku: string;
+  name: string;
+  priceUsd: number;
+  stockQty?: number;
+  taxable?: boolean;
+  description?: string | null;
+  category?: string | null;
+};
+export const inventory = {
+  list: () => call('GET', '/api/inventory', record({ items: arr(item) })),
+  save: (body: InventoryInput) => call('POST', '/api/inventory', record({ ok: bool, item }), { body }),
+};
+
+const subscription = record({
+  id: str,
+  wallet: str,
+  name: str,
+  product: str,
+  scopes: arr(str),
+  rateLimitPerMinute: num,
+  status: str,
+  createdAt: num,
+  revokedAt: nullable(num),
+  keys: arr(record({ slot: str, prefix: str, createdAt: num })),
+});
+export type Subscription = ReturnType<typeof subscription>;
+export const subscriptions = {
+  list: () => call('GET', '/api/admin/subscriptions', record({ subscriptions: arr(subscription) })),
+  create: (body: { name?: string; product: string }) =>
+    call('POST', '/api/admin/subscriptions', record({ id: str, name: str, product: str, scopes: arr(str), primaryKey: str, secondaryKey: str }), {
+      body,
+    }),
+  rotate: (id: string, key: 'primary' | 'secondary') =>
+    call('POST', `/api/admin/subscriptions/${encodeURIComponent(id)}/rotate`, record({ id: str, slot: str, key: str }), { body: { key } }),
+  revoke: (id: string) => call('DELETE', `/api/admin/subscriptions/${encodeURIComponent(id)}`, record({ ok: bool, status: str })),
+};
+
+const webhook = record({ id: str, url: str, events: arr(str), createdAt: num });
+export type Webhook = ReturnType<typeof webhook>;
+export const webhooks = {
+  list: () => call('GET', '/api/admin/webhooks', record({ webhooks: arr(webhook) })),
+  create: (body: { url: string; events: string[] }) =>
+    call('POST', '/api/admin/webhooks', record({ id: str, url: str, events: arr(str), secret: str }), { body }),
+  remove: (id: string) => call('DELETE', `/api/admin/webhooks/${encodeURIComponent(id)}`, record({ ok: bool })),
+};
+
+const user = record({
+  wallet: str,
+  displayName: str,
+  pfpUrl: nullable(str),
+  xp: num,
+  live: bool,
+  lastSeen: nullable(num),
+  domains: arr(str),
+  platforms: arr(str),
+  languages: arr(str),
+});
+export type User = ReturnType<typeof user>;
+const liveUser = record({
+  wallet: str,
+  displayName: str,
+  spaceUrl: nullable(str),
+  liveSince: nullable(num),
+  lastHeartbeat: num,
+  languages: arr(str),
+  domains: arr(str),
+  platform: nullable(str),
+});
+export type LiveUser = ReturnType<typeof liveUser>;
+export type UserQuery = { q?: string; domains?: string; platforms?: string; languages?: string; minXp?: number; maxXp?: number; live?: boolean };
+export const users = {
+  search: (query: UserQuery) =>
+    call('GET', '/api/users/search', record({ users: arr(user), total: optional(num), degraded: optional(bool) }), { query: { ...query, limit: 50 } }),
+  live: () => call('GET', '/api/users/live', record({ live: arr(liveUser), degraded: optional(bool) })),
+};
+
+export const RECEIPT_STATUSES = [
+  'generated',
+  'pending',
+  'link_opened',
+  'buyer_logged_in',
+  'checkout_initialized',
+  'checkout_success',
+  'tx_mined',
+  'recipient_validated',
+  'completed',
+  'failed',
+  'tx_mismatch',
+  'refund_partial',
+  'refunded',
+] as const;
+
+export const PRODUCTS = [
+  { name: 'full', description: 'Every developer scope' },
+  { name: 'checkout', description: 'Orders, receipts and their status' },
+  { name: 'readonly', description: 'Read-only access' },
+] as const;
+
+export const WEBHOOK_EVENTS = ['receipt.completed', 'receipt.refunded', 'receipt.tx_mismatch'] as const;

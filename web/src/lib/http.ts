@@ -1,0 +1,82 @@
+/**
+ * Same-origin calls to the Splitline API. The session cookie is HttpOnly, so the browser sends it;
+ * the CSRF token lives only in memory and goes on every state-changing request.
+ */
+import type { Decoder } from './decode.ts';
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+let csrfToken: string | null = null;
+let onSessionLost: (() => void) | null = null;
+
+export function setCsrfToken(token: string | null): void {
+  csrfToken = token;
+}
+
+/** Called when the server answers 401 to a signed-in call: the session expired or was revoked. */
+export function whenSessionLost(handler: (() => void) | null): void {
+  onSessionLost = handler;
+}
+
+/** `/api/x` resolved against the page's base, so the app also works under a path prefix. */
+export function apiUrl(path: string): string {
+  return new URL(`../${path.replace(/^\//, '')}`, document.baseURI).toString();
+}
+
+export interface CallOptions {
+  body?: unknown;
+  query?: Record<string, string | number | boolean | undefined>;
+  /** Set for the sign-in calls, whose 401 does not mean a lost session. */
+  anonymous?: boolean;
+}
+
+export async function call<T>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, decode: Decoder<T>, opts: CallOptions = {}): Promise<T> {
+  const url = new URL(apiUrl(path));
+  for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined && v !== '') url.searchParams.set(k, String(v));
+  const headers: Record<string, string> = { accept: 'application/json' };
+  if (opts.body !== undefined) headers['content-type'] = 'application/json';
+  if (method !== 'GET' && csrfToken !== null) headers['x-csrf-token'] = csrfToken;
+  let res: Response;
+  try {
+    res = await fetch(url, {
+      method,
+      headers,
+      credentials: 'same-origin',
+      body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+    });
+  } catch (err) {
+    throw new ApiError(0, 'network', `The server could not be reached (${err instanceof Error ? err.message : String(err)})`);
+  }
+  const text = await res.text();
+  let json: unknown = undefined;
+  if (text !== '' && (res.headers.get('content-type') ?? '').includes('json')) {
+    try {
+      json = JSON.parse(text);
+    } catch (err) {
+      throw new ApiError(res.status, 'bad_response', `The server answered malformed JSON (${(err as Error).message})`);
+    }
+  }
+  if (!res.ok) {
+    const body = (typeof json === 'object' && json !== null ? json : {}) as { error?: unknown; message?: unknown };
+    const code = typeof body.error === 'string' ? body.error : `http_${res.status}`;
+    const message = typeof body.message === 'string' ? body.message : `The server answered ${res.status} ${res.statusText}`;
+    if (res.status === 401 && !opts.anonymous) onSessionLost?.();
+    throw new ApiError(res.status, code, message);
+  }
+  return decode(json, 'response');
+}
+
+/** A person-readable message for any failure, preferring the server's own `message`. */
+export function messageOf(err: unknown): string {
+  if (err instanceof Error) return err.message;
+  return String(err);
+}

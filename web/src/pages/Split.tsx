@@ -1,0 +1,224 @@
+import { useEffect, useState, type FormEvent } from 'react';
+import { getPlatform, split, type Platform, type Session, type SplitConfig } from '../lib/api.ts';
+import { bpsToPercent, percentToBps } from '../lib/decimal.ts';
+import { ADDRESS } from '../lib/format.ts';
+import { useLoad, useSubmit } from '../lib/hooks.ts';
+import { ErrorNote, Field, Loading, Notice, PageHeader } from '../components/ui.tsx';
+
+interface Row {
+  key: number;
+  address: string;
+  percent: string;
+}
+
+let rowKey = 0;
+
+type Errors = Record<string, string>;
+
+/** Checks the editable rows plus the locked platform line; the recipients to send, or the problems. */
+export function validateSplit(rows: Row[], platform: Platform, splitAddress: string) {
+  const errors: Errors = {};
+  const seen = new Set<string>();
+  const platformAddress = platform.platformRecipientAddress?.toLowerCase() ?? null;
+  if (platformAddress !== null) seen.add(platformAddress);
+  let sum = platformAddress === null ? 0 : platform.platformFeeBps;
+  const recipients = rows.map((r) => {
+    const address = r.address.trim();
+    if (!ADDRESS.test(address)) errors[`address-${r.key}`] = 'A 0x address with 40 hex digits';
+    else if (seen.has(address.toLowerCase())) errors[`address-${r.key}`] = 'This address is already in the split';
+    seen.add(address.toLowerCase());
+    const bps = percentToBps(r.percent);
+    if (bps === null || bps === 0) errors[`percent-${r.key}`] = 'A share above 0, at most two decimals';
+    sum += bps ?? 0;
+    return { address, sharesBps: bps ?? 0 };
+  });
+  if (rows.length === 0) errors.rows = 'Add at least one recipient';
+  if (sum !== 10_000) errors.sum = `The shares add up to ${bpsToPercent(sum)}%; they must add up to exactly 100.00%`;
+  if (splitAddress.trim() !== '' && !ADDRESS.test(splitAddress.trim())) errors.splitAddress = 'A 0x address with 40 hex digits';
+  if (platformAddress !== null) recipients.push({ address: platformAddress, sharesBps: platform.platformFeeBps });
+  return { errors, recipients, sum };
+}
+
+export function SplitPage(props: { session: Session }) {
+  const loaded = useLoad(() => Promise.all([split.get(), getPlatform()]));
+  const [stored, setStored] = useState<SplitConfig | null>(null);
+  const [idempotent, setIdempotent] = useState(false);
+
+  useEffect(() => {
+    if (loaded.data !== null) setStored(loaded.data[0].split);
+  }, [loaded.data]);
+
+  if (loaded.data === null || stored === null) {
+    return (
+      <section>
+        <PageHeader title="Split" />
+        <ErrorNote message={loaded.error} />
+        {loaded.loading && <Loading what="split" />}
+      </section>
+    );
+  }
+  const platform = loaded.data[1];
+  const configured = stored.recipients.length > 0;
+  return (
+    <section>
+      <PageHeader
+        title="Split"
+        subtitle="Every payment is divided on-chain among these recipients. Shares are set once; each recipient withdraws its own funds from the split contract."
+      />
+      {configured ? (
+        <StoredSplit split={stored} platform={platform} idempotent={idempotent} onChecked={(s) => {
+          setStored(s);
+          setIdempotent(true);
+        }} />
+      ) : (
+        <SplitEditor session={props.session} platform={platform} onSaved={(s, again) => {
+          setStored(s);
+          setIdempotent(again);
+        }} />
+      )}
+    </section>
+  );
+}
+
+function StoredSplit(props: { split: SplitConfig; platform: Platform; idempotent: boolean; onChecked: (s: SplitConfig) => void }) {
+  const submit = useSubmit();
+  const platform = props.platform.platformRecipientAddress?.toLowerCase();
+  return (
+    <div className="card" data-testid="stored-split">
+      <h2>Your split</h2>
+      <dl className="facts">
+        <dt>Contract</dt>
+        {props.split.address === null ? <dd className="muted">Not deployed yet</dd> : <dd className="mono break">{props.split.address}</dd>}
+      </dl>
+      <table className="table">
+        <thead>
+          <tr>
+            <th>Recipient</th>
+            <th className="num">Share</th>
+          </tr>
+        </thead>
+        <tbody>
+          {props.split.recipients.map((r) => (
+            <tr key={r.address}>
+              <td className="mono break">
+                {r.address}
+                {r.address.toLowerCase() === platform && <span className="badge badge-info">platform</span>}
+              </td>
+              <td className="num" data-testid="stored-share">
+                {bpsToPercent(r.sharesBps)}%
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {props.idempotent ? (
+        <Notice kind="info">
+          <span data-testid="split-idempotent">
+            The split was already set: the server kept the stored configuration unchanged (the call is idempotent).
+          </span>
+        </Notice>
+      ) : (
+        <p className="muted small">
+          Setting up the split is idempotent: sending it again returns this same configuration, so a retried request
+          can never change who gets paid.
+        </p>
+      )}
+      <ErrorNote message={submit.error} />
+      <button
+        type="button"
+        className="btn"
+        disabled={submit.busy}
+        onClick={() =>
+          void submit.run(async () => {
+            const res = await split.deploy({ recipients: props.split.recipients });
+            props.onChecked(res.split);
+          })
+        }
+      >
+        Send again to check
+      </button>
+    </div>
+  );
+}
+
+function SplitEditor(props: { session: Session; platform: Platform; onSaved: (s: SplitConfig, idempotent: boolean) => void }) {
+  const { platform } = props;
+  const fee = platform.platformRecipientAddress === null ? 0 : platform.platformFeeBps;
+  const [rows, setRows] = useState<Row[]>(() => [{ key: ++rowKey, address: props.session.wallet, percent: bpsToPercent(10_000 - fee) }]);
+  const [splitAddress, setSplitAddress] = useState('');
+  const [errors, setErrors] = useState<Errors>({});
+  const submit = useSubmit();
+  const live = validateSplit(rows, platform, splitAddress);
+
+  const setRow = (key: number, patch: Partial<Row>) => setRows(rows.map((r) => (r.key === key ? { ...r, ...patch } : r)));
+
+  const onSubmit = (e: FormEvent) => {
+    e.preventDefault();
+    const checked = validateSplit(rows, platform, splitAddress);
+    setErrors(checked.errors);
+    if (Object.keys(checked.errors).length > 0) {
+      submit.setError(checked.errors.sum ?? checked.errors.rows ?? 'Some fields need attention.');
+      return;
+    }
+    void submit.run(async () => {
+      const body = splitAddress.trim() === '' ? { recipients: checked.recipients } : { recipients: checked.recipients, splitAddress: splitAddress.trim() };
+      const res = await split.deploy(body);
+      props.onSaved(res.split, res.idempotent === true);
+    });
+  };
+
+  return (
+    <form className="card form" onSubmit={onSubmit} noValidate>
+      <h2>Recipients</h2>
+      {platform.platformRecipientAddress === null && (
+        <Notice kind="warn">This deployment has no platform recipient configured; orders will be refused until it has one.</Notice>
+      )}
+      {rows.map((r, i) => (
+        <div className="row-editor row-editor-split" key={r.key} data-testid="recipient-row">
+          <Field label={`Recipient ${i + 1}`} error={errors[`address-${r.key}`]}>
+            {(id, invalid) => (
+              <input id={id} name={`address-${i}`} className="mono" value={r.address} placeholder="0x…" aria-invalid={invalid} onChange={(e) => setRow(r.key, { address: e.target.value })} />
+            )}
+          </Field>
+          <Field label="Share (%)" error={errors[`percent-${r.key}`]}>
+            {(id, invalid) => (
+              <input id={id} name={`percent-${i}`} inputMode="decimal" value={r.percent} placeholder="50.00" aria-invalid={invalid} onChange={(e) => setRow(r.key, { percent: e.target.value })} />
+            )}
+          </Field>
+          <button type="button" className="btn btn-small btn-ghost row-remove" disabled={rows.length === 1} onClick={() => setRows(rows.filter((x) => x.key !== r.key))}>
+            Remove
+          </button>
+        </div>
+      ))}
+      {platform.platformRecipientAddress !== null && (
+        <div className="row-editor row-editor-split locked" data-testid="platform-row">
+          <Field label="Platform fee recipient" hint="Set by the platform; it cannot be changed">
+            {(id) => <input id={id} className="mono" value={platform.platformRecipientAddress ?? ''} readOnly disabled />}
+          </Field>
+          <Field label="Share (%)">{(id) => <input id={id} value={bpsToPercent(platform.platformFeeBps)} readOnly disabled />}</Field>
+          <span className="row-remove lock" aria-hidden="true">
+            Locked
+          </span>
+        </div>
+      )}
+      <button type="button" className="btn btn-small" onClick={() => setRows([...rows, { key: ++rowKey, address: '', percent: '' }])}>
+        Add recipient
+      </button>
+      <div className={`sum ${live.sum === 10_000 ? 'sum-ok' : 'sum-bad'}`} data-testid="split-sum">
+        Total {bpsToPercent(live.sum)}%{live.sum === 10_000 ? ' ✓' : ' — must be 100.00%'}
+      </div>
+      <details>
+        <summary>Use a split contract you already deployed</summary>
+        <Field label="Split contract address" hint="Leave empty to have the service deploy one" error={errors.splitAddress}>
+          {(id, invalid) => <input id={id} className="mono" value={splitAddress} aria-invalid={invalid} onChange={(e) => setSplitAddress(e.target.value)} />}
+        </Field>
+      </details>
+      <ErrorNote message={submit.error} />
+      <div className="form-actions">
+        <button type="submit" className="btn btn-primary" disabled={submit.busy}>
+          {submit.busy ? 'Saving…' : 'Save split'}
+        </button>
+      </div>
+    </form>
+  );
+}
