@@ -1,0 +1,438 @@
+/**
+ * The admin web app in a real browser (Debian's chromium, headless): sign-in with an injected
+ * wallet, and each page doing its job against the real server and database.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { upsertUsers } from '../../src/domain/users.ts';
+import {
+  eventually,
+  screenshot,
+  setUpSplit,
+  signInThroughPage,
+  skipReason,
+  startHarness,
+  type Harness,
+  type Merchant,
+} from './harness.ts';
+
+if (skipReason) console.log(skipReason);
+
+describe('admin web app', { skip: skipReason, timeout: 150_000 }, () => {
+  let h: Harness;
+  before(async () => {
+    h = await startHarness();
+  });
+  after(async () => {
+    await h?.close();
+  });
+
+  /** A merchant signed in through the page; fails the test on any script error or CSP violation. */
+  async function merchant(opts: { phone?: boolean } = {}): Promise<Merchant> {
+    const m = await h.open(opts);
+    await signInThroughPage(m);
+    return m;
+  }
+  function noProblems(m: Merchant) {
+    assert.deepEqual(m.problems, [], 'no script errors or CSP violations');
+  }
+
+  test('without a wallet, sign-in says so clearly', async () => {
+    const m = await h.open({ wallet: false });
+    await m.page.goto('/admin/');
+    const note = m.page.getByTestId('no-wallet');
+    await note.waitFor();
+    assert.match(await note.innerText(), /No browser wallet found/);
+    await m.page.getByRole('button', { name: 'Sign in with wallet' }).click();
+    assert.equal(await note.isVisible(), true);
+    await screenshot(m.page, 'signin-no-wallet');
+    noProblems(m);
+  });
+
+  test('sign-in with the wallet, the session survives a reload, sign-out ends it', async () => {
+    const m = await h.open();
+    await m.page.goto('/admin/');
+    await screenshot(m.page, 'signin');
+    await m.page.getByRole('button', { name: 'Sign in with wallet' }).click();
+    const badge = m.page.getByTestId('signed-in-wallet');
+    await badge.waitFor();
+    assert.equal(await badge.getAttribute('title'), m.wallet);
+    const cookie = (await m.context.cookies()).find((c) => c.name === 'cb_auth_token');
+    assert.ok(cookie?.httpOnly, 'the session cookie is HttpOnly');
+    await m.page.reload();
+    await badge.waitFor();
+    // Reloaded: the CSRF token came back from /api/auth/me, so a write still works.
+    await m.page.getByRole('link', { name: 'Shop' }).click();
+    await m.page.getByLabel('Processing fee (%)').fill('1');
+    await m.page.getByRole('button', { name: 'Save settings' }).click();
+    await m.page.getByText('Settings saved.').waitFor();
+    await m.page.getByRole('link', { name: 'Overview' }).click();
+    await m.page.getByTestId('today-stats').waitFor();
+    await screenshot(m.page, 'overview-empty');
+    await m.page.getByRole('button', { name: 'Sign out' }).click();
+    await m.page.getByText('You are signed out.').waitFor();
+    assert.equal((await m.api('GET', '/api/auth/me')).status, 401, 'the server ended the session');
+    noProblems(m);
+  });
+
+  test('shop settings: client-side checks, then saved exactly (7.25% is 0.0725)', async () => {
+    const m = await merchant();
+    await m.page.goto('/admin/shop');
+    await m.page.getByLabel('Shop name').fill('Corner Café');
+    await m.page.getByLabel('Processing fee (%)').fill('2.555');
+    await m.page.getByRole('button', { name: 'Add jurisdiction' }).click();
+    const row = m.page.getByTestId('jurisdiction-row').last();
+    await row.getByLabel('Code').fill('CA');
+    await row.getByLabel('Rate (%)').fill('7.25');
+    await row.getByLabel('Components').fill('state, county');
+    await m.page.getByLabel('Allowed embed origins').fill('https://shop.example\nhttps://shop.example/path');
+    await m.page.getByRole('button', { name: 'Save settings' }).click();
+    await m.page.getByText('A percentage from 0 to 100 with at most two decimals').waitFor();
+    await m.page.getByText('is not an origin such as').waitFor();
+    await screenshot(m.page, 'shop-invalid');
+    assert.equal((await m.api('GET', '/api/shop/config')).body.config.name, null, 'nothing was sent');
+
+    await m.page.getByLabel('Processing fee (%)').fill('2.5');
+    await m.page.getByLabel('Allowed embed origins').fill('https://shop.example');
+    await m.page.getByRole('button', { name: 'Save settings' }).click();
+    await m.page.getByText('Settings saved.').waitFor();
+    await screenshot(m.page, 'shop');
+    const saved = (await m.api('GET', '/api/shop/config')).body.config;
+    assert.equal(saved.name, 'Corner Café');
+    assert.equal(saved.processingFeePct, 2.5);
+    assert.deepEqual(saved.taxJurisdictions, [{ code: 'CA', rate: 0.0725, components: ['state', 'county'] }]);
+    assert.deepEqual(saved.allowedEmbedOrigins, ['https://shop.example']);
+    await m.page.reload();
+    assert.equal(await m.page.getByTestId('jurisdiction-row').getByLabel('Rate (%)').inputValue(), '7.25');
+    noProblems(m);
+  });
+
+  test('split: the editor checks the sum, keeps the platform line, stores once (idempotent)', async () => {
+    const m = await merchant();
+    const partner = '0x1111111111111111111111111111111111111111';
+    await m.page.goto('/admin/split');
+    const platformRow = m.page.getByTestId('platform-row');
+    await platformRow.waitFor();
+    assert.equal(await platformRow.getByLabel('Platform fee recipient').isDisabled(), true);
+    assert.equal(await platformRow.getByLabel('Share (%)').inputValue(), '0.50');
+    const first = m.page.getByTestId('recipient-row').first();
+    assert.equal(await first.getByLabel('Recipient 1').inputValue(), m.wallet);
+    assert.equal(await first.getByLabel('Share (%)').inputValue(), '99.50');
+    await m.page.getByRole('button', { name: 'Add recipient' }).click();
+    const second = m.page.getByTestId('recipient-row').nth(1);
+    await second.getByLabel('Recipient 2').fill(partner);
+    await second.getByLabel('Share (%)').fill('20.10');
+    const sum = m.page.getByTestId('split-sum');
+    await eventually(() => sum.innerText(), (t) => /120\.10%/.test(t), 'the sum shows 120.10%');
+    await m.page.getByRole('button', { name: 'Save split' }).click();
+    await m.page.getByRole('alert').filter({ hasText: 'must add up to exactly 100.00%' }).waitFor();
+    await screenshot(m.page, 'split-editor');
+    assert.deepEqual((await m.api('GET', '/api/split/deploy')).body.split.recipients, [], 'nothing was sent');
+
+    await first.getByLabel('Share (%)').fill('79.40');
+    await eventually(() => sum.innerText(), (t) => /100\.00% ✓/.test(t), 'the sum shows 100.00% ✓');
+    await m.page.getByRole('button', { name: 'Save split' }).click();
+    await m.page.getByTestId('stored-split').waitFor();
+    const expected = [
+      { address: m.wallet, sharesBps: 7940 },
+      { address: partner, sharesBps: 2010 },
+      { address: '0x000000000000000000000000000000000000beef', sharesBps: 50 },
+    ];
+    assert.deepEqual((await m.api('GET', '/api/split/deploy')).body.split.recipients, expected);
+    assert.deepEqual(await m.page.getByTestId('stored-share').allInnerTexts(), ['79.40%', '20.10%', '0.50%']);
+    await m.page.getByRole('button', { name: 'Send again to check' }).click();
+    await m.page.getByTestId('split-idempotent').waitFor();
+    await screenshot(m.page, 'split');
+    assert.deepEqual((await m.api('GET', '/api/split/deploy')).body.split.recipients, expected, 'unchanged');
+    noProblems(m);
+  });
+
+  test('inventory: create, edit and restock', async () => {
+    const m = await merchant();
+    await m.page.goto('/admin/inventory');
+    const form = m.page.getByTestId('item-form');
+    await form.getByLabel('SKU').fill('COFFEE-12');
+    await form.getByLabel('Name').fill('Coffee beans');
+    await form.getByLabel('Price (USD)').fill('12.345');
+    await form.getByLabel('In stock').fill('10');
+    await form.getByRole('button', { name: 'Add product' }).click();
+    await form.getByText('A price such as 4.50').waitFor();
+    await form.getByLabel('Price (USD)').fill('12.30');
+    await form.getByRole('button', { name: 'Add product' }).click();
+    await m.page.getByText('Added Coffee beans.').waitFor();
+    const row = m.page.locator('[data-testid="inventory-row"][data-sku="COFFEE-12"]');
+    assert.match(await row.innerText(), /\$12\.30/);
+
+    await row.getByRole('button', { name: 'Edit' }).click();
+    await eventually(() => form.getByLabel('SKU').inputValue(), (v) => v === 'COFFEE-12', 'the form holds the item');
+    await form.getByLabel('Name').fill('Coffee beans, 12 oz');
+    await form.getByLabel('Price (USD)').fill('13');
+    await form.getByLabel('Taxable').uncheck();
+    await form.getByRole('button', { name: 'Save changes' }).click();
+    await m.page.getByText('Saved Coffee beans, 12 oz.').waitFor();
+
+    await row.getByLabel('Stock of COFFEE-12').fill('25');
+    await row.getByRole('button', { name: 'Set' }).click();
+    await m.page.getByText('Stock of Coffee beans, 12 oz is now 25.').waitFor();
+    await screenshot(m.page, 'inventory');
+    const items = (await m.api('GET', '/api/inventory')).body.items;
+    assert.equal(items.length, 1);
+    assert.equal(items[0].name, 'Coffee beans, 12 oz');
+    assert.equal(items[0].priceUsd, 13);
+    assert.equal(items[0].stockQty, 25);
+    assert.equal(items[0].taxable, false);
+    noProblems(m);
+  });
+
+  test('an order paid later: a pending receipt with its payment link', async () => {
+    const m = await merchant();
+    await setUpSplit(m);
+    await m.api('POST', '/api/shop/config', { processingFeePct: 0, taxJurisdictions: [{ code: 'NY', rate: 0.08875 }] });
+    await m.api('POST', '/api/inventory', { sku: 'MUG', name: 'Mug', priceUsd: 9.5, stockQty: 5 });
+    await m.api('POST', '/api/inventory', { sku: 'TEE', name: 'T-shirt', priceUsd: 20, stockQty: -1 });
+    await m.page.goto('/admin/receipts');
+    await m.page.getByRole('link', { name: 'New order' }).click();
+    await m.page.getByRole('button', { name: 'Create order' }).click();
+    await m.page.getByRole('alert').filter({ hasText: 'Choose at least one product.' }).waitFor();
+    await m.page.getByLabel('Quantity of MUG').fill('2');
+    await m.page.getByLabel('Tax jurisdiction').selectOption('NY');
+    await screenshot(m.page, 'order-new');
+    await m.page.getByRole('button', { name: 'Create order' }).click();
+    const card = m.page.getByTestId('created-receipt');
+    await card.waitFor();
+    assert.match(await card.innerText(), /pending/i);
+    const url = await card.getByTestId('payment-url').innerText();
+    assert.match(url, /^http:\/\/pay\.test\/pay\/\S+/);
+    // 2 × 9.50 = 19.00, tax 8.875% = 1.69 (half up), total 20.69.
+    assert.equal(await card.getByTestId('created-total').innerText(), '$20.69');
+    await card.getByTestId('qr-code').waitFor();
+    await screenshot(m.page, 'order-created');
+    const list = (await m.api('GET', '/api/receipts?limit=200')).body.receipts;
+    assert.equal(list.length, 1);
+    assert.equal(list[0].status, 'pending');
+    assert.equal(list[0].totalUsd, 20.69);
+    assert.equal((await m.api('GET', '/api/inventory')).body.items.find((i: { sku: string }) => i.sku === 'MUG').stockQty, 3);
+    noProblems(m);
+  });
+
+  test('terminal: the server error before a split, then a keypad sale with tax and a QR code', async () => {
+    const m = await merchant();
+    await m.api('POST', '/api/shop/config', { processingFeePct: 0, taxJurisdictions: [{ code: 'TX', rate: 0.0825 }] });
+    await m.page.goto('/admin/terminal');
+    for (const k of ['2', '0', '0', '0']) await m.page.getByRole('button', { name: k, exact: true }).click();
+    await eventually(() => m.page.getByTestId('terminal-amount').innerText(), (t) => t === '$20.00', 'the display reads $20.00');
+    await m.page.getByRole('button', { name: 'Charge $20.00' }).click();
+    await m.page.getByRole('alert').filter({ hasText: 'Configure a split before creating orders or terminal receipts' }).waitFor();
+
+    await setUpSplit(m);
+    await m.page.getByLabel('Label').fill('Haircut');
+    await m.page.getByLabel('Tax').selectOption('TX');
+    await screenshot(m.page, 'terminal');
+    await m.page.getByRole('button', { name: 'Charge $20.00' }).click();
+    const card = m.page.getByTestId('created-receipt');
+    await card.waitFor();
+    assert.equal(await card.getByTestId('created-total').innerText(), '$21.65');
+    assert.match(await card.innerText(), /generated/i);
+    assert.match(await card.innerText(), /Tax \(TX\)/);
+    const qr = card.getByTestId('qr-code');
+    assert.equal(await qr.isVisible(), true);
+    const box = await qr.boundingBox();
+    assert.ok(box !== null && box.width >= 150, 'the QR code is drawn at a scannable size');
+    assert.ok(((await qr.locator('path').getAttribute('d')) ?? '').length > 1000, 'the QR code has modules');
+    assert.match(await card.getByTestId('payment-url').innerText(), /^http:\/\/pay\.test\/pay\/pos_/);
+    await screenshot(m.page, 'terminal-receipt');
+    noProblems(m);
+  });
+
+  test('receipts: filter, detail with status history, partial then full refund', async () => {
+    const m = await merchant();
+    await setUpSplit(m);
+    const sale = await m.api('POST', '/api/receipts/terminal', { amountUsd: 12, label: 'Lamp' });
+    await m.api('POST', '/api/receipts/terminal', { amountUsd: 3, label: 'Candle' });
+    const id: string = sale.body.receipt.receiptId;
+    const buyer = '0x2222222222222222222222222222222222222222';
+
+    await m.page.goto('/admin/receipts');
+    await m.page.getByTestId('receipt-row').nth(1).waitFor();
+    await m.page.getByLabel('Search').fill('lamp');
+    await eventually(() => m.page.getByTestId('receipt-row').count(), (n) => n === 1, 'one receipt matches "lamp"');
+    await m.page.getByLabel('Status').selectOption('refunded');
+    await m.page.getByText('No receipt matches.').waitFor();
+    await m.page.getByLabel('Status').selectOption('generated');
+    await screenshot(m.page, 'receipts');
+    await m.page.getByRole('link', { name: id }).click();
+
+    const history = m.page.getByTestId('status-history');
+    await history.waitFor();
+    assert.match(await history.innerText(), /generated/i);
+    const form = m.page.getByTestId('refund-form');
+    assert.equal(await form.getByLabel('Amount (USD)').inputValue(), '12.00');
+    await form.getByLabel('Buyer wallet').fill('0x12');
+    await form.getByLabel('Amount (USD)').fill('12.01');
+    await form.getByRole('button', { name: 'Record refund' }).click();
+    await form.getByText("The buyer's wallet: 0x and 40 hex digits").waitFor();
+    await form.getByText('At most $12.00 remains to refund').waitFor();
+
+    await form.getByLabel('Buyer wallet').fill(buyer);
+    await form.getByLabel('Amount (USD)').fill('5');
+    await form.getByRole('button', { name: 'Record refund' }).click();
+    await m.page.getByTestId('refund-list').waitFor();
+    await history.getByText('refund partial').waitFor();
+    assert.match(await m.page.getByTestId('refund-list').innerText(), /\$5\.00/);
+    await m.page.getByText('Refunded $5.00; $5.00 refunded in all, $7.00 remains.').waitFor();
+    await eventually(() => form.getByLabel('Amount (USD)').inputValue(), (v) => v === '7.00', 'the form offers what remains');
+    assert.equal(await form.getByLabel('Buyer wallet').inputValue(), buyer, 'and the same buyer');
+    await form.getByRole('button', { name: 'Record refund' }).click();
+    await m.page.getByText('Fully refunded.', { exact: true }).waitFor();
+    await m.page.getByText('Refunded $7.00; the receipt is fully refunded.').waitFor();
+    await screenshot(m.page, 'receipt-detail');
+    const detail = (await m.api('GET', `/api/receipts/${id}`)).body;
+    assert.equal(detail.status, 'refunded');
+    assert.deepEqual(
+      detail.statusHistory.map((s: { status: string }) => s.status),
+      ['generated', 'refund_partial', 'refunded'],
+    );
+    noProblems(m);
+  });
+
+  test('API keys: created keys are shown once and work; rotated and revoked keys are refused', async () => {
+    const m = await merchant();
+    const receiptsWith = (key: string) => fetch(`${h.base}/api/receipts`, { headers: { 'ocp-apim-subscription-key': key } });
+    await m.page.goto('/admin/keys');
+    await m.page.getByLabel('Name').fill('Online store');
+    await m.page.getByRole('button', { name: 'Create key' }).click();
+    const shown = m.page.getByTestId('new-keys');
+    await shown.waitFor();
+    assert.match(await shown.innerText(), /won.t be shown again/);
+    const primary = await shown.getByTestId('key-primary').innerText();
+    const secondary = await shown.getByTestId('key-secondary').innerText();
+    assert.notEqual(primary, secondary);
+    await screenshot(m.page, 'keys-created');
+    assert.equal((await receiptsWith(primary)).status, 200);
+    assert.equal((await receiptsWith(secondary)).status, 200);
+
+    await m.page.getByRole('button', { name: 'I have copied them' }).click();
+    await eventually(() => shown.count(), (n) => n === 0, 'the keys are gone from the page');
+    const sub = m.page.getByTestId('subscription').filter({ hasText: 'Online store' });
+    assert.doesNotMatch(await sub.innerText(), new RegExp(primary), 'the list never shows a whole key');
+
+    await sub.locator('li').filter({ hasText: 'primary' }).getByRole('button', { name: 'Rotate' }).click();
+    const rotated = await m.page.getByTestId('new-keys').getByTestId('key-primary').innerText();
+    assert.notEqual(rotated, primary);
+    assert.equal((await receiptsWith(primary)).status, 401, 'the old primary key is refused');
+    assert.equal((await receiptsWith(rotated)).status, 200);
+    await m.page.getByRole('button', { name: 'I have copied them' }).click();
+
+    await sub.getByRole('button', { name: 'Revoke' }).click();
+    await sub.getByRole('button', { name: 'Yes, revoke' }).click();
+    await m.page.locator('[data-testid="subscription"][data-status="revoked"]').waitFor();
+    await screenshot(m.page, 'keys');
+    for (const key of [rotated, secondary]) {
+      const res = await receiptsWith(key);
+      assert.equal(res.status, 401, 'the API refuses a revoked key');
+      assert.equal(((await res.json()) as { error: string }).error, 'unauthorized');
+    }
+    noProblems(m);
+  });
+
+  test("webhooks: the server's refusal is shown; register shows the secret once; delete", async () => {
+    const m = await merchant();
+    await m.page.goto('/admin/webhooks');
+    await m.page.getByLabel('Endpoint URL').fill('not a url');
+    await m.page.getByRole('button', { name: 'Add endpoint' }).click();
+    await m.page.getByText('Not a URL').waitFor();
+    await m.page.getByLabel('Endpoint URL').fill('https://10.0.0.1/hooks');
+    await m.page.getByRole('button', { name: 'Add endpoint' }).click();
+    await m.page.getByRole('alert').filter({ hasText: 'url must point to a public address' }).waitFor();
+
+    await m.page.getByLabel('Endpoint URL').fill('https://93.184.215.14/hooks/splitline');
+    await m.page.getByLabel('receipt.tx_mismatch').uncheck();
+    await m.page.getByRole('button', { name: 'Add endpoint' }).click();
+    const secret = m.page.getByTestId('webhook-secret');
+    await secret.waitFor();
+    assert.match(await secret.innerText(), /won.t be shown again/);
+    await m.page.getByTestId('webhook').waitFor();
+    await screenshot(m.page, 'webhooks');
+    const listed = (await m.api('GET', '/api/admin/webhooks')).body.webhooks;
+    assert.deepEqual(listed.map((w: { events: string[] }) => w.events), [['receipt.completed', 'receipt.refunded']]);
+    await m.page.getByTestId('webhook').getByRole('button', { name: 'Delete' }).click();
+    await m.page.getByText('No endpoints yet.').waitFor();
+    assert.deepEqual((await m.api('GET', '/api/admin/webhooks')).body.webhooks, []);
+    noProblems(m);
+  });
+
+  test('users: search with filters, and who is live', async () => {
+    const now = Date.now();
+    const tag = `t${now.toString(36)}`;
+    await upsertUsers(h.t.deps.database.db, [
+      { wallet: '0x3333333333333333333333333333333333333301', displayName: `Ada ${tag}`, xp: 900, domains: ['design'], languages: ['en'] },
+      { wallet: '0x3333333333333333333333333333333333333302', displayName: `Bo ${tag}`, xp: 400, domains: ['code'], languages: ['en'] },
+      {
+        wallet: '0x3333333333333333333333333333333333333303',
+        displayName: `Cy ${tag}`,
+        xp: 100,
+        live: true,
+        spacePublic: true,
+        lastHeartbeat: now,
+        liveSince: now - 60_000,
+        spaceUrl: 'https://space.example/cy',
+        platform: 'web',
+      },
+    ], now);
+    const m = await merchant();
+    await m.page.goto('/admin/users');
+    await m.page.getByTestId('live-list').getByText(`Cy ${tag}`).waitFor();
+    await m.page.getByLabel('Name or wallet').fill(tag);
+    await m.page.getByRole('button', { name: 'Search' }).click();
+    await m.page.getByTestId('user-row').nth(2).waitFor();
+    assert.deepEqual(
+      (await m.page.getByTestId('user-row').locator('strong').allInnerTexts()).map((t) => t.split(' ')[0]),
+      ['Ada', 'Bo', 'Cy'],
+      'highest XP first',
+    );
+    await m.page.getByLabel('Domains').fill('design');
+    await m.page.getByLabel('Min XP').fill('-1');
+    await m.page.getByRole('button', { name: 'Search' }).click();
+    await m.page.getByText('A whole number of 0 or more').waitFor();
+    await m.page.getByLabel('Min XP').fill('500');
+    await m.page.getByRole('button', { name: 'Search' }).click();
+    await m.page.getByText('1 shown of 1 matching').waitFor();
+    await screenshot(m.page, 'users');
+    noProblems(m);
+  });
+
+  test('phone-sized screens: the main pages fit 390 px without sideways scrolling', async () => {
+    const m = await merchant({ phone: true });
+    await setUpSplit(m);
+    await m.api('POST', '/api/inventory', { sku: 'BAGEL', name: 'Everything bagel', priceUsd: 3.25, stockQty: 40 });
+    await m.api('POST', '/api/receipts/terminal', { amountUsd: 4.5, label: 'Latte' });
+    const pages: [string, string][] = [
+      ['', 'today-stats'],
+      ['terminal', 'terminal-amount'],
+      ['receipts', 'receipt-row'],
+      ['inventory', 'inventory-row'],
+      ['split', 'stored-split'],
+      ['shop', 'jurisdiction-row'],
+      ['keys', ''],
+      ['users', ''],
+    ];
+    for (const [route, ready] of pages) {
+      await m.page.goto(`/admin/${route}`);
+      if (ready === 'jurisdiction-row') await m.page.getByRole('button', { name: 'Save settings' }).waitFor();
+      else if (ready !== '') await m.page.getByTestId(ready).first().waitFor();
+      else await m.page.locator('h1').waitFor();
+      await screenshot(m.page, `phone-${route || 'overview'}`);
+      const width = await m.page.evaluate('document.documentElement.scrollWidth');
+      assert.ok(Number(width) <= 390, `/admin/${route} is ${width} px wide`);
+    }
+    await m.page.getByRole('button', { name: 'Menu' }).click();
+    await m.page.getByRole('link', { name: 'Terminal' }).click();
+    for (const k of ['4', '5', '0']) await m.page.getByRole('button', { name: k, exact: true }).click();
+    await m.page.getByRole('button', { name: 'Charge $4.50' }).click();
+    await m.page.getByTestId('qr-code').waitFor();
+    const width = await m.page.evaluate('document.documentElement.scrollWidth');
+    assert.ok(Number(width) <= 390, `the terminal receipt is ${width} px wide`);
+    await screenshot(m.page, 'phone-terminal-receipt');
+    noProblems(m);
+  });
+});

@@ -1,0 +1,198 @@
+/**
+ * The browser-test harness: the real app listening on a loopback port with the built admin app,
+ * Debian's chromium driven by playwright-core, and an injected EIP-1193 wallet whose signatures
+ * come from a viem local account in Node.
+ */
+import { existsSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
+import { ensureWebBuild } from '../../scripts/ensure-web-build.ts';
+import { startTestApp, type TestApp } from '../helpers/app.ts';
+
+export const CHROMIUM = '/usr/bin/chromium';
+const FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+/** Why the browser tests cannot run here, or false when they can. */
+export const skipReason: string | false = existsSync(CHROMIUM)
+  ? false
+  : `${CHROMIUM} is absent, so the browser tests are skipped; install it with "apt-get install chromium" (.ci/run does)`;
+
+export const SCREENSHOTS = path.join(fileURLToPath(new URL('../..', import.meta.url)), 'test-artifacts', 'screenshots');
+export const PHONE = { width: 390, height: 844 };
+const DESKTOP = { width: 1280, height: 860 };
+
+export interface ApiResult {
+  status: number;
+  body: any;
+}
+
+export interface Merchant {
+  account: PrivateKeyAccount;
+  wallet: string;
+  context: BrowserContext;
+  page: Page;
+  /** Calls the API as the signed-in admin app does (session cookie, CSRF, same Origin). */
+  api(method: string, url: string, body?: unknown): Promise<ApiResult>;
+  /** Console errors, failed page scripts and CSP violations seen so far. */
+  problems: string[];
+}
+
+export interface Harness {
+  t: TestApp;
+  base: string;
+  browser: Browser;
+  /** A new browser context; with a wallet unless `wallet: false`. Not signed in yet. */
+  open(opts?: { wallet?: boolean; phone?: boolean }): Promise<Merchant>;
+  close(): Promise<void>;
+}
+
+export async function startHarness(): Promise<Harness> {
+  await ensureWebBuild((line) => console.log(line));
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  const t = await startTestApp();
+  await t.app.listen({ host: '127.0.0.1', port: 0 });
+  const address = t.app.server.address();
+  if (address === null || typeof address === 'string') throw new Error('the app is not listening on a TCP port');
+  const base = `http://127.0.0.1:${address.port}`;
+  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS, timeout: 30_000 });
+  const contexts: BrowserContext[] = [];
+
+  return {
+    t,
+    base,
+    browser,
+    async open(opts = {}) {
+      const account = privateKeyToAccount(generatePrivateKey());
+      const context = await browser.newContext({
+        baseURL: base,
+        viewport: opts.phone ? PHONE : DESKTOP,
+        ...(opts.phone ? { isMobile: true, hasTouch: true, deviceScaleFactor: 2 } : {}),
+        locale: 'en-US',
+        timezoneId: 'UTC',
+      });
+      contexts.push(context);
+      context.setDefaultTimeout(10_000);
+      if (opts.wallet !== false) await injectWallet(context, account);
+      const page = await context.newPage();
+      const problems: string[] = [];
+      page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
+      page.on('console', (msg) => {
+        // A fetch answered 4xx is logged by the browser as "Failed to load resource"; the tests
+        // provoke those on purpose (signed-out /api/auth/me, server-side refusals).
+        if (msg.type() === 'error' && !msg.text().startsWith('Failed to load resource')) problems.push(`console: ${msg.text()}`);
+      });
+      const api = async (method: string, url: string, body?: unknown): Promise<ApiResult> => {
+        const cookies = await context.cookies(base);
+        const cookie = cookies.map((c) => `${c.name}=${c.value}`).join('; ');
+        const me = await fetch(`${base}/api/auth/me`, { headers: { cookie } });
+        const csrf = me.ok ? ((await me.json()) as { csrfToken: string }).csrfToken : '';
+        const res = await fetch(`${base}${url}`, {
+          method,
+          headers: {
+            cookie,
+            origin: base,
+            'x-csrf-token': csrf,
+            ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
+        const text = await res.text();
+        return { status: res.status, body: text === '' ? null : JSON.parse(text) };
+      };
+      return { account, wallet: account.address.toLowerCase(), context, page, api, problems };
+    },
+    async close() {
+      for (const c of contexts) await c.close();
+      await browser.close();
+      await t.close();
+    },
+  };
+}
+
+/**
+ * An EIP-1193 provider in the page that knows one account and signs typed data through a
+ * function exposed from Node, as an extension wallet would after the person approves.
+ */
+async function injectWallet(context: BrowserContext, account: PrivateKeyAccount): Promise<void> {
+  await context.exposeFunction('__splitlineTestSign', async (json: string) => {
+    const typed = JSON.parse(json) as { domain: any; types: Record<string, unknown>; primaryType: string; message: any };
+    const { EIP712Domain: _domain, ...types } = typed.types;
+    return account.signTypedData({ domain: typed.domain, types: types as any, primaryType: typed.primaryType, message: typed.message });
+  });
+  const address = JSON.stringify(account.address);
+  await context.addInitScript({
+    content: `(() => {
+      const address = ${address};
+      const fail = (code, message) => Object.assign(new Error(message), { code });
+      window.ethereum = {
+        isSplitlineTestWallet: true,
+        async request({ method, params }) {
+          switch (method) {
+            case 'eth_requestAccounts':
+            case 'eth_accounts':
+              return [address];
+            case 'eth_chainId':
+              return '0x7a69';
+            case 'eth_signTypedData_v4': {
+              const [from, data] = params;
+              if (String(from).toLowerCase() !== address.toLowerCase()) throw fail(4100, 'unknown account ' + from);
+              if (typeof data !== 'string') throw fail(-32602, 'typed data must be a JSON string');
+              return window.__splitlineTestSign(data);
+            }
+            default:
+              throw fail(4200, 'unsupported method ' + method);
+          }
+        },
+        on() {},
+        removeListener() {},
+      };
+    })();`,
+  });
+}
+
+/** Signs in through the page, as a merchant clicking the button with a wallet installed. */
+export async function signInThroughPage(m: Merchant): Promise<void> {
+  await m.page.goto('/admin/');
+  await m.page.getByRole('button', { name: 'Sign in with wallet' }).click();
+  await m.page.getByTestId('signed-in-wallet').waitFor();
+}
+
+export async function screenshot(page: Page, name: string): Promise<void> {
+  await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
+}
+
+export const PLATFORM = '0x000000000000000000000000000000000000beef';
+
+/** A configured split for the merchant: 99.50% to itself, 0.50% to the platform. */
+export async function setUpSplit(m: Merchant): Promise<void> {
+  const res = await m.api('POST', '/api/split/deploy', {
+    recipients: [
+      { address: m.wallet, sharesBps: 9950 },
+      { address: PLATFORM, sharesBps: 50 },
+    ],
+  });
+  if (res.status !== 200) throw new Error(`split set-up failed: ${res.status} ${JSON.stringify(res.body)}`);
+}
+
+/** Polls `read` until `check` holds: the page re-renders after an event, not during it. */
+export async function eventually<T>(read: () => Promise<T>, check: (value: T) => boolean, what: string, timeoutMs = 5_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: T = await read();
+  while (!check(last)) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}; last seen: ${JSON.stringify(last)}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    last = await read();
+  }
+  return last;
+}
