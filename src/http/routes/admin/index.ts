@@ -7,6 +7,7 @@ import { adminRoleRoutes } from './roles.ts';
 import { adminSubscriptionRoutes } from './subscriptions.ts';
 import { adminUserRoutes } from './users.ts';
 import { adminWebhookRoutes } from './webhooks.ts';
+import { apkRoutes } from './apk.ts';
 
 /** Sign-in and every admin operation (session cookie + CSRF; never a subscription key). */
 export function registerAdminRoutes(app: App, deps: Deps): void {
@@ -17,4 +18,6 @@ export function registerAdminRoutes(app: App, deps: Deps): void {
   adminUserRoutes(app, deps);
   adminWebhookRoutes(app, deps);
   adminPlatformRoutes(app, deps);
+  // Encapsulated: its raw-body content-type parser must not reach other routes.
+  void app.register(async (scope) => apkRoutes(scope, deps));
 }
