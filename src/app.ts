@@ -16,6 +16,7 @@ import { installErrorHandling } from './http/errors.ts';
 import { sharedSchemas } from './http/schemas.ts';
 import { registerRoutes } from './http/routes/index.ts';
 import { registerWebApp } from './http/web.ts';
+import { registerPayPage } from './http/pay-page.ts';
 
 export const BODY_LIMIT = 256 * 1024;
 
@@ -112,5 +113,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
 
   registerRoutes(app, deps);
   await registerWebApp(app, { publicBasePath: base });
+  // Last, so its own framing headers follow any application-wide ones (see pay-page.ts).
+  await registerPayPage(app, { db: deps.database.db, publicBasePath: base });
   return app;
 }

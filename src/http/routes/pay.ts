@@ -6,7 +6,7 @@
 import { Type } from '@sinclair/typebox';
 import type { Deps } from '../../deps.ts';
 import { AppError } from '../../domain/errors.ts';
-import { brandNameOf, lineItemViews } from '../../domain/receipts.ts';
+import { brandNameOf, lineItemViews, recordTrackingStatus, TRACKING_STATUSES } from '../../domain/receipts.ts';
 import { centsToUsd } from '../../domain/money.ts';
 import { getShopSettings } from '../../domain/shop.ts';
 import { quoteFor, receiptByPayToken } from '../../payments/quote.ts';
@@ -76,6 +76,31 @@ export function payRoutes(app: App, deps: Deps): void {
         allowedEmbedOrigins: shop.allowedEmbedOrigins,
         payment: deps.chain === undefined ? null : await quoteFor(db, row, deps.chain),
       };
+    },
+  );
+
+  // The page's tracking statuses. POST /api/receipts/status would need the merchant wallet, which
+  // the page does not know; the payment URL's token already names the receipt, so it suffices here.
+  app.post(
+    '/api/pay/:id/status',
+    {
+      config: { auth: 'public' },
+      schema: {
+        tags: ['payment page'],
+        summary: 'Record a tracking status from the payment page',
+        description:
+          'The same tracking statuses as POST /api/receipts/status (link_opened, buyer_logged_in, checkout_initialized), ' +
+          'authorised by the payment URL instead of the merchant wallet. They move an unpaid receipt only; once a payment ' +
+          'is on chain they are kept in the status history alone.',
+        params: Params,
+        querystring: Query,
+        body: Type.Object({ status: Type.Union(TRACKING_STATUSES.map((s) => Type.Literal(s))) }),
+        response: { 200: Type.Object({ status: Type.String({ description: "The receipt's status afterwards" }) }), ...errors },
+      },
+    },
+    async (request) => {
+      const row = await receiptByPayToken(db, request.params.id, request.query.t);
+      return recordTrackingStatus(db, { wallet: row.wallet, receiptId: row.id, status: request.body.status });
     },
   );
 

@@ -1,0 +1,225 @@
+/**
+ * The hosted payment page: what is being paid, a browser-wallet payment, an EIP-681 QR code for
+ * phones, and the receipt's live status, which it also posts to an allowed parent when framed.
+ */
+import { useCallback, useEffect, useRef, useState, type ReactNode } from 'react';
+import { ApiError, messageOf } from '../lib/http.ts';
+import { payApi, payLinkFromLocation, type PaymentView, type TrackingStatus } from './api.ts';
+import { postStatus } from './embed.ts';
+import { Note, QrPanel, StatusPanel, Summary, tokenAmount } from './parts.tsx';
+import { chainName, FINAL, IN_FLIGHT, UNPAID } from './status.ts';
+import { connect, DEV_CHAIN_ID, eip681, ensureChain, injectedWallet, sendTransfer, WalletError } from './wallet-pay.ts';
+
+type Load = { kind: 'loading' } | { kind: 'not_found' } | { kind: 'error'; message: string } | { kind: 'ready'; view: PaymentView };
+type Step = { kind: 'idle' } | { kind: 'busy'; what: string } | { kind: 'sent'; hash: string } | { kind: 'error'; message: string };
+
+const link = payLinkFromLocation(window.location);
+const POLL_MS = 1000;
+const POLL_HIDDEN_MS = 5000;
+const NO_WALLET =
+  'No browser wallet was found in this browser. Install a wallet extension (or open this page in your wallet app’s browser), ' +
+  'or scan the QR code with a mobile wallet.';
+
+async function track(status: TrackingStatus): Promise<void> {
+  // Tracking helps the merchant see where buyers stop; it never blocks a payment.
+  await payApi.track(link, status).catch((err: unknown) => console.warn(`tracking status ${status} was not recorded: ${messageOf(err)}`));
+}
+
+async function describeChain(chainId: number) {
+  if (chainId !== DEV_CHAIN_ID) return null;
+  const dev = await payApi.devChain().catch((err: unknown) => {
+    throw new WalletError(`The dev chain's RPC address could not be fetched: ${messageOf(err)}`);
+  });
+  return { chainName: chainName(chainId), rpcUrls: [dev.rpcUrl] };
+}
+
+/** Tells the merchant's server the hash; a network hiccup is retried, since the tokens already moved. */
+async function submitHash(hash: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await payApi.submit(link, hash);
+      return;
+    } catch (err) {
+      const transient = err instanceof ApiError && (err.status === 0 || err.status === 429 || err.status >= 500);
+      if (!transient || attempt >= 4) throw err;
+      await new Promise((resolve) => setTimeout(resolve, attempt * 1000));
+    }
+  }
+}
+
+export function PayPage() {
+  const [load, setLoad] = useState<Load>({ kind: 'loading' });
+  const [step, setStep] = useState<Step>({ kind: 'idle' });
+  const [account, setAccount] = useState<string | null>(null);
+  const [hasWallet, setHasWallet] = useState(() => injectedWallet() !== null);
+  const [walletAsked, setWalletAsked] = useState(false);
+  const [offline, setOffline] = useState<string | null>(null);
+  const opened = useRef(false);
+  const posted = useRef<string | null>(null);
+
+  const refresh = useCallback(async (): Promise<Load> => {
+    let next: Load;
+    try {
+      next = { kind: 'ready', view: await payApi.get(link) };
+      setOffline(null);
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 404) next = { kind: 'not_found' };
+      else {
+        setOffline(messageOf(err));
+        next = { kind: 'error', message: messageOf(err) };
+      }
+    }
+    // A failed refresh keeps what is shown; the note above says the page is retrying.
+    setLoad((prev) => (next.kind === 'error' && prev.kind === 'ready' ? prev : next));
+    return next;
+  }, []);
+
+  useEffect(() => {
+    let stopped = false;
+    let timer: number | undefined;
+    const loop = async () => {
+      const next = await refresh();
+      if (stopped || next.kind === 'not_found') return;
+      if (next.kind === 'ready') {
+        if (!opened.current && UNPAID.has(next.view.status)) {
+          opened.current = true;
+          void track('link_opened');
+        }
+        if (FINAL.has(next.view.status)) return;
+      }
+      timer = window.setTimeout(loop, document.hidden ? POLL_HIDDEN_MS : POLL_MS);
+    };
+    void loop();
+    // Some wallets inject after the page has loaded.
+    const walletArrived = () => setHasWallet(injectedWallet() !== null);
+    window.addEventListener('ethereum#initialized', walletArrived);
+    return () => {
+      stopped = true;
+      window.clearTimeout(timer);
+      window.removeEventListener('ethereum#initialized', walletArrived);
+    };
+  }, [refresh]);
+
+  const view = load.kind === 'ready' ? load.view : null;
+  useEffect(() => {
+    if (view === null) return;
+    document.title = `Pay ${view.brandName}`;
+    if (posted.current === view.status) return;
+    posted.current = view.status;
+    postStatus(view.allowedEmbedOrigins, view.receiptId, view.status);
+  }, [view]);
+
+  if (load.kind === 'loading') return <Shell>{<p className="muted">Loading the payment…</p>}</Shell>;
+  if (load.kind === 'not_found') {
+    return (
+      <Shell>
+        <Note kind="error" testId="not-found">
+          <strong>This payment link is not valid.</strong> No receipt matches it. Open the complete link the merchant sent you;
+          it may have been cut short or mistyped.
+        </Note>
+      </Shell>
+    );
+  }
+  if (load.kind === 'error') {
+    return (
+      <Shell>
+        <Note kind="error">The payment could not be loaded: {load.message}. The page retries on its own.</Note>
+      </Shell>
+    );
+  }
+
+  const v = load.view;
+  const payment = v.payment;
+  const split = payment?.splitAddress ?? null;
+  const payable = payment !== null && split !== null ? { ...payment, splitAddress: split } : null;
+  const waitingForServer = step.kind === 'sent' && UNPAID.has(v.status);
+  const canPay = payable !== null && !FINAL.has(v.status) && !IN_FLIGHT.has(v.status) && step.kind !== 'busy' && !waitingForServer;
+
+  async function pay() {
+    if (payable === null) return;
+    const wallet = injectedWallet();
+    if (wallet === null) {
+      // The note above the button turns into an alert, rather than saying it twice.
+      setHasWallet(false);
+      setWalletAsked(true);
+      setStep({ kind: 'idle' });
+      return;
+    }
+    try {
+      setStep({ kind: 'busy', what: 'Connect your wallet…' });
+      const from = await connect(wallet);
+      setAccount(from);
+      void track('buyer_logged_in');
+      setStep({ kind: 'busy', what: `Switching your wallet to ${chainName(payable.chainId)}…` });
+      await ensureChain(wallet, payable.chainId, { describe: describeChain });
+      await track('checkout_initialized');
+      setStep({ kind: 'busy', what: `Confirm the transfer of ${tokenAmount(payable)} in your wallet…` });
+      const hash = await sendTransfer(wallet, from, payable);
+      setStep({ kind: 'busy', what: 'Sending the transaction to the merchant…' });
+      await submitHash(hash).catch((err: unknown) => {
+        throw new Error(`Your transaction ${hash} was sent, but the merchant could not be told about it (${messageOf(err)}). Keep this page open: payments are also recognised on chain.`);
+      });
+      setStep({ kind: 'sent', hash });
+      void refresh();
+    } catch (err) {
+      setStep({ kind: 'error', message: messageOf(err) });
+    }
+  }
+
+  return (
+    <Shell brand={v.brandName} receiptId={v.receiptId}>
+      {offline !== null && <Note kind="warn">Connection trouble ({offline}); retrying…</Note>}
+      <Summary view={v} />
+      <StatusPanel status={v.status} transactionHash={v.transactionHash ?? (step.kind === 'sent' ? step.hash : null)} />
+      {payment === null ? (
+        <Note kind="error" testId="no-chain">
+          Payments are not available on this server right now. Please contact the merchant.
+        </Note>
+      ) : payable === null ? (
+        <Note kind="error" testId="no-split">
+          <strong>This shop cannot take payments yet:</strong> its split contract is not deployed. Please let the merchant know.
+        </Note>
+      ) : (
+        !FINAL.has(v.status) && (
+          <>
+            <section className="pay-panel" aria-label="Pay with a browser wallet">
+              {!hasWallet && (
+                <Note kind={walletAsked ? 'error' : 'info'} testId="no-wallet">
+                  {NO_WALLET}
+                </Note>
+              )}
+              <button type="button" className="btn btn-primary btn-pay" disabled={!canPay} onClick={() => void pay()}>
+                {v.status === 'failed' || v.status === 'tx_mismatch' ? 'Try again' : 'Pay'} {tokenAmount(payable)} with a browser wallet
+              </button>
+              {account !== null && (
+                <p className="muted small" data-testid="buyer-account">
+                  From <span className="mono break">{account}</span>
+                </p>
+              )}
+              {step.kind === 'busy' && <p className="step">{step.what}</p>}
+              {step.kind === 'error' && (
+                <Note kind="error" testId="pay-error">
+                  {step.message}
+                </Note>
+              )}
+            </section>
+            <QrPanel uri={eip681(payable)} amount={tokenAmount(payable)} />
+          </>
+        )
+      )}
+    </Shell>
+  );
+}
+
+function Shell(props: { brand?: string; receiptId?: string; children: ReactNode }) {
+  return (
+    <main className="pay">
+      <header className="pay-header">
+        <h1 data-testid="brand">{props.brand ?? 'Payment'}</h1>
+        {props.receiptId !== undefined && <p className="muted small">Receipt {props.receiptId}</p>}
+      </header>
+      {props.children}
+      <footer className="muted small pay-footer">Payments by Splitline · split on-chain</footer>
+    </main>
+  );
+}
