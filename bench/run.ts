@@ -16,6 +16,7 @@ import { openDatabase, type Database } from '../src/db/client.ts';
 import { freshPostgresDatabase } from '../test/helpers/app.ts';
 import { measure, preflight, type LoadSettings, type Measured, type Scenario } from './load.ts';
 import { benchOptions, type BenchOptions } from './options.ts';
+import { benchPayments } from './payments.ts';
 import { evaluateTargets, markdown, writeResults, type Report, type RouteResult } from './report.ts';
 import { BASELINE, planRoutes, ROUTES } from './scenarios.ts';
 import { PLATFORM_RECIPIENT, seed, type Seeded } from './seed.ts';
@@ -223,5 +224,7 @@ main(cleanup)
   })
   .then(async (code) => {
     await cleanup.run();
-    process.exit(code);
+    // Payment latency on the dev chain (bench/payments.ts) runs a service of its own, after these have stopped.
+    const payments = interrupted ? 0 : await benchPayments();
+    process.exit(Math.max(code, payments));
   });

@@ -1,0 +1,390 @@
+/**
+ * Payment latency on the dev chain (issue 4, item 8): from the block that includes a buyer's
+ * payment to the receipt being `completed`, and to its `receipt.completed` webhook arriving.
+ * Target: p50 ≤ 1 s for both, with CONFIRMATIONS=1.
+ *
+ * Starts the real service as a child process with CHAIN=dev (its own anvil, automining: a
+ * transaction's block is sealed when the node accepts it), a merchant with a deployed split, and
+ * a loopback webhook receiver. Then, one receipt at a time, a funded dev account pays the exact
+ * amount into the split and the hash is submitted as the payment page does. Per receipt:
+ *
+ *   included   the moment the bench holds the transaction receipt (the block exists)
+ *   completed  the `at` of the `completed` entry in the receipt's status history (service clock,
+ *              same machine), and the moment GET /api/pay/<id> first shows it (polled every 50 ms)
+ *   webhook    the moment the receiver gets the `receipt.completed` delivery
+ *
+ * Writes bench/results/payments-latest.{json,md} (payments-quick.* with BENCH_QUICK=1).
+ *   BENCH_PAYMENTS=n   receipts to pay (default 30, 10 with BENCH_QUICK=1; 0 skips this part)
+ *   DATABASE_URL       run the service on that PostgreSQL server (in a database of its own)
+ * Run alone with `tsx bench/payments.ts`; `npm run bench` runs it after the route bench.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server as HttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { createPublicClient, createWalletClient, defineChain, erc20Abi, http, type Hex, type TransactionReceipt } from 'viem';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { foundry } from 'viem/chains';
+import { devAccount } from '../src/chain/dev-accounts.ts';
+import { freshPostgresDatabase } from '../test/helpers/app.ts';
+import { freePort, ROOT, startServer, tail, type Server } from './servers.ts';
+
+const PLATFORM = '0x000000000000000000000000000000000000beef';
+const TARGET_MS = 1000;
+const POLL_MS = 50;
+/** The first nine dev accounts are free for buyers; the tenth deploys splits. */
+const BUYERS = 9;
+
+export interface PaymentSample {
+  receiptId: string;
+  blockNumber: number;
+  /** Unix ms the bench held the transaction receipt. */
+  includedAt: number;
+  completedMs: number;
+  visibleMs: number;
+  webhookMs: number;
+}
+
+export interface Stats {
+  p50: number;
+  p95: number;
+  max: number;
+}
+
+export interface PaymentsReport {
+  generatedAt: string;
+  database: 'pglite' | 'postgres';
+  machine: { node: string; cpus: number; cpuModel: string; loadAverageAtStart: number; loadAverageAtEnd: number };
+  settings: { receipts: number; confirmations: 1; pollMs: number; quick: boolean };
+  completed: Stats;
+  visible: Stats;
+  webhook: Stats;
+  targets: { target: string; measured: string; result: 'PASS' | 'MISS' }[];
+  samples: PaymentSample[];
+}
+
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[i]!;
+}
+
+function stats(values: number[]): Stats {
+  const sorted = [...values].sort((a, b) => a - b);
+  return { p50: percentile(sorted, 50), p95: percentile(sorted, 95), max: sorted[sorted.length - 1] ?? NaN };
+}
+
+// ---- talking to the service ----
+
+interface Http {
+  base: string;
+  cookie?: string;
+  csrf?: string;
+  key?: string;
+}
+
+async function call(h: Http, method: string, url: string, body?: unknown): Promise<{ status: number; json: any; res: Response }> {
+  const headers: Record<string, string> = { origin: h.base };
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  if (h.cookie !== undefined) headers.cookie = h.cookie;
+  if (h.csrf !== undefined) headers['x-csrf-token'] = h.csrf;
+  if (h.key !== undefined) headers['ocp-apim-subscription-key'] = h.key;
+  const res = await fetch(h.base + url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const text = await res.text();
+  return { status: res.status, json: text === '' ? null : JSON.parse(text), res };
+}
+
+async function expectStatus(p: ReturnType<typeof call>, status: number, what: string) {
+  const r = await p;
+  if (r.status !== status) throw new Error(`${what}: expected ${status}, got ${r.status} ${JSON.stringify(r.json)}`);
+  return r.json;
+}
+
+/** A merchant signed in through the EIP-712 flow, with a deployed split, a key and a webhook. */
+async function setUpMerchant(base: string, webhookUrl: string) {
+  const account = privateKeyToAccount(generatePrivateKey());
+  const anon: Http = { base };
+  const { nonce, typedData } = await expectStatus(call(anon, 'POST', '/api/auth/challenge', { wallet: account.address }), 200, 'challenge');
+  const { EIP712Domain: _domain, ...types } = typedData.types;
+  const signature = await account.signTypedData({ domain: typedData.domain, types, primaryType: typedData.primaryType, message: typedData.message });
+  const login = await call(anon, 'POST', '/api/auth/login', { wallet: account.address, nonce, signature });
+  if (login.status !== 200) throw new Error(`login: ${login.status} ${JSON.stringify(login.json)}`);
+  const cookie = login.res.headers.getSetCookie().find((c) => c.startsWith('cb_auth_token='))?.split(';')[0];
+  if (cookie === undefined) throw new Error('login set no session cookie');
+  const session: Http = { base, cookie, csrf: login.json.csrfToken };
+  const wallet = account.address.toLowerCase();
+  const deployed = await expectStatus(
+    call(session, 'POST', '/api/split/deploy', { recipients: [{ address: wallet, sharesBps: 9950 }, { address: PLATFORM, sharesBps: 50 }] }),
+    200,
+    'split deploy',
+  );
+  await expectStatus(call(session, 'POST', '/api/admin/webhooks', { url: webhookUrl, events: ['receipt.completed'] }), 201, 'webhook registration');
+  const sub = await expectStatus(call(session, 'POST', '/api/admin/subscriptions', { name: 'bench' }), 201, 'subscription');
+  return { split: deployed.split.address as Hex, keyed: { base, key: sub.primaryKey as string } satisfies Http };
+}
+
+/** Records when each receipt's `receipt.completed` webhook arrives. */
+async function startReceiver(): Promise<{ url: string; arrived: Map<string, number>; wait(id: string, ms: number): Promise<number>; close(): Promise<void> }> {
+  const arrived = new Map<string, number>();
+  const waiters = new Map<string, (at: number) => void>();
+  const server: HttpServer = createServer((req, res) => {
+    const at = Date.now();
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      res.writeHead(204).end();
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { type?: string; data?: { receiptId?: string } };
+      const id = body.data?.receiptId;
+      if (body.type !== 'receipt.completed' || id === undefined || arrived.has(id)) return;
+      arrived.set(id, at);
+      waiters.get(id)?.(at);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/hook`,
+    arrived,
+    wait(id, ms) {
+      const known = arrived.get(id);
+      if (known !== undefined) return Promise.resolve(known);
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no webhook for ${id} within ${ms} ms`)), ms);
+        waiters.set(id, (at) => {
+          clearTimeout(timer);
+          resolve(at);
+        });
+      });
+    },
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+// ---- one payment ----
+
+async function payOne(o: {
+  keyed: Http;
+  chain: { rpcUrl: string; token: Hex; split: Hex };
+  buyer: number;
+  id: string;
+  receiver: Awaited<ReturnType<typeof startReceiver>>;
+}): Promise<PaymentSample> {
+  const created = await expectStatus(
+    call(o.keyed, 'POST', '/api/receipts', { id: o.id, lineItems: [{ label: 'Bench item', priceUsd: 1.23 }], totalUsd: 1.23 }),
+    201,
+    'receipt',
+  );
+  const search = new URL(created.paymentUrl).search;
+  const pay = { base: o.keyed.base } satisfies Http;
+  const quote = (await expectStatus(call(pay, 'GET', `/api/pay/${o.id}${search}`), 200, 'quote')).payment;
+  const chain = defineChain({ ...foundry, rpcUrls: { default: { http: [o.chain.rpcUrl] } } });
+  const transport = http(o.chain.rpcUrl);
+  const wallet = createWalletClient({ chain, transport, account: devAccount(o.buyer) });
+  const client = createPublicClient({ chain, transport });
+
+  const hash = await wallet.writeContract({ address: o.chain.token, abi: erc20Abi, functionName: 'transfer', args: [o.chain.split, BigInt(quote.amount)] });
+  let mined: TransactionReceipt | undefined;
+  while (mined === undefined) {
+    mined = await client.getTransactionReceipt({ hash }).catch((err: unknown) => {
+      if ((err as { name?: string }).name === 'TransactionReceiptNotFoundError') return undefined;
+      throw err;
+    });
+    if (mined === undefined) await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  const includedAt = Date.now();
+  if (mined.status !== 'success') throw new Error(`payment ${hash} reverted`);
+  await expectStatus(call(pay, 'POST', `/api/pay/${o.id}/transaction${search}`, { transactionHash: hash }), 202, 'submit');
+
+  let visibleAt: number | undefined;
+  const webhook = o.receiver.wait(o.id, 30_000);
+  const deadline = Date.now() + 30_000;
+  while (visibleAt === undefined) {
+    const view = await expectStatus(call(pay, 'GET', `/api/pay/${o.id}${search}`), 200, 'status');
+    if (view.status === 'completed') visibleAt = Date.now();
+    else if (['tx_mismatch', 'failed'].includes(view.status)) throw new Error(`${o.id} ended ${view.status}`);
+    else if (Date.now() > deadline) throw new Error(`${o.id} not completed within 30 s (still ${view.status})`);
+    else await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
+  const webhookAt = await webhook;
+  const detail = await expectStatus(call(o.keyed, 'GET', `/api/receipts/${o.id}`), 200, 'receipt detail');
+  const completedAt = (detail.statusHistory as { status: string; at: number }[]).find((h) => h.status === 'completed')?.at;
+  if (completedAt === undefined) throw new Error(`${o.id} has no completed entry in its history`);
+  return {
+    receiptId: o.id,
+    blockNumber: Number(mined.blockNumber),
+    includedAt,
+    completedMs: completedAt - includedAt,
+    visibleMs: visibleAt - includedAt,
+    webhookMs: webhookAt - includedAt,
+  };
+}
+
+// ---- the run ----
+
+function markdown(r: PaymentsReport): string {
+  const ms = (n: number) => `${Math.round(n)}`;
+  const row = (what: string, s: Stats) => `| ${what} | ${ms(s.p50)} | ${ms(s.p95)} | ${ms(s.max)} |`;
+  const lines = [
+    '## Splitline bench: payment latency on the dev chain',
+    '',
+    `${r.generatedAt.slice(0, 16).replace('T', ' ')} UTC · ${r.database === 'postgres' ? 'PostgreSQL' : 'PGlite'} · CHAIN=dev (anvil, automine) · ` +
+      `CONFIRMATIONS=1 · ${r.settings.receipts} receipts paid one after another · node ${r.machine.node} on ${r.machine.cpus} CPUs (${r.machine.cpuModel})`,
+    '',
+  ];
+  if (r.machine.loadAverageAtStart > r.machine.cpus) {
+    lines.push(`**The machine was busy with other work** (load average ${r.machine.loadAverageAtStart.toFixed(1)} on ${r.machine.cpus} CPUs at the start): figures are pessimistic.`, '');
+  }
+  lines.push(
+    'Milliseconds from the moment the bench holds the transaction receipt (the including block exists) to:',
+    '',
+    '| to | p50 | p95 | max |',
+    '|---|---:|---:|---:|',
+    row('`completed` in the status history', r.completed),
+    row(`\`completed\` seen through GET /api/pay (polled every ${r.settings.pollMs} ms)`, r.visible),
+    row('`receipt.completed` webhook received', r.webhook),
+    '',
+    'Each includes the hash submission (POST /api/pay/<id>/transaction), as the payment page makes it.',
+    '',
+    '| target (from the issue) | measured | result |',
+    '|---|---:|---|',
+    ...r.targets.map((t) => `| ${t.target} | ${t.measured} | ${t.result} |`),
+    '',
+  );
+  return lines.join('\n');
+}
+
+export function writePaymentsResults(r: PaymentsReport): { json: string; md: string } {
+  const dir = path.join(ROOT, 'bench', 'results');
+  mkdirSync(dir, { recursive: true });
+  const base = `payments-${r.settings.quick ? 'quick' : 'latest'}`;
+  const json = path.join(dir, `${base}.json`);
+  const md = path.join(dir, `${base}.md`);
+  writeFileSync(json, JSON.stringify(r, null, 2) + '\n');
+  writeFileSync(md, markdown(r));
+  return { json, md };
+}
+
+/** Runs the payment bench; resolves to the exit code (non-zero when the bench itself failed). */
+export async function benchPayments(env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const quick = ['1', 'true', 'yes'].includes((env.BENCH_QUICK ?? '').toLowerCase());
+  const raw = env.BENCH_PAYMENTS?.trim();
+  const count = raw === undefined || raw === '' ? (quick ? 10 : 30) : Number(raw);
+  if (!Number.isInteger(count) || count < 0 || count > 1000) {
+    console.error(`BENCH_PAYMENTS must be a whole number from 0 to 1000 (got "${raw}")`);
+    return 1;
+  }
+  if (count === 0) {
+    console.log('\nPayment latency: skipped (BENCH_PAYMENTS=0)');
+    return 0;
+  }
+  const cleanup: (() => Promise<unknown> | unknown)[] = [];
+  const runCleanup = async () => {
+    for (const step of cleanup.reverse()) {
+      try {
+        await step();
+      } catch (err) {
+        console.error(`cleanup failed: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+    cleanup.length = 0;
+  };
+  const onSignal = () => void runCleanup().then(() => process.exit(130));
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  let service: Server | undefined;
+  try {
+    const loadAtStart = os.loadavg()[0] ?? 0;
+    const work = mkdtempSync(path.join(os.tmpdir(), 'splitline-bench-payments-'));
+    cleanup.push(() => rmSync(work, { recursive: true, force: true }));
+    let databaseUrl: string | undefined;
+    const server = env.DATABASE_URL?.trim();
+    if (server) {
+      const fresh = await freshPostgresDatabase(server);
+      cleanup.push(() => fresh.drop());
+      databaseUrl = fresh.url;
+    }
+    const receiver = await startReceiver();
+    cleanup.push(() => receiver.close());
+    const port = await freePort();
+    service = await startServer({
+      name: 'Splitline on the dev chain',
+      script: 'src/main.ts',
+      env: {
+        PATH: env.PATH,
+        HOME: env.HOME,
+        HOST: '127.0.0.1',
+        SITE_URL: `http://127.0.0.1:${port}`,
+        DATA_DIR: work,
+        LOG_LEVEL: 'warn',
+        CHAIN: 'dev',
+        CONFIRMATIONS: '1',
+        WEBHOOK_ALLOW_PRIVATE: 'true',
+        PLATFORM_RECIPIENT_ADDRESS: PLATFORM,
+        // The bench polls the payment page's public API from one address, far above a buyer's pace.
+        PUBLIC_RATE_LIMIT_PER_MINUTE: '1000000',
+        ...(databaseUrl === undefined ? {} : { DATABASE_URL: databaseUrl }),
+        ...(env.REDIS_URL ? { REDIS_URL: env.REDIS_URL } : {}),
+      },
+      port,
+      logFile: path.join(work, 'service.log'),
+      healthPath: '/healthz',
+      timeoutMs: 120_000,
+    });
+    cleanup.push(() => service?.stop());
+
+    console.log(`\nPayment latency: ${count} receipts paid on the dev chain, CONFIRMATIONS=1`);
+    const { split, keyed } = await setUpMerchant(service.url, receiver.url);
+    const dev = await expectStatus(call({ base: service.url }, 'GET', '/dev/chain'), 200, 'dev chain');
+    const chain = { rpcUrl: `${service.url}/dev/rpc`, token: dev.usdcAddress as Hex, split };
+    const samples: PaymentSample[] = [];
+    for (let i = 0; i < count; i++) {
+      const s = await payOne({ keyed, chain, buyer: i % BUYERS, id: `bench-pay-${i + 1}`, receiver });
+      samples.push(s);
+      if ((i + 1) % 10 === 0 || i + 1 === count) console.log(`  ${i + 1}/${count} paid (last: completed ${s.completedMs} ms, webhook ${s.webhookMs} ms)`);
+    }
+    const completed = stats(samples.map((s) => s.completedMs));
+    const visible = stats(samples.map((s) => s.visibleMs));
+    const webhook = stats(samples.map((s) => s.webhookMs));
+    const judge = (target: string, value: number) => ({
+      target,
+      measured: `${Math.round(value)} ms`,
+      result: value <= TARGET_MS ? ('PASS' as const) : ('MISS' as const),
+    });
+    const report: PaymentsReport = {
+      generatedAt: new Date().toISOString(),
+      database: databaseUrl === undefined ? 'pglite' : 'postgres',
+      machine: {
+        node: process.version,
+        cpus: os.cpus().length,
+        cpuModel: os.cpus()[0]?.model.trim() ?? 'unknown',
+        loadAverageAtStart: loadAtStart,
+        loadAverageAtEnd: os.loadavg()[0] ?? 0,
+      },
+      settings: { receipts: count, confirmations: 1, pollMs: POLL_MS, quick },
+      completed,
+      visible,
+      webhook,
+      // The stricter of the two completion figures (seen through the API) is the one judged.
+      targets: [judge('block → receipt completed, p50 ≤ 1 s', visible.p50), judge('block → webhook delivered, p50 ≤ 1 s', webhook.p50)],
+      samples,
+    };
+    console.log('\n' + markdown(report));
+    const written = writePaymentsResults(report);
+    console.log(`Written: ${path.relative(process.cwd(), written.json)}, ${path.relative(process.cwd(), written.md)}`);
+    return 0;
+  } catch (err) {
+    console.error(`\nPayment bench failed: ${err instanceof Error ? err.message : String(err)}`);
+    if (service !== undefined) console.error(`The service's last log lines:\n${tail(service.logFile)}`);
+    return 1;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    await runCleanup();
+  }
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  benchPayments().then((code) => process.exit(code));
+}
