@@ -31,7 +31,8 @@ const SECURITY_HEADERS: Record<string, string> = {
   'referrer-policy': 'same-origin',
   // Wallets that sign in a pop-up window need their opener.
   'cross-origin-opener-policy': 'same-origin-allow-popups',
-  'permissions-policy': 'camera=(), microphone=(), geolocation=()',
+  // The devices page installs the Android app over WebUSB, from this origin only.
+  'permissions-policy': 'camera=(), microphone=(), geolocation=(), usb=(self)',
 };
 
 /** A file name Vite can emit: no dot segments, no hidden files, nothing outside dist. */

@@ -52,15 +52,16 @@ export interface Harness {
   t: TestApp;
   base: string;
   browser: Browser;
-  /** A new browser context; with a wallet unless `wallet: false`. Not signed in yet. */
-  open(opts?: { wallet?: boolean; phone?: boolean }): Promise<Merchant>;
+  /** A new browser context; with a wallet (`account`, or a new one) unless `wallet: false`. Not signed in yet. */
+  open(opts?: { wallet?: boolean; phone?: boolean; account?: PrivateKeyAccount }): Promise<Merchant>;
   close(): Promise<void>;
 }
 
-export async function startHarness(): Promise<Harness> {
+/** `env`: extra configuration for the app, such as SUPERADMIN_WALLETS or CONTAINER_TYPE. */
+export async function startHarness(env: Record<string, string> = {}): Promise<Harness> {
   await ensureWebBuild((line) => console.log(line));
   mkdirSync(SCREENSHOTS, { recursive: true });
-  const t = await startTestApp();
+  const t = await startTestApp(env);
   await t.app.listen({ host: '127.0.0.1', port: 0 });
   const address = t.app.server.address();
   if (address === null || typeof address === 'string') throw new Error('the app is not listening on a TCP port');
@@ -73,7 +74,7 @@ export async function startHarness(): Promise<Harness> {
     base,
     browser,
     async open(opts = {}) {
-      const account = privateKeyToAccount(generatePrivateKey());
+      const account = opts.account ?? privateKeyToAccount(generatePrivateKey());
       const context = await browser.newContext({
         baseURL: base,
         viewport: opts.phone ? PHONE : DESKTOP,

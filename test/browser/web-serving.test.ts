@@ -131,6 +131,8 @@ describe('the real app', () => {
       platformFeeBps: 75,
       chainId: t.config.chainId,
       brandName: t.config.brandName,
+      containerType: 'platform',
+      brandKey: t.config.brandKey,
     });
   });
 });

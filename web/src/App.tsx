@@ -16,6 +16,7 @@ import { ShopSettings } from './pages/Shop.tsx';
 import { Keys } from './pages/Keys.tsx';
 import { Webhooks } from './pages/Webhooks.tsx';
 import { Users } from './pages/Users.tsx';
+import { Devices } from './pages/Devices.tsx';
 
 type State =
   | { kind: 'loading' }
@@ -23,7 +24,8 @@ type State =
   | { kind: 'unreachable'; message: string }
   | { kind: 'signed-in'; session: Session };
 
-const NAV: { to: string; label: string }[] = [
+/** `roles`: shown only to a session holding one of them. */
+const NAV: { to: string; label: string; roles?: string[] }[] = [
   { to: '', label: 'Overview' },
   { to: 'terminal', label: 'Terminal' },
   { to: 'receipts', label: 'Receipts' },
@@ -33,6 +35,7 @@ const NAV: { to: string; label: string }[] = [
   { to: 'keys', label: 'API keys' },
   { to: 'webhooks', label: 'Webhooks' },
   { to: 'users', label: 'Users' },
+  { to: 'devices', label: 'Devices', roles: ['admin', 'superadmin'] },
 ];
 
 export function App() {
@@ -132,7 +135,7 @@ function Shell(props: { session: Session; onSignOut: () => void }) {
         </div>
       </header>
       <nav id="main-nav" className={`nav${menuOpen ? ' nav-open' : ''}`} aria-label="Sections">
-        {NAV.map((n) => (
+        {NAV.filter((n) => n.roles === undefined || n.roles.some((r) => props.session.roles.includes(r))).map((n) => (
           <Link key={n.to} to={n.to} className="nav-link" aria-current={section === n.to ? 'page' : undefined}>
             {n.label}
           </Link>
@@ -171,6 +174,8 @@ function Page(props: { route: string[]; session: Session }) {
       return <Webhooks />;
     case 'users':
       return <Users />;
+    case 'devices':
+      return <Devices session={props.session} />;
     default:
       return (
         <section>

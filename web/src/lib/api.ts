@@ -17,7 +17,14 @@ export const auth = {
   logout: () => call('POST', '/api/auth/logout', record({ ok: bool })),
 };
 
-const platform = record({ platformRecipientAddress: nullable(str), platformFeeBps: num, chainId: num, brandName: str });
+const platform = record({
+  platformRecipientAddress: nullable(str),
+  platformFeeBps: num,
+  chainId: num,
+  brandName: str,
+  containerType: str,
+  brandKey: str,
+});
 export type Platform = ReturnType<typeof platform>;
 export const getPlatform = () => call('GET', '/api/admin/platform', platform);
 

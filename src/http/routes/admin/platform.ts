@@ -1,6 +1,7 @@
 /**
  * What the admin app needs to know about this deployment: the platform recipient the split must
- * include (pre-filled and locked in the split editor), the chain and the brand.
+ * include (pre-filled and locked in the split editor), the chain and the brand, and which brands'
+ * packages this container serves (the devices page).
  */
 import { Type } from '@sinclair/typebox';
 import type { Deps } from '../../../deps.ts';
@@ -8,7 +9,7 @@ import { adminErrors, cookieAuth } from './merchant.ts';
 import type { App } from '../index.ts';
 
 export function adminPlatformRoutes(app: App, deps: Deps): void {
-  const { platformRecipientAddress, platformFeeBps, chainId, brandName } = deps.config;
+  const { platformRecipientAddress, platformFeeBps, chainId, brandName, containerType, brandKey } = deps.config;
 
   app.get(
     '/api/admin/platform',
@@ -27,6 +28,10 @@ export function adminPlatformRoutes(app: App, deps: Deps): void {
             platformFeeBps: Type.Integer({ description: '10000 = 100%' }),
             chainId: Type.Integer(),
             brandName: Type.String(),
+            containerType: Type.Union([Type.Literal('platform'), Type.Literal('partner')], {
+              description: 'CONTAINER_TYPE: a partner container serves only its own brand (the APK route, the devices page)',
+            }),
+            brandKey: Type.String({ description: "BRAND_KEY: this container's brand, [a-z0-9-]{1,64}" }),
           }),
           ...adminErrors,
         },
@@ -37,6 +42,8 @@ export function adminPlatformRoutes(app: App, deps: Deps): void {
       platformFeeBps,
       chainId,
       brandName,
+      containerType,
+      brandKey,
     }),
   );
 }
