@@ -7,7 +7,18 @@
  *   BENCH_ROUTES       comma list of route ids to run (receiptRead, receiptList, receiptCreate,
  *                      orderCreate, userSearch); all by default
  *   BENCH_CPU_PROFILE  a directory: the service writes a V8 CPU profile there when it stops
+ *   BENCH_APK=0        skip the APK streaming bench (bench/apk.ts)
+ *   BENCH_APK_MB=n     its package size in MB (default 200)
+ *   BENCH_APK_STORES   comma list of stores for it: filesystem, azure (Azurite); both by default
  */
+export interface ApkBenchOptions {
+  enabled: boolean;
+  sizeMb: number;
+  /** Downloads of the package run at the same time. */
+  downloads: number;
+  stores: ('filesystem' | 'azure')[];
+}
+
 export interface BenchOptions {
   quick: boolean;
   connections: number;
@@ -26,6 +37,7 @@ export interface BenchOptions {
   cpuProfileDir: string | undefined;
   /** Route ids to run; undefined runs them all. */
   routes: string[] | undefined;
+  apk: ApkBenchOptions;
 }
 
 export function benchOptions(env: NodeJS.ProcessEnv = process.env): BenchOptions {
@@ -50,5 +62,16 @@ export function benchOptions(env: NodeJS.ProcessEnv = process.env): BenchOptions
     redisUrl: env.REDIS_URL?.trim() || undefined,
     cpuProfileDir: env.BENCH_CPU_PROFILE?.trim() || undefined,
     routes: env.BENCH_ROUTES?.trim() ? env.BENCH_ROUTES.split(',').map((r) => r.trim()) : undefined,
+    apk: apkOptions(env),
   };
+}
+
+function apkOptions(env: NodeJS.ProcessEnv): ApkBenchOptions {
+  const rawMb = env.BENCH_APK_MB?.trim();
+  const sizeMb = rawMb === undefined || rawMb === '' ? 200 : Number(rawMb);
+  if (!Number.isInteger(sizeMb) || sizeMb < 1 || sizeMb > 2048) throw new Error(`BENCH_APK_MB must be whole MB from 1 to 2048 (got "${rawMb}")`);
+  const stores = (env.BENCH_APK_STORES?.trim() || 'filesystem,azure').split(',').map((s) => s.trim());
+  const unknown = stores.filter((s) => s !== 'filesystem' && s !== 'azure');
+  if (unknown.length > 0) throw new Error(`BENCH_APK_STORES names unknown stores ${unknown.join(', ')}; known: filesystem, azure`);
+  return { enabled: env.BENCH_APK?.trim() !== '0', sizeMb, downloads: 3, stores: stores as ApkBenchOptions['stores'] };
 }

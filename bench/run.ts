@@ -16,6 +16,7 @@ import { openDatabase, type Database } from '../src/db/client.ts';
 import { freshPostgresDatabase } from '../test/helpers/app.ts';
 import { measure, preflight, type LoadSettings, type Measured, type Scenario } from './load.ts';
 import { benchOptions, type BenchOptions } from './options.ts';
+import { benchApk } from './apk.ts';
 import { benchPayments } from './payments.ts';
 import { evaluateTargets, markdown, writeResults, type Report, type RouteResult } from './report.ts';
 import { BASELINE, planRoutes, ROUTES } from './scenarios.ts';
@@ -200,11 +201,15 @@ async function main(cleanup: Cleanup): Promise<number> {
   console.log('\n' + markdown(report));
   const written = writeResults(report);
   console.log(`Written: ${path.relative(process.cwd(), written.json)}, ${path.relative(process.cwd(), written.md)}`);
+  // The APK streaming bench starts services of its own (one per store), once this one has stopped.
+  await service.stop();
+  const apk = opts.apk.enabled ? await benchApk(opts.apk, cleanup) : { failures: [] };
+  for (const f of apk.failures) console.error(f);
   if (failures.length > 0) {
     console.error(`\nThe bench found errors on ${failures.length} route(s). The service's last log lines:\n${tail(service.logFile)}`);
     return 1;
   }
-  return 0;
+  return apk.failures.length > 0 ? 1 : 0;
 }
 
 const cleanup = new Cleanup();
