@@ -8,9 +8,28 @@ import type { Measured } from './load.ts';
 import type { RouteId } from './scenarios.ts';
 import { ROOT } from './servers.ts';
 
-export type RouteResult =
-  | ({ id: RouteId; route: string; status: 'measured'; ratioToBaseline: number; peakRssMb: number } & Measured)
+/** One route's outcome as measured, before it is compared with the baseline. */
+export type RouteRun =
+  | ({ id: RouteId; route: string; status: 'measured'; peakRssMb: number } & Measured)
   | { id: RouteId; route: string; status: 'skipped' | 'failed'; reason: string };
+
+export type RouteResult =
+  | (Extract<RouteRun, { status: 'measured' }> & { ratioToBaseline: number })
+  | Exclude<RouteRun, { status: 'measured' }>;
+
+/**
+ * The baseline is measured before the routes and again after them: the two tell whether the
+ * machine's capacity drifted during the run, and their mean is what ratios compare with.
+ */
+export interface Baseline {
+  reqPerSec: number;
+  before: Measured;
+  after: Measured;
+}
+
+export function compareWithBaseline(runs: RouteRun[], baseline: Baseline): RouteResult[] {
+  return runs.map((r) => (r.status === 'measured' ? { ...r, ratioToBaseline: r.reqPerSec / baseline.reqPerSec } : r));
+}
 
 export interface Report {
   generatedAt: string;
@@ -21,8 +40,10 @@ export interface Report {
   machine: { node: string; cpus: number; cpuModel: string; loadAverageAtStart: number; loadAverageAtEnd: number };
   settings: { connections: number; durationSec: number; warmupSec: number; quick: boolean };
   data: { receipts: number; otherMerchantsReceipts: number; users: number };
-  baseline: Measured;
+  baseline: Baseline;
   routes: RouteResult[];
+  /** The service's resident memory after start-up, before any load. */
+  idleRssMb: number;
   peakRssMb: number;
   targets: Target[];
   /** Routes that answered anything but their expected status, or failed outright. */
@@ -81,9 +102,9 @@ export function markdown(r: Report): string {
       `node ${r.machine.node} on ${r.machine.cpus} CPUs (${r.machine.cpuModel}), load generator on the same machine`,
   );
   lines.push('');
-  const busiest = Math.max(r.machine.loadAverageAtStart, r.machine.loadAverageAtEnd);
-  if (busiest > r.machine.cpus / 2) {
-    lines.push(`**The machine was busy with other work** (load average up to ${num(busiest, 1)} on ${r.machine.cpus} CPUs): every figure is unreliable.`);
+  // At the end the bench's own load counts too, so only the start tells of other work.
+  if (r.machine.loadAverageAtStart > r.machine.cpus) {
+    lines.push(`**The machine was busy with other work** (load average ${num(r.machine.loadAverageAtStart, 1)} on ${r.machine.cpus} CPUs at the start): every figure is unreliable.`);
     lines.push('');
   }
   lines.push(
@@ -92,11 +113,15 @@ export function markdown(r: Report): string {
   lines.push('');
   lines.push('| route | req/s | p50 ms | p99 ms | vs baseline | non-2xx | timeouts | peak RSS MB |');
   lines.push('|---|---:|---:|---:|---:|---:|---:|---:|');
-  const b = r.baseline;
-  lines.push(`| bare node:http (baseline) | ${num(b.reqPerSec)} | ${num(b.p50Ms)} | ${num(b.p99Ms)} | 100% | ${num(b.non2xx)} | ${num(b.timeouts)} | |`);
+  for (const [when, b] of [['before the routes', r.baseline.before], ['after the routes', r.baseline.after]] as const) {
+    lines.push(
+      `| bare node:http baseline, ${when} | ${num(b.reqPerSec)} | ${num(b.p50Ms)} | ${num(b.p99Ms)} | ` +
+        `${num((100 * b.reqPerSec) / r.baseline.reqPerSec, 1)}% | ${num(b.non2xx)} | ${num(b.timeouts)} | |`,
+    );
+  }
   for (const x of r.routes) {
     if (x.status === 'measured') {
-      const flag = x.unexpected + x.errors + x.timeouts > 0 ? ' ⚠' : '';
+      const flag = x.unexpected + x.errors + x.timeouts > 0 || x.requests === 0 ? ' ⚠' : '';
       lines.push(
         `| \`${x.route}\`${flag} | ${num(x.reqPerSec)} | ${num(x.p50Ms)} | ${num(x.p99Ms)} | ${num(x.ratioToBaseline * 100, 1)}% | ` +
           `${num(x.non2xx)} | ${num(x.timeouts)} | ${num(x.peakRssMb)} |`,
@@ -106,7 +131,8 @@ export function markdown(r: Report): string {
     }
   }
   lines.push('');
-  lines.push(`Peak server RSS over the run: ${num(r.peakRssMb)} MB.`);
+  lines.push(`"vs baseline" compares with the mean of the two baseline runs, ${num(r.baseline.reqPerSec)} req/s.`);
+  lines.push(`Server RSS: ${num(r.idleRssMb)} MB idle after start-up, ${num(r.peakRssMb)} MB at the peak under load.`);
   lines.push('');
   lines.push('| target (from the issue) | measured | result |');
   lines.push('|---|---:|---|');

@@ -18,7 +18,7 @@ import { measure, preflight, type LoadSettings, type Measured, type Scenario } f
 import { benchOptions, type BenchOptions } from './options.ts';
 import { benchApk } from './apk.ts';
 import { benchPayments } from './payments.ts';
-import { evaluateTargets, markdown, writeResults, type Report, type RouteResult } from './report.ts';
+import { compareWithBaseline, evaluateTargets, markdown, writeResults, type Report, type RouteRun } from './report.ts';
 import { BASELINE, planRoutes, ROUTES } from './scenarios.ts';
 import { PLATFORM_RECIPIENT, seed, type Seeded } from './seed.ts';
 import { freePort, RssSampler, startServer, tail, type Server } from './servers.ts';
@@ -85,43 +85,84 @@ const fmt = (m: Measured) =>
   (m.errors > 0 ? `, ${m.errors} connection errors` : '');
 
 /**
- * What makes a run a failure of the bench: no answers, statuses other than the expected one,
- * dropped connections. Timeouts are a finding about speed, shown in the table, not a failure.
+ * What makes a run a failure of the bench: statuses other than the expected one, dropped
+ * connections, a server that stopped answering. Slowness (timeouts, or no answer at all within
+ * a short run while the server still answers afterwards) is a finding shown in the table.
  */
-function problemsOf(s: Scenario, m: Measured): string[] {
-  if (m.requests === 0) return [`${s.label}: no response within the run`];
-  if (m.unexpected + m.errors === 0) return [];
-  return [`${s.label}: ${m.unexpected} responses other than ${s.expectStatus} ${JSON.stringify(m.statusCounts)}, ${m.errors} connection errors`];
+async function problemsOf(url: string, s: Scenario, m: Measured): Promise<string[]> {
+  const problems: string[] = [];
+  if (m.unexpected + m.errors > 0) {
+    problems.push(`${s.label}: ${m.unexpected} responses other than ${s.expectStatus} ${JSON.stringify(m.statusCounts)}, ${m.errors} connection errors`);
+  }
+  if (m.requests === 0) {
+    const again = await preflight(url, s, 1);
+    if (!again.ok) problems.push(`${s.label}: no response within the run, and afterwards: ${again.message}`);
+  }
+  return problems;
 }
 
-async function benchRoutes(service: Server, seeded: Seeded, baseline: Measured, rss: RssSampler, load: LoadSettings, only: string[] | undefined) {
-  const routes: RouteResult[] = [];
+async function benchRoutes(service: Server, seeded: Seeded, rss: RssSampler, load: LoadSettings, only: string[] | undefined) {
+  const runs: RouteRun[] = [];
   const failures: string[] = [];
   for (const plan of planRoutes(seeded)) {
     const route = ROUTES[plan.id];
     if (only !== undefined && !only.includes(plan.id)) {
-      routes.push({ id: plan.id, route, status: 'skipped', reason: 'not in BENCH_ROUTES' });
+      runs.push({ id: plan.id, route, status: 'skipped', reason: 'not in BENCH_ROUTES' });
       continue;
     }
     if ('skipped' in plan) {
       console.log(`  ${route.padEnd(30)} skipped: ${plan.skipped}`);
-      routes.push({ id: plan.id, route, status: 'skipped', reason: plan.skipped });
+      runs.push({ id: plan.id, route, status: 'skipped', reason: plan.skipped });
       continue;
     }
     const check = await preflight(service.url, plan.scenario);
     if (!check.ok) {
       console.log(`  ${route.padEnd(30)} ${check.notRegistered ? 'skipped' : 'FAILED'}: ${check.message}`);
-      routes.push({ id: plan.id, route, status: check.notRegistered ? 'skipped' : 'failed', reason: check.message });
+      runs.push({ id: plan.id, route, status: check.notRegistered ? 'skipped' : 'failed', reason: check.message });
       if (!check.notRegistered) failures.push(`${route}: ${check.message}`);
       continue;
     }
     rss.nextPhase();
     const m = await measure(service.url, plan.scenario, load);
     console.log(`  ${route.padEnd(30)} ${fmt(m)}`);
-    routes.push({ id: plan.id, route, status: 'measured', ratioToBaseline: m.reqPerSec / baseline.reqPerSec, peakRssMb: rss.nextPhase(), ...m });
-    failures.push(...problemsOf(plan.scenario, m));
+    runs.push({ id: plan.id, route, status: 'measured', peakRssMb: rss.nextPhase(), ...m });
+    failures.push(...(await problemsOf(service.url, plan.scenario, m)));
   }
-  return { routes, failures };
+  return { runs, failures };
+}
+
+/** The baseline before and after the routes, the routes in between, the service's memory throughout. */
+async function runLoad(baselineServer: Server, service: Server, seeded: Seeded, opts: BenchOptions) {
+  const load: LoadSettings = { connections: opts.connections, durationSec: opts.durationSec, warmupSec: opts.warmupSec };
+  console.log(`\nLoad: ${load.connections} connections, ${load.warmupSec} s warm-up then ${load.durationSec} s per route`);
+  const check = await preflight(baselineServer.url, BASELINE);
+  if (!check.ok) throw new Error(`baseline server: ${check.message}`);
+
+  const rss = new RssSampler(service.pid);
+  rss.start();
+  const before = await measure(baselineServer.url, BASELINE, load);
+  console.log(`  ${BASELINE.label.padEnd(30)} ${fmt(before)}`);
+  // The service sat idle while the baseline ran.
+  const idleRssMb = rss.nextPhase();
+  const bench = await benchRoutes(service, seeded, rss, load, opts.routes);
+  rss.stop();
+  const after = await measure(baselineServer.url, BASELINE, load);
+  console.log(`  ${BASELINE.label.padEnd(30)} ${fmt(after)} (again, after the routes)`);
+
+  const baseline = { reqPerSec: (before.reqPerSec + after.reqPerSec) / 2, before, after };
+  const failures = [
+    ...(await problemsOf(baselineServer.url, BASELINE, before)),
+    ...(await problemsOf(baselineServer.url, BASELINE, after)),
+    ...bench.failures,
+  ];
+  return {
+    load,
+    baseline,
+    routes: compareWithBaseline(bench.runs, baseline),
+    failures,
+    idleRssMb,
+    peakRssMb: rss.peakMb,
+  };
 }
 
 async function main(cleanup: Cleanup): Promise<number> {
@@ -129,10 +170,9 @@ async function main(cleanup: Cleanup): Promise<number> {
   const unknown = (opts.routes ?? []).filter((r) => !(r in ROUTES));
   if (unknown.length > 0) throw new Error(`BENCH_ROUTES names unknown routes ${unknown.join(', ')}; known: ${Object.keys(ROUTES).join(', ')}`);
   const loadAtStart = os.loadavg()[0] ?? 0;
-  if (loadAtStart > os.cpus().length / 2) {
+  if (loadAtStart > os.cpus().length) {
     console.log(`Note: the machine is busy (load average ${loadAtStart.toFixed(1)} on ${os.cpus().length} CPUs); figures will be noisy.`);
   }
-  const load: LoadSettings = { connections: opts.connections, durationSec: opts.durationSec, warmupSec: opts.warmupSec };
   const work = mkdtempSync(path.join(os.tmpdir(), 'splitline-bench-'));
   cleanup.add('remove temporary directory', () => rmSync(work, { recursive: true, force: true }));
 
@@ -164,21 +204,8 @@ async function main(cleanup: Cleanup): Promise<number> {
     timeoutMs: 120_000,
   });
   cleanup.add('stop the service', () => service.stop());
-  const rss = new RssSampler(service.pid);
-  rss.start();
-  cleanup.add('stop sampling memory', () => rss.stop());
 
-  console.log(`\nLoad: ${load.connections} connections, ${load.warmupSec} s warm-up then ${load.durationSec} s per route`);
-  const baselineCheck = await preflight(baselineServer.url, BASELINE);
-  if (!baselineCheck.ok) throw new Error(`baseline server: ${baselineCheck.message}`);
-  const baseline = await measure(baselineServer.url, BASELINE, load);
-  console.log(`  ${BASELINE.label.padEnd(30)} ${fmt(baseline)}`);
-  await baselineServer.stop();
-
-  const bench = await benchRoutes(service, seeded, baseline, rss, load, opts.routes);
-  const { routes } = bench;
-  const failures = [...problemsOf(BASELINE, baseline), ...bench.failures];
-  rss.stop();
+  const { load, failures, ...measured } = await runLoad(baselineServer, service, seeded, opts);
   const partial = {
     generatedAt: new Date().toISOString(),
     database: opts.databaseUrl === undefined ? ('pglite' as const) : ('postgres' as const),
@@ -193,9 +220,7 @@ async function main(cleanup: Cleanup): Promise<number> {
     },
     settings: { ...load, quick: opts.quick },
     data: { receipts: seeded.receipts, otherMerchantsReceipts: seeded.otherReceipts, users: seeded.users.ok ? seeded.users.value.count : 0 },
-    baseline,
-    routes,
-    peakRssMb: rss.peakMb,
+    ...measured,
   };
   const report: Report = { ...partial, targets: evaluateTargets(partial), failures };
   console.log('\n' + markdown(report));

@@ -105,7 +105,8 @@ export class RssSampler {
 
   start(intervalMs = 200): void {
     this.sample();
-    this.timer = setInterval(() => this.sample(), intervalMs);
+    // Unref'd: a bench that fails half-way must not be kept alive by its sampler.
+    this.timer = setInterval(() => this.sample(), intervalMs).unref();
   }
 
   /** Starts a new phase (a route's run) and returns the peak of the one before. */
