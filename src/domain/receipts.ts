@@ -2,7 +2,7 @@
  * Receipts: creation (idempotent per merchant and id), reads, and status changes with history.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { and, asc, eq, sql } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import type { Db, Tx } from '../db/client.ts';
 import { receipts, receiptStatusHistory, shopConfigs, type StoredLineItem } from '../db/schema.ts';
 import { Conflict, InvalidInput, NotFound } from './errors.ts';
@@ -248,19 +248,19 @@ export async function brandNameOf(db: Tx, wallet: string, fallback: string): Pro
   return shop?.name ?? fallback;
 }
 
+/** The shop's name for a receipt row, in the same round trip as the row itself. */
+const shopName = sql<string | null>`(select ${shopConfigs.name} from ${shopConfigs} where ${shopConfigs.wallet} = ${receipts.wallet})`;
+
 export async function listReceipts(db: Db, wallet: string, limit: number, fallbackBrand: string): Promise<ReceiptView[]> {
-  const [rows, brand] = await Promise.all([
-    db
-      .select()
-      .from(receipts)
-      .where(eq(receipts.wallet, wallet))
-      // NULLS LAST matches receipts_wallet_created_idx (both columns are NOT NULL, so the order
-      // is the same); with the default NULLS FIRST the planner sorts all the merchant's receipts.
-      .orderBy(sql`${receipts.createdAt} desc nulls last`, sql`${receipts.id} desc nulls last`)
-      .limit(limit),
-    brandNameOf(db, wallet, fallbackBrand),
-  ]);
-  return rows.map((r) => toReceiptView(r, brand));
+  const rows = await db
+    .select({ receipt: receipts, shopName })
+    .from(receipts)
+    .where(eq(receipts.wallet, wallet))
+    // NULLS LAST matches receipts_wallet_created_idx (both columns are NOT NULL, so the order
+    // is the same); with the default NULLS FIRST the planner sorts all the merchant's receipts.
+    .orderBy(sql`${receipts.createdAt} desc nulls last`, sql`${receipts.id} desc nulls last`)
+    .limit(limit);
+  return rows.map((r) => toReceiptView(r.receipt, r.shopName ?? fallbackBrand));
 }
 
 export async function findReceipt(db: Tx, wallet: string, id: string): Promise<ReceiptRow> {
@@ -270,21 +270,26 @@ export async function findReceipt(db: Tx, wallet: string, id: string): Promise<R
 }
 
 export async function getReceipt(db: Db, wallet: string, id: string, fallbackBrand: string): Promise<ReceiptDetail> {
-  const [row, brand, history] = await Promise.all([
-    findReceipt(db, wallet, id),
-    brandNameOf(db, wallet, fallbackBrand),
-    db
-      .select({ status: receiptStatusHistory.status, at: receiptStatusHistory.at, source: receiptStatusHistory.source })
-      .from(receiptStatusHistory)
-      .where(and(eq(receiptStatusHistory.wallet, wallet), eq(receiptStatusHistory.receiptId, id)))
-      .orderBy(asc(receiptStatusHistory.seq)),
-  ]);
+  // One round trip: the row, the shop's name and the status history (oldest first).
+  const h = receiptStatusHistory;
+  const [found] = await db
+    .select({
+      receipt: receipts,
+      shopName,
+      history: sql<{ status: string; at: number; source: string }[]>`coalesce((
+        select json_agg(json_build_object('status', ${h.status}, 'at', ${h.at}, 'source', ${h.source}) order by ${h.seq})
+        from ${h} where ${h.wallet} = ${receipts.wallet} and ${h.receiptId} = ${receipts.id}), '[]'::json)`,
+    })
+    .from(receipts)
+    .where(and(eq(receipts.wallet, wallet), eq(receipts.id, id)));
+  if (found === undefined) throw new NotFound(`Receipt ${id} not found`);
+  const row = found.receipt;
   const detail: ReceiptDetail = {
-    ...toReceiptView(row, brand),
+    ...toReceiptView(row, found.shopName ?? fallbackBrand),
     jurisdictionCode: row.jurisdictionCode,
     taxRate: row.taxRatePpm === null ? 0 : ppmToRate(BigInt(row.taxRatePpm)),
     taxComponents: row.taxComponents,
-    statusHistory: history,
+    statusHistory: found.history.map((e) => ({ status: e.status, at: Number(e.at), source: e.source })),
   };
   if (row.transactionHash !== null) detail.transactionHash = row.transactionHash;
   if (row.transactionTimestamp !== null) detail.transactionTimestamp = row.transactionTimestamp;
