@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { saveShopConfig } from '../src/domain/shop.ts';
 import { randomWallet, startTestApp, type TestApp } from './helpers/app.ts';
 
 let t: TestApp;
@@ -133,6 +134,33 @@ describe('GET /api/receipts/:id and /api/receipts/status', () => {
     assert.equal(res.status, 404);
     assert.equal(res.body.error, 'not_found');
     assert.equal((await t.call(b, 'GET', '/api/receipts/status?receiptId=private')).status, 404);
+  });
+
+  test("each merchant sees its own shop name and history, never another's under the same id", async () => {
+    const walletA = randomWallet();
+    const walletB = randomWallet();
+    const a = await t.key(walletA);
+    const b = await t.key(walletB);
+    const c = await t.key(randomWallet());
+    await saveShopConfig(t.deps.database.db, walletA, { name: 'Shop A', processingFeePct: 0 });
+    await saveShopConfig(t.deps.database.db, walletB, { name: 'Shop B', processingFeePct: 0 });
+    for (const key of [a, b, c]) assert.equal((await t.call(key, 'POST', '/api/receipts', body('shared-id'))).status, 201);
+    const tracked = await t.call(null, 'POST', '/api/receipts/status', { receiptId: 'shared-id', wallet: walletB, status: 'link_opened' });
+    assert.equal(tracked.status, 200);
+
+    for (const [key, brand, history] of [
+      [a, 'Shop A', ['pending']],
+      [b, 'Shop B', ['pending', 'link_opened']],
+      [c, t.config.brandName, ['pending']],
+    ] as const) {
+      const detail = await t.call(key, 'GET', '/api/receipts/shared-id');
+      assert.equal(detail.status, 200);
+      assert.equal(detail.body.brandName, brand);
+      assert.deepEqual(detail.body.statusHistory.map((e: { status: string }) => e.status), history);
+      const list = await t.call(key, 'GET', '/api/receipts');
+      assert.equal(list.status, 200);
+      assert.deepEqual(list.body.receipts.map((r: { brandName: string }) => r.brandName), [brand]);
+    }
   });
 
   test('status result', async () => {

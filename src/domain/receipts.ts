@@ -248,8 +248,15 @@ export async function brandNameOf(db: Tx, wallet: string, fallback: string): Pro
   return shop?.name ?? fallback;
 }
 
+/**
+ * A receipts column written "receipts"."column". Drizzle leaves columns unqualified in a
+ * single-table select, and inside a subquery an unqualified "wallet" names the subquery's own
+ * table: `"wallet" = "wallet"` would match every merchant's rows.
+ */
+const outer = (column: typeof receipts.wallet | typeof receipts.id) => sql`${receipts}.${sql.identifier(column.name)}`;
+
 /** The shop's name for a receipt row, in the same round trip as the row itself. */
-const shopName = sql<string | null>`(select ${shopConfigs.name} from ${shopConfigs} where ${shopConfigs.wallet} = ${receipts.wallet})`;
+const shopName = sql<string | null>`(select ${shopConfigs.name} from ${shopConfigs} where ${shopConfigs.wallet} = ${outer(receipts.wallet)})`;
 
 export async function listReceipts(db: Db, wallet: string, limit: number, fallbackBrand: string): Promise<ReceiptView[]> {
   const rows = await db
@@ -278,7 +285,7 @@ export async function getReceipt(db: Db, wallet: string, id: string, fallbackBra
       shopName,
       history: sql<{ status: string; at: number; source: string }[]>`coalesce((
         select json_agg(json_build_object('status', ${h.status}, 'at', ${h.at}, 'source', ${h.source}) order by ${h.seq})
-        from ${h} where ${h.wallet} = ${receipts.wallet} and ${h.receiptId} = ${receipts.id}), '[]'::json)`,
+        from ${h} where ${h.wallet} = ${outer(receipts.wallet)} and ${h.receiptId} = ${outer(receipts.id)}), '[]'::json)`,
     })
     .from(receipts)
     .where(and(eq(receipts.wallet, wallet), eq(receipts.id, id)));
