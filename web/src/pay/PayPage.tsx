@@ -10,12 +10,20 @@ import { Note, QrPanel, StatusPanel, Summary, tokenAmount } from './parts.tsx';
 import { chainName, FINAL, IN_FLIGHT, UNPAID } from './status.ts';
 import { connect, DEV_CHAIN_ID, eip681, ensureChain, injectedWallet, sendTransfer, WalletError } from './wallet-pay.ts';
 
-type Load = { kind: 'loading' } | { kind: 'not_found' } | { kind: 'error'; message: string } | { kind: 'ready'; view: PaymentView };
+type Load = { kind: 'loading' } | { kind: 'not_found' } | { kind: 'error'; status: number; message: string } | { kind: 'ready'; view: PaymentView };
 type Step = { kind: 'idle' } | { kind: 'busy'; what: string } | { kind: 'sent'; hash: string } | { kind: 'error'; message: string };
 
 const link = payLinkFromLocation(window.location);
-const POLL_MS = 1000;
-const POLL_HIDDEN_MS = 5000;
+/**
+ * Every second while a payment is under way; every 3 s while the page waits (a QR-code payment is
+ * still noticed quickly), 10 s in a hidden tab. The page's API is rate-limited per client
+ * address, and buyers in one shop often share one.
+ */
+const POLL_ACTIVE_MS = 1000;
+const POLL_IDLE_MS = 3000;
+const POLL_HIDDEN_MS = 10_000;
+/** After a 429, wait this long before asking again. */
+const POLL_LIMITED_MS = 10_000;
 const NO_WALLET =
   'No browser wallet was found in this browser. Install a wallet extension (or open this page in your wallet app’s browser), ' +
   'or scan the QR code with a mobile wallet.';
@@ -56,6 +64,8 @@ export function PayPage() {
   const [offline, setOffline] = useState<string | null>(null);
   const opened = useRef(false);
   const posted = useRef<string | null>(null);
+  /** Set once the buyer starts paying: from then on the status is read every second. */
+  const active = useRef(false);
 
   const refresh = useCallback(async (): Promise<Load> => {
     let next: Load;
@@ -66,7 +76,7 @@ export function PayPage() {
       if (err instanceof ApiError && err.status === 404) next = { kind: 'not_found' };
       else {
         setOffline(messageOf(err));
-        next = { kind: 'error', message: messageOf(err) };
+        next = { kind: 'error', status: err instanceof ApiError ? err.status : 0, message: messageOf(err) };
       }
     }
     // A failed refresh keeps what is shown; the note above says the page is retrying.
@@ -87,7 +97,16 @@ export function PayPage() {
         }
         if (FINAL.has(next.view.status)) return;
       }
-      timer = window.setTimeout(loop, document.hidden ? POLL_HIDDEN_MS : POLL_MS);
+      const inFlight = active.current || (next.kind === 'ready' && IN_FLIGHT.has(next.view.status));
+      const delay =
+        next.kind === 'error' && next.status === 429
+          ? POLL_LIMITED_MS
+          : document.hidden
+            ? POLL_HIDDEN_MS
+            : inFlight
+              ? POLL_ACTIVE_MS
+              : POLL_IDLE_MS;
+      timer = window.setTimeout(loop, delay);
     };
     void loop();
     // Some wallets inject after the page has loaded.
@@ -145,6 +164,7 @@ export function PayPage() {
       setStep({ kind: 'idle' });
       return;
     }
+    active.current = true;
     try {
       setStep({ kind: 'busy', what: 'Connect your wallet…' });
       const from = await connect(wallet);
