@@ -75,7 +75,8 @@ async function openPostgres(url: string, max: number): Promise<Database> {
   // which the caller sees, and the pool drops the client on release as no longer queryable.
   pool.on('connect', (client) => client.on('error', () => undefined));
   const db = drizzlePg(pool, { schema }) as unknown as Db;
-  await migratePg(db as never, { migrationsFolder: MIGRATIONS_DIR });
+  db.transaction = releasingTransaction(pool);
+  await migrateExclusively(url, () => migratePg(db as never, { migrationsFolder: MIGRATIONS_DIR }));
   const u = new URL(url);
   return {
     db,
@@ -86,6 +87,57 @@ async function openPostgres(url: string, max: number): Promise<Database> {
     },
     close: () => pool.end(),
   };
+}
+
+/**
+ * drizzle-orm's node-postgres `transaction()` checks a client out of the pool and sends BEGIN
+ * outside its try/finally, so when BEGIN fails (the server restarted and the client's connection
+ * is dead) that client is never released. Each restart under load leaked clients until the pool
+ * was empty: the service then stayed degraded for good, and `pool.end()` never returned. Here the
+ * transaction runs on a client checked out by us and always released, destroyed when its
+ * connection failed. A drizzle handle is built once per pooled connection, not per transaction.
+ */
+function releasingTransaction(pool: pg.Pool): Db['transaction'] {
+  const handles = new WeakMap<pg.PoolClient, Db>();
+  return async (run, config) => {
+    const client = await pool.connect();
+    let handle = handles.get(client);
+    if (handle === undefined) {
+      handle = drizzlePg(client, { schema }) as unknown as Db;
+      handles.set(client, handle);
+    }
+    let failure: unknown;
+    try {
+      return await handle.transaction(run, config);
+    } catch (err) {
+      failure = err;
+      throw err;
+    } finally {
+      client.release(isConnectionError(failure) ? (failure as Error) : undefined);
+    }
+  };
+}
+
+/** Any fixed number: the key of the advisory lock that migrations run under. */
+const MIGRATION_LOCK = 7_361_626_918;
+
+/**
+ * Instances starting together on an empty database would each run the migrations, and all but one
+ * would fail on "already exists". They take turns under a session advisory lock, held on a
+ * connection of its own (not the pool's, which the migrator needs); the later ones then find
+ * nothing left to do. Ending that session releases the lock, even when migrating failed.
+ */
+async function migrateExclusively(url: string, migrate: () => Promise<void>): Promise<void> {
+  const lock = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 });
+  // A connection lost mid-way fails the query in flight, which the caller sees; the event must not crash.
+  lock.on('error', () => undefined);
+  await lock.connect();
+  try {
+    await lock.query('select pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    await migrate();
+  } finally {
+    await lock.end();
+  }
 }
 
 const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH']);

@@ -1,0 +1,211 @@
+/**
+ * The service as production runs it: `node --import tsx src/main.ts` in a process of its own, on
+ * loopback and a free port, its JSON log lines kept for the test to read. Every process started
+ * here is killed when the test process exits, however it exits, and `stopAllServices()` (for a
+ * test's `after`) ends the ones still running.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import type { PrivateKeyAccount } from 'viem/accounts';
+import { sign } from './session.ts';
+
+export const ROOT = path.resolve(import.meta.dirname, '../..');
+
+export interface LogLine {
+  msg?: string;
+  level?: number;
+  time?: number;
+  [k: string]: unknown;
+}
+
+export interface Service {
+  name: string;
+  child: ChildProcess;
+  pid: number;
+  /** http://127.0.0.1:<port> */
+  base: string;
+  logs: LogLine[];
+  /** Settles when the process has exited. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** The first log line matching `match` (already logged or still to come). */
+  waitForLog(match: (l: LogLine) => boolean, timeoutMs: number): Promise<LogLine>;
+  /** SIGTERM, then SIGKILL after `graceMs`. */
+  stop(graceMs?: number): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** kill -9. */
+  kill(): Promise<void>;
+  output(): string;
+}
+
+const running = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const c of running) c.kill('SIGKILL');
+});
+
+function alive(c: ChildProcess): boolean {
+  return c.exitCode === null && c.signalCode === null;
+}
+
+/** Starts src/main.ts with `env` (on top of a minimal base) and resolves once it listens. */
+export async function startService(name: string, env: Record<string, string>, opts: { timeoutMs?: number; nodeArgs?: string[] } = {}): Promise<Service> {
+  const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), '--import', 'tsx', 'src/main.ts'], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'info',
+      PUBLIC_RATE_LIMIT_PER_MINUTE: '1000000',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  running.add(child);
+  const logs: LogLine[] = [];
+  const waiters: { match: (l: LogLine) => boolean; resolve: (l: LogLine) => void }[] = [];
+  let text = '';
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => {
+      running.delete(child);
+      resolve({ code, signal });
+    }),
+  );
+  const keep = (chunk: string) => {
+    text += chunk;
+    if (text.length > 200_000) text = text.slice(-100_000);
+  };
+  const base = new Promise<string>((resolve, reject) => {
+    let buffered = '';
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+      keep(chunk);
+      buffered += chunk;
+      const lines = buffered.split('\n');
+      buffered = lines.pop()!;
+      for (const line of lines) {
+        const url = /Splitline\s+(http:\/\/\S+)/.exec(line);
+        if (url) resolve(url[1]!);
+        if (!line.startsWith('{')) continue;
+        let parsed: LogLine;
+        try {
+          parsed = JSON.parse(line) as LogLine;
+        } catch (err) {
+          parsed = { msg: `unparsed log line: ${line}`, err: String(err) };
+        }
+        logs.push(parsed);
+        for (let i = waiters.length - 1; i >= 0; i--) {
+          if (waiters[i]!.match(parsed)) waiters.splice(i, 1)[0]!.resolve(parsed);
+        }
+      }
+    });
+    child.stderr!.setEncoding('utf8').on('data', keep);
+    void exited.then(({ code, signal }) => reject(new Error(`${name} exited (${signal ?? code}) before listening:\n${text.slice(-4000)}`)));
+  });
+  const timeoutMs = opts.timeoutMs ?? 60_000;
+  let timer: NodeJS.Timeout | undefined;
+  const url = await Promise.race([
+    base,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${name} did not listen within ${timeoutMs} ms:\n${text.slice(-4000)}`)), timeoutMs);
+    }),
+  ])
+    .catch((err: unknown) => {
+      child.kill('SIGKILL');
+      throw err;
+    })
+    .finally(() => clearTimeout(timer));
+
+  const service: Service = {
+    name,
+    child,
+    pid: child.pid!,
+    base: url,
+    logs,
+    exited,
+    output: () => text,
+    waitForLog(match, ms) {
+      const found = logs.find(match);
+      if (found !== undefined) return Promise.resolve(found);
+      return new Promise((resolve, reject) => {
+        const waiter = { match, resolve: (l: LogLine) => (clearTimeout(t), resolve(l)) };
+        const t = setTimeout(() => {
+          waiters.splice(waiters.indexOf(waiter), 1);
+          reject(new Error(`${name}: no matching log line within ${ms} ms`));
+        }, ms);
+        waiters.push(waiter);
+      });
+    },
+    async stop(graceMs = 20_000) {
+      if (alive(child)) {
+        child.kill('SIGTERM');
+        const t = setTimeout(() => child.kill('SIGKILL'), graceMs);
+        const result = await exited;
+        clearTimeout(t);
+        return result;
+      }
+      return exited;
+    },
+    async kill() {
+      if (alive(child)) child.kill('SIGKILL');
+      await exited;
+    },
+  };
+  return service;
+}
+
+/** Kills every service process this test file started that still runs. */
+export async function stopAllServices(): Promise<void> {
+  const all = [...running];
+  for (const c of all) if (alive(c)) c.kill('SIGKILL');
+  await Promise.all(all.map((c) => (alive(c) ? new Promise((r) => c.once('exit', r)) : undefined)));
+}
+
+export interface HttpRes {
+  status: number;
+  body: any;
+  headers: Headers;
+  ms: number;
+}
+
+/** One JSON request over the network. */
+export async function http(
+  base: string,
+  method: string,
+  url: string,
+  opts: { key?: string; body?: unknown; headers?: Record<string, string>; timeoutMs?: number } = {},
+): Promise<HttpRes> {
+  const started = performance.now();
+  const res = await fetch(base + url, {
+    method,
+    headers: {
+      ...(opts.body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...(opts.key === undefined ? {} : { 'ocp-apim-subscription-key': opts.key }),
+      ...opts.headers,
+    },
+    ...(opts.body === undefined ? {} : { body: JSON.stringify(opts.body) }),
+    signal: AbortSignal.timeout(opts.timeoutMs ?? 30_000),
+  });
+  const text = await res.text();
+  let body: unknown = text;
+  if ((res.headers.get('content-type') ?? '').includes('json') && text !== '') body = JSON.parse(text);
+  return { status: res.status, body, headers: res.headers, ms: performance.now() - started };
+}
+
+export interface HttpSession {
+  wallet: string;
+  headers: Record<string, string>;
+}
+
+/** Signs in over HTTP (EIP-712) and returns the headers an admin-app request carries. */
+export async function signInOverHttp(base: string, account: PrivateKeyAccount, siteOrigin: string): Promise<HttpSession> {
+  const ch = await http(base, 'POST', '/api/auth/challenge', { body: { wallet: account.address } });
+  if (ch.status !== 200) throw new Error(`challenge: ${ch.status} ${JSON.stringify(ch.body)}`);
+  const signature = await sign(account, ch.body.typedData);
+  const login = await http(base, 'POST', '/api/auth/login', { body: { wallet: account.address, nonce: ch.body.nonce, signature } });
+  if (login.status !== 200) throw new Error(`login: ${login.status} ${JSON.stringify(login.body)}`);
+  const cookie = login.headers.getSetCookie().find((c) => c.startsWith('cb_auth_token='));
+  if (cookie === undefined) throw new Error('login set no session cookie');
+  return {
+    wallet: account.address.toLowerCase(),
+    headers: { cookie: cookie.split(';')[0]!, 'x-csrf-token': String(login.body.csrfToken), origin: siteOrigin },
+  };
+}
