@@ -23,8 +23,14 @@ export interface Config {
   chain: ChainName;
   /** EIP-155 id of the chain: 31337 for the dev chain, 8453 Base, 84532 Base Sepolia. */
   chainId: number;
+  /**
+   * The node's JSON-RPC URL. With CHAIN=dev it names a dev chain that is already running (another
+   * instance's, or a test's anvil), which the service then uses instead of starting its own.
+   */
   rpcUrl: string | undefined;
   usdcAddress: string | undefined;
+  /** How long one JSON-RPC request may take before it counts as failed (a stalled node). */
+  rpcTimeoutMs: number;
   confirmations: number;
   /** 0x-prefixed 32-byte key that deploys split contracts server-side (the dev chain has its own). */
   splitDeployerKey: `0x${string}` | undefined;
@@ -46,6 +52,11 @@ export interface Config {
   keyCacheTtlMs: number;
   /** Rate-limit budget per client address for the credential-free tracking-status route. */
   publicRateLimitPerMinute: number;
+  /**
+   * Leader leases (chain worker, webhook dispatcher): a dead holder's work resumes elsewhere after
+   * this. A webhook send never outlives the lease, so it is also the ceiling of a send's timeout.
+   */
+  leaseTtlMs: number;
   logLevel: string;
 }
 
@@ -146,6 +157,10 @@ export function loadConfig(env: Env = process.env): Config {
   if (chain !== 'dev' && rpcUrl === undefined) problems.push(`RPC_URL is required when CHAIN=${chain}`);
   const usdc = str('USDC_ADDRESS');
   if (usdc !== undefined && !isAddress(usdc)) problems.push('USDC_ADDRESS must be a 0x-prefixed 40-hex address');
+  // The test USDC is deployed by whoever runs the dev chain; a service joining it must be told where.
+  if (chain === 'dev' && rpcUrl !== undefined && usdc === undefined) {
+    problems.push('USDC_ADDRESS is required when CHAIN=dev uses an existing dev chain through RPC_URL');
+  }
   const deployerKey = str('SPLIT_DEPLOYER_KEY');
   if (deployerKey !== undefined && !/^0x[0-9a-fA-F]{64}$/.test(deployerKey)) {
     problems.push('SPLIT_DEPLOYER_KEY must be a 0x-prefixed 64-hex private key');
@@ -175,6 +190,7 @@ export function loadConfig(env: Env = process.env): Config {
     chainId: CHAIN_IDS[chain],
     rpcUrl,
     usdcAddress: usdc !== undefined && isAddress(usdc) ? normalizeWallet(usdc) : undefined,
+    rpcTimeoutMs: int('RPC_TIMEOUT_MS', 10_000, 100, 120_000),
     confirmations: int('CONFIRMATIONS', chain === 'dev' ? 1 : 3, 1, 1000),
     splitDeployerKey: deployerKey !== undefined && /^0x[0-9a-fA-F]{64}$/.test(deployerKey) ? (deployerKey as `0x${string}`) : undefined,
     devChainPort: int('DEV_CHAIN_PORT', 0, 0, 65535),
@@ -190,6 +206,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookAllowPrivate: bool('WEBHOOK_ALLOW_PRIVATE'),
     keyCacheTtlMs: int('KEY_CACHE_TTL_MS', 5000, 0, 60000),
     publicRateLimitPerMinute: int('PUBLIC_RATE_LIMIT_PER_MINUTE', 120, 1, 1_000_000),
+    leaseTtlMs: int('LEASE_TTL_MS', 15_000, 3_000, 600_000),
     logLevel: oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
   };
   if (problems.length > 0) throw new ConfigError(problems);

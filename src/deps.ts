@@ -108,7 +108,12 @@ export async function createDeps(config: Config, opts: DepsOptions = {}): Promis
     verify: createSignatureVerifier(chain?.publicClient),
   });
   const blobs = createBlobStore(config);
-  const webhooks = new WebhookDispatcher({ db: database.db, logger, allowPrivate: config.webhookAllowPrivate });
+  const webhooks = new WebhookDispatcher({
+    db: database.db,
+    logger,
+    allowPrivate: config.webhookAllowPrivate,
+    leaseTtlMs: config.leaseTtlMs,
+  });
   const chainWorker =
     chain === undefined
       ? undefined
@@ -118,6 +123,7 @@ export async function createDeps(config: Config, opts: DepsOptions = {}): Promis
           logger,
           confirmations: config.confirmations,
           platformRecipient: config.platformRecipientAddress,
+          leaseTtlMs: config.leaseTtlMs,
           ...(chain.dev !== undefined ? { startBlock: 0n, intervalMs: 100 } : {}),
         });
   return {

@@ -4,10 +4,13 @@
  *
  *   CHAIN=dev           the embedded anvil node (src/chain/dev-chain.ts) with the test USDC;
  *                       the deployer is the tenth test-mnemonic account unless SPLIT_DEPLOYER_KEY
+ *   CHAIN=dev + RPC_URL an existing dev chain that someone else runs (another instance, a test's
+ *                       anvil): joined, never started or stopped; USDC_ADDRESS names its token
  *   CHAIN=base          Base mainnet through RPC_URL, Circle's USDC
  *   CHAIN=base-sepolia  Base Sepolia through RPC_URL, Circle's test USDC
  *
- * USDC_ADDRESS overrides the token on any chain.
+ * USDC_ADDRESS overrides the token on any chain. Every JSON-RPC request gives up after
+ * RPC_TIMEOUT_MS, so a stalled node fails a worker pass (which then backs off) instead of hanging it.
  */
 import path from 'node:path';
 import {
@@ -32,6 +35,7 @@ import type { Logger } from 'pino';
 import type { ChainName, Config } from '../config.ts';
 import { DEV_ACCOUNT_COUNT, DEV_DEPLOYER_INDEX, devAccount } from './dev-accounts.ts';
 import { DEV_CHAIN_ID, startDevChain, type DevChain } from './dev-chain.ts';
+import { DevChainAttachError } from './errors.ts';
 import { ensureTestUsdc } from './test-usdc-setup.ts';
 import type { TokenInfo } from './test-usdc.ts';
 
@@ -45,7 +49,8 @@ export type ChainPublicClient = PublicClient<Transport, Chain>;
 export type ChainWalletClient = WalletClient<Transport, Chain, Account>;
 
 export interface DevChainInfo {
-  process: DevChain;
+  /** The anvil this service runs; absent when it joined one run elsewhere (CHAIN=dev + RPC_URL). */
+  process?: DevChain;
   /** The ten funded test-mnemonic accounts; the last is the service's deployer. */
   accounts: Address[];
 }
@@ -71,12 +76,13 @@ export interface StartChainParams {
 
 const VIEM_CHAINS: Record<Exclude<ChainName, 'dev'>, Chain> = { base, 'base-sepolia': baseSepolia };
 
-function transportFor(url: string): Transport {
-  return url.startsWith('ws') ? webSocket(url) : http(url);
+function transportFor(url: string, timeout: number): Transport {
+  return url.startsWith('ws') ? webSocket(url, { timeout }) : http(url, { timeout });
 }
 
 export async function startChain(p: StartChainParams): Promise<ChainDeps> {
-  return p.config.chain === 'dev' ? startDevChainDeps(p) : connectPublicChain(p, p.config.chain);
+  if (p.config.chain !== 'dev') return connectPublicChain(p, p.config.chain);
+  return p.config.rpcUrl === undefined ? startDevChainDeps(p) : joinDevChain(p, p.config.rpcUrl);
 }
 
 async function connectPublicChain(p: StartChainParams, name: Exclude<ChainName, 'dev'>): Promise<ChainDeps> {
@@ -85,7 +91,7 @@ async function connectPublicChain(p: StartChainParams, name: Exclude<ChainName, 
   // config.ts refuses CHAIN=base without RPC_URL; this guards callers that built a Config by hand.
   if (rpcUrl === undefined) throw new Error(`RPC_URL is required for CHAIN=${name}`);
   const chain = VIEM_CHAINS[name];
-  const transport = transportFor(rpcUrl);
+  const transport = transportFor(rpcUrl, config.rpcTimeoutMs);
   const publicClient = createPublicClient({ chain, transport, pollingInterval: 1_000 }) as ChainPublicClient;
   const walletClient =
     config.splitDeployerKey === undefined
@@ -121,7 +127,7 @@ async function startDevChainDeps(p: StartChainParams): Promise<ChainDeps> {
   });
   try {
     const chain = devChainDefinition(dev.rpcUrl);
-    const transport = http(dev.rpcUrl);
+    const transport = http(dev.rpcUrl, { timeout: config.rpcTimeoutMs });
     const publicClient = createPublicClient({ chain, transport, pollingInterval: 50 }) as ChainPublicClient;
     const account = config.splitDeployerKey === undefined ? devAccount(DEV_DEPLOYER_INDEX) : privateKeyToAccount(config.splitDeployerKey);
     const walletClient = createWalletClient({ chain, transport, account, pollingInterval: 50 }) as ChainWalletClient;
@@ -153,6 +159,45 @@ async function startDevChainDeps(p: StartChainParams): Promise<ChainDeps> {
     await dev.stop();
     throw err;
   }
+}
+
+/**
+ * CHAIN=dev with RPC_URL: several instances (or a test's apps) share one dev chain. The service
+ * neither starts nor stops that node, and does not deploy a token on it: USDC_ADDRESS must name
+ * the test USDC its owner deployed (config.ts requires it). Both are checked before use.
+ */
+async function joinDevChain(p: StartChainParams, rpcUrl: string): Promise<ChainDeps> {
+  const { config, logger } = p;
+  // config.ts requires it with RPC_URL on the dev chain; this guards callers that built a Config by hand.
+  if (config.usdcAddress === undefined) throw new DevChainAttachError(rpcUrl, 'USDC_ADDRESS is not set');
+  const chain = devChainDefinition(rpcUrl);
+  const transport = transportFor(rpcUrl, config.rpcTimeoutMs);
+  const publicClient = createPublicClient({ chain, transport, pollingInterval: 50 }) as ChainPublicClient;
+  const usdc: TokenInfo = { address: getAddress(config.usdcAddress), decimals: 6, symbol: 'USDC' };
+  let chainId: number;
+  let code: string | undefined;
+  try {
+    [chainId, code] = await Promise.all([publicClient.getChainId(), publicClient.getCode({ address: usdc.address })]);
+  } catch (err) {
+    throw new DevChainAttachError(rpcUrl, 'the node does not answer', { cause: err });
+  }
+  if (chainId !== DEV_CHAIN_ID) throw new DevChainAttachError(rpcUrl, `its chain id is ${chainId}, not ${DEV_CHAIN_ID}`);
+  if (code === undefined || code === '0x') throw new DevChainAttachError(rpcUrl, `USDC_ADDRESS ${usdc.address} holds no contract there`);
+  const account = config.splitDeployerKey === undefined ? devAccount(DEV_DEPLOYER_INDEX) : privateKeyToAccount(config.splitDeployerKey);
+  const walletClient = createWalletClient({ chain, transport, account, pollingInterval: 50 }) as ChainWalletClient;
+  if (config.splitDeployerKey !== undefined) await fundWithTestEth(chain, transport, publicClient, account.address);
+  logger.info({ rpcUrl, usdc: usdc.address, deployer: account.address }, 'dev chain: joined an existing node');
+  return {
+    name: 'dev',
+    chainId: DEV_CHAIN_ID,
+    publicClient,
+    walletClient,
+    usdc,
+    rpcUrl,
+    dev: { accounts: Array.from({ length: DEV_ACCOUNT_COUNT }, (_, i) => devAccount(i).address) },
+    // The node belongs to whoever started it.
+    close: async () => undefined,
+  };
 }
 
 /** A SPLIT_DEPLOYER_KEY on the dev chain is usually not a test account: give it test ETH for gas. */

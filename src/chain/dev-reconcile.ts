@@ -49,6 +49,6 @@ export async function keepDevSplitsConsistent(p: { db: Db; chain: ChainDeps; log
       p.logger.warn({ err }, 'dev chain: could not check stored split contracts against the chain'),
     );
   };
-  p.chain.dev?.process.onRestart(run);
+  p.chain.dev?.process?.onRestart(run);
   await run();
 }

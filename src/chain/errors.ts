@@ -88,3 +88,14 @@ export function isContractRefusal(err: unknown): boolean {
   if (!(err instanceof BaseError)) return false;
   return err.walk((e) => e instanceof ContractFunctionRevertedError || e instanceof ContractFunctionZeroDataError) !== null;
 }
+
+/** An existing dev chain named by RPC_URL (CHAIN=dev) could not be joined. */
+export class DevChainAttachError extends ChainError {
+  constructor(
+    readonly rpcUrl: string,
+    readonly reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`The dev chain at ${rpcUrl} cannot be used: ${reason}`, options);
+  }
+}

@@ -32,6 +32,10 @@ export class ChainWorker {
   private leaderUntil = 0;
   private stopped = true;
   private failures = 0;
+  /** A pass is running (between its timer firing and its end). */
+  private inPass = false;
+  /** kick() came during a pass: the next one starts as soon as it ends. */
+  private kicked = false;
 
   constructor(private readonly o: ChainWorkerOptions) {
     this.verifier = new PaymentVerifier({ db: o.db, chain: o.chain, confirmations: o.confirmations, logger: o.logger });
@@ -47,28 +51,40 @@ export class ChainWorker {
     this.schedule(0);
   }
 
-  /** Runs a pass soon (after a buyer submits a transaction), instead of at the next interval. */
+  /**
+   * Runs a pass soon (after a buyer submits a transaction), instead of at the next interval.
+   * There is only ever one timer or one pass: a kick during a pass asks that pass to schedule the
+   * next at once (a second timer would start a second loop, which stop() could not end). While
+   * passes fail, kicks wait for the backoff, so a stream of submissions cannot defeat it.
+   */
   kick(): void {
-    if (this.stopped) return;
+    if (this.stopped || this.failures > 0) return;
+    if (this.inPass) {
+      this.kicked = true;
+      return;
+    }
     clearTimeout(this.timer);
     this.schedule(0);
   }
 
   private schedule(delay: number): void {
     this.timer = setTimeout(() => {
-      this.running = this.running.then(() =>
-        this.tick()
-          .then(() => {
-            this.failures = 0;
-          })
-          .catch((err: unknown) => {
-            this.failures++;
-            this.o.logger.warn({ err, failures: this.failures }, 'chain worker pass failed');
-          })
-          .finally(() => {
-            if (!this.stopped) this.schedule(this.backoff());
-          }),
-      );
+      if (this.stopped) return;
+      this.inPass = true;
+      this.running = this.tick()
+        .then(() => {
+          this.failures = 0;
+        })
+        .catch((err: unknown) => {
+          this.failures++;
+          this.o.logger.warn({ err, failures: this.failures }, 'chain worker pass failed');
+        })
+        .finally(() => {
+          this.inPass = false;
+          const next = this.kicked && this.failures === 0 ? 0 : this.backoff();
+          this.kicked = false;
+          if (!this.stopped) this.schedule(next);
+        });
     }, delay);
   }
 

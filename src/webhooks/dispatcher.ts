@@ -21,6 +21,8 @@ export interface DispatcherOptions {
 }
 
 export const WEBHOOK_LEASE = 'webhooks';
+/** Kept free at the end of a lease for recording the attempts of a pass. */
+const LEASE_MARGIN_MS = 1_000;
 
 export class WebhookDispatcher {
   readonly holder = `dispatcher-${randomBytes(6).toString('hex')}`;
@@ -66,16 +68,20 @@ export class WebhookDispatcher {
     }
     if (!this.isLeader) return 0;
     const due = await dueDeliveries(this.o.db, now, this.o.batch ?? 20);
-    await Promise.all(due.map((d) => this.deliver(d)));
+    // A send must end, and be recorded, before the lease it started under can lapse: otherwise
+    // another instance could take the lease, find the delivery still pending and send it again.
+    const timeoutMs = Math.min(this.o.timeoutMs ?? 10_000, this.leaderUntil - Date.now() - LEASE_MARGIN_MS);
+    if (due.length === 0 || timeoutMs <= 0) return 0;
+    await Promise.all(due.map((d) => this.deliver(d, timeoutMs)));
     return due.length;
   }
 
-  private async deliver(d: DueDelivery): Promise<void> {
+  private async deliver(d: DueDelivery, timeoutMs: number): Promise<void> {
     const body = JSON.stringify(d.payload);
     const headers = webhookHeaders(d.secret, d.eventId, Math.floor(Date.now() / 1000), body);
     const result = await postWebhook(d.url, headers, body, {
       allowPrivate: this.o.allowPrivate,
-      timeoutMs: this.o.timeoutMs ?? 10_000,
+      timeoutMs,
     });
     const status = await recordAttempt(this.o.db, d, result);
     const log = { delivery: d.id, event: d.eventId, statusCode: result.statusCode, attempt: d.attempts + 1 };

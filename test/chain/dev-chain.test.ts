@@ -60,7 +60,7 @@ describe('dev chain', () => {
     // The service deploys from the tenth account, so the first nine stay free for buyers.
     assert.equal(chain.walletClient?.account.address, chain.dev.accounts[9]);
 
-    const pid = chain.dev.process.pid;
+    const pid = chain.dev.process?.pid;
     assert.ok(pid !== undefined && processExists(pid), 'anvil runs');
     await t.stop();
     assert.equal(processExists(pid), false, 'anvil is gone after stop');
@@ -80,7 +80,7 @@ describe('dev chain', () => {
     await first.stop();
 
     const second = track(await startTestChain({ dataDir }));
-    assert.equal(second.chain.dev?.process.startedFresh, false, 'the state file was loaded');
+    assert.equal(second.chain.dev?.process?.startedFresh, false, 'the state file was loaded');
     assert.equal(second.chain.usdc.address, usdc, 'the same token');
     const code = await second.chain.publicClient.getCode({ address: usdc });
     assert.ok(code !== undefined && code !== '0x', 'the token still has code');
@@ -94,12 +94,12 @@ describe('dev chain', () => {
   test('a crashed anvil is restarted on the same URL and the test USDC is checked again', async () => {
     const t = track(await startTestChain());
     const { chain } = t;
-    const before = chain.dev?.process.pid;
+    const before = chain.dev?.process?.pid;
     assert.ok(before !== undefined);
     const url = chain.rpcUrl;
     process.kill(before, 'SIGKILL');
     const after = await waitFor('a new anvil', async () => {
-      const pid = chain.dev?.process.pid;
+      const pid = chain.dev?.process?.pid;
       return pid !== undefined && pid !== before ? pid : undefined;
     });
     assert.ok(processExists(after));
@@ -119,7 +119,7 @@ describe('dev chain', () => {
     mkdirSync(path.join(dataDir, 'devchain'), { recursive: true });
     writeFileSync(path.join(dataDir, 'devchain', 'state.json'), '{"block": trunc');
     const t = track(await startTestChain({ dataDir }));
-    assert.equal(t.chain.dev?.process.startedFresh, true);
+    assert.equal(t.chain.dev?.process?.startedFresh, true);
     assert.equal(t.chain.usdc.address, expected, 'the first deployment of the deployer lands at the same address');
     assert.ok(readdirSync(path.join(dataDir, 'devchain')).some((f) => f.startsWith('state.json.unreadable-')), 'the bad file is kept aside');
     assert.equal(await balanceOf(t.chain, t.chain.dev!.accounts[3]!), DEV_USDC_PER_ACCOUNT);
