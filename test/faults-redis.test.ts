@@ -1,0 +1,169 @@
+/**
+ * Redis away: the rate limiter fails open (the documented choice, src/gateway/rate-limit.ts and
+ * docs/reliability.md), so the service keeps serving, promptly, and limits apply again once Redis
+ * is back. The Redis is the test's own redis-server on a free loopback port, killed (-9) and
+ * frozen (SIGSTOP) mid-run.
+ */
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import { randomWallet, startTestApp, type TestApp } from './helpers/app.ts';
+
+const hasRedis = spawnSync('redis-server', ['--version']).status === 0;
+const skip = hasRedis ? false : 'redis-server not found; install Redis to run the Redis-outage test';
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as { port: number }).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+class PrivateRedis {
+  child: ChildProcess | undefined;
+  constructor(readonly port: number) {}
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+
+  async start(): Promise<void> {
+    const child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    this.child = child;
+    await new Promise<void>((resolve, reject) => {
+      let out = '';
+      const timer = setTimeout(() => reject(new Error(`redis-server did not start:\n${out}`)), 10_000);
+      child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+        out += chunk;
+        if (out.includes('Ready to accept connections')) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+      child.once('exit', (code) => {
+        clearTimeout(timer);
+        reject(new Error(`redis-server exited (${code}):\n${out}`));
+      });
+    });
+  }
+
+  signal(sig: NodeJS.Signals): void {
+    this.child?.kill(sig);
+  }
+
+  async kill(): Promise<void> {
+    const c = this.child;
+    if (c === undefined || c.exitCode !== null || c.signalCode !== null) return;
+    const exited = new Promise((r) => c.once('exit', r));
+    c.kill('SIGCONT');
+    c.kill('SIGKILL');
+    await exited;
+  }
+}
+
+let redis: PrivateRedis;
+let t: TestApp;
+
+// However this file's process ends, its redis-server goes with it.
+process.on('exit', () => redis?.child?.kill('SIGKILL'));
+
+before(async () => {
+  if (!hasRedis) return;
+  redis = new PrivateRedis(await freePort());
+  await redis.start();
+  t = await startTestApp({ REDIS_URL: redis.url });
+});
+
+after(async () => {
+  await t?.close();
+  await redis?.kill();
+});
+
+/** Waits until the current one-minute window has room for a short burst. */
+async function awayFromWindowEdge(): Promise<void> {
+  const into = Date.now() % 60_000;
+  if (into > 50_000) await new Promise((r) => setTimeout(r, 60_000 - into + 100));
+}
+
+interface Burst {
+  statuses: number[];
+  slowestMs: number;
+}
+
+async function burst(key: string, n: number, concurrency = 1): Promise<Burst> {
+  const statuses: number[] = [];
+  let slowestMs = 0;
+  for (let i = 0; i < n; i += concurrency) {
+    const answers = await Promise.all(
+      Array.from({ length: Math.min(concurrency, n - i) }, async () => {
+        const started = performance.now();
+        const res = await t.call(key, 'GET', '/api/receipts?limit=1');
+        slowestMs = Math.max(slowestMs, performance.now() - started);
+        return res.status;
+      }),
+    );
+    statuses.push(...answers);
+  }
+  return { statuses, slowestMs };
+}
+
+const count = (b: Burst, status: number) => b.statuses.filter((s) => s === status).length;
+
+describe('Redis down: the rate limiter fails open and the service keeps serving', { skip, timeout: 90_000 }, () => {
+  test('limits apply, then fail open while Redis is killed or frozen, then apply again', async () => {
+    assert.equal(t.deps.limiter.kind, 'redis');
+    const wallet = randomWallet();
+    const limit = 5;
+
+    await awayFromWindowEdge();
+    const k1 = await t.key(wallet, { rateLimitPerMinute: limit });
+    const up = await burst(k1, limit + 3);
+    assert.deepEqual(up.statuses, [...Array(limit).fill(200), 429, 429, 429], 'with Redis up, the limit holds');
+
+    // kill -9: every request is served, at once (no offline queue), the spent key included.
+    await redis.kill();
+    const down = await burst(k1, 40, 8);
+    assert.equal(count(down, 200), 40, `served while Redis is down: ${down.statuses}`);
+    assert.ok(down.slowestMs < 1_000, `no request waited on Redis (slowest ${Math.round(down.slowestMs)} ms)`);
+
+    // Back: a fresh redis-server on the same port (empty: --save ""). The client reconnects by itself.
+    await redis.start();
+    const probe = await t.key(wallet, { rateLimitPerMinute: 1_000 });
+    const backAfter = performance.now();
+    for (;;) {
+      const res = await t.call(probe, 'GET', '/api/receipts?limit=1');
+      // Failing open answers remaining = limit; a counted request answers less.
+      if (Number(res.headers['x-ratelimit-remaining']) < 1_000) break;
+      assert.ok(performance.now() - backAfter < 15_000, 'the client reconnected within 15 s');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const reconnectMs = Math.round(performance.now() - backAfter);
+    await awayFromWindowEdge();
+    const k2 = await t.key(wallet, { rateLimitPerMinute: limit });
+    const again = await burst(k2, limit + 3);
+    assert.deepEqual(again.statuses, [...Array(limit).fill(200), 429, 429, 429], 'limits apply again once Redis is back');
+
+    // Frozen (SIGSTOP): the connection stays open but nothing answers; the command timeout (500 ms)
+    // bounds each request, and they are served.
+    redis.signal('SIGSTOP');
+    let frozen: Burst;
+    try {
+      frozen = await burst(k2, 16, 8);
+    } finally {
+      redis.signal('SIGCONT');
+    }
+    assert.equal(count(frozen, 200), 16, `served while Redis is frozen: ${frozen.statuses}`);
+    assert.ok(frozen.slowestMs < 2_000, `bounded by the command timeout (slowest ${Math.round(frozen.slowestMs)} ms)`);
+    console.log(
+      `Redis killed: 40 requests served (slowest ${Math.round(down.slowestMs)} ms); reconnected ${reconnectMs} ms after ` +
+        `redis-server came back; frozen: 16 requests served (slowest ${Math.round(frozen.slowestMs)} ms)`,
+    );
+  });
+});
