@@ -107,7 +107,7 @@ export async function createDeps(config: Config, opts: DepsOptions = {}): Promis
     superadmins: config.superadminWallets,
     verify: createSignatureVerifier(chain?.publicClient),
   });
-  const blobs = createBlobStore(config);
+  const blobs = await createBlobStore(config);
   const webhooks = new WebhookDispatcher({
     db: database.db,
     logger,

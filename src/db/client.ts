@@ -5,10 +5,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { PGlite } from '@electric-sql/pglite';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
-import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
-import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
 import pg from 'pg';
@@ -46,6 +43,12 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
 async function openPglite(dataDir: string): Promise<Database> {
   const location = dataDir === 'memory://' ? dataDir : path.resolve(dataDir, 'pglite');
   if (location !== 'memory://') mkdirSync(location, { recursive: true });
+  // Loaded only for the embedded database: PGlite's WASM build costs memory a PostgreSQL deployment never uses.
+  const [{ PGlite }, { drizzle: drizzlePglite }, { migrate: migratePglite }] = await Promise.all([
+    import('@electric-sql/pglite'),
+    import('drizzle-orm/pglite'),
+    import('drizzle-orm/pglite/migrator'),
+  ]);
   const client = await PGlite.create(location === 'memory://' ? undefined : location);
   const db = drizzlePglite(client, { schema }) as unknown as Db;
   await migratePglite(db as never, { migrationsFolder: MIGRATIONS_DIR });
