@@ -15,6 +15,7 @@ import { loadConfig, type Config } from '../../src/config.ts';
 import { createDeps, type Deps } from '../../src/deps.ts';
 import { createSubscription } from '../../src/gateway/subscriptions.ts';
 import type { Scope } from '../../src/gateway/scopes.ts';
+import type { ChainDeps } from '../../src/chain/client.ts';
 
 export interface TestApp {
   app: FastifyInstance;
@@ -57,7 +58,11 @@ export async function freshPostgresDatabase(serverUrl: string): Promise<{ url: s
   };
 }
 
-export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+/**
+ * `opts.chain`: a chain the test file started (test/chain/helpers.ts); the app uses it rather than
+ * starting its own, so several apps in one file share one anvil. Without it the app has no chain.
+ */
+export async function startTestApp(env: Record<string, string> = {}, opts: { chain?: ChainDeps } = {}): Promise<TestApp> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'splitline-test-'));
   const serverUrl = process.env.DATABASE_URL;
   const fresh = serverUrl ? await freshPostgresDatabase(serverUrl) : undefined;
@@ -74,6 +79,7 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
     pgliteDir: 'memory://',
     redisPrefix: `splitline-test-${randomBytes(6).toString('hex')}`,
+    ...(opts.chain ? { chain: opts.chain } : {}),
   });
   const app = await buildApp(deps);
   await app.ready();
