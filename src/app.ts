@@ -16,20 +16,33 @@ import { installErrorHandling } from './http/errors.ts';
 import { sharedSchemas } from './http/schemas.ts';
 import { registerRoutes } from './http/routes/index.ts';
 import { registerWebApp } from './http/web.ts';
+import {
+  clientErrorHandler,
+  documentFrameworkErrors,
+  frameworkErrorHandler,
+  installJsonParser,
+  refuseNulInUrl,
+  serverLimits,
+} from './http/limits.ts';
+import { registerSecurityHeaders } from './http/security-headers.ts';
+import { registerCors } from './http/cors.ts';
 import { registerPayPage } from './http/pay-page.ts';
 
-export const BODY_LIMIT = 256 * 1024;
+export { BODY_LIMIT } from './http/limits.ts';
 
 export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   const { config } = deps;
   const base = config.publicBasePath;
+  const https = new URL(config.siteUrl).protocol === 'https:';
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     // Per-request lines come from our own onResponse hook at debug level.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'correlationId' }),
-    bodyLimit: BODY_LIMIT,
-    routerOptions: { maxParamLength: 200 },
-    requestTimeout: 30_000,
+    // Body size, header size and request time (src/http/limits.ts); what the router and Node's
+    // HTTP parser refuse is answered as {error, message} too.
+    ...serverLimits(config.requestTimeoutMs),
+    clientErrorHandler: clientErrorHandler(https),
+    frameworkErrors: frameworkErrorHandler(https),
     trustProxy: config.edgeSecret !== undefined,
     genReqId: (req) => correlationId(req.headers['x-correlation-id']),
     // PUBLIC_BASE_PATH: every route also answers under the prefix.
@@ -55,6 +68,13 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? strict : coercing).compile(schema));
 
   installErrorHandling(app);
+  // Before any route or scope: the JSON limits, the documented framework refusals, the
+  // security headers and the CORS policy apply to every route registered after them.
+  installJsonParser(app);
+  refuseNulInUrl(app);
+  documentFrameworkErrors(app);
+  registerSecurityHeaders(app, { siteUrl: config.siteUrl });
+  registerCors(app, { origins: config.corsOrigins });
   // Cookies are parsed first: both the gateway and the session hook read them.
   await app.register(cookie);
   const siteOrigin = new URL(config.siteUrl).origin;

@@ -47,6 +47,10 @@ export interface Config {
   /** Largest APK upload accepted, in bytes. */
   apkMaxBytes: number;
   edgeSecret: string | undefined;
+  /** Longest a client may take to send one whole request (headers and body); then 408 and the connection closes. */
+  requestTimeoutMs: number;
+  /** Origins whose browser pages may call the developer API (key routes) cross-origin; empty: none. */
+  corsOrigins: string[];
   webhookAllowPrivate: boolean;
   /** How long a resolved subscription key is trusted before it is looked up again. */
   keyCacheTtlMs: number;
@@ -169,6 +173,18 @@ export function loadConfig(env: Env = process.env): Config {
   const brandKey = str('BRAND_KEY') ?? 'splitline';
   if (!/^[a-z0-9-]{1,64}$/.test(brandKey)) problems.push('BRAND_KEY must match [a-z0-9-]{1,64}');
 
+  const corsOrigins = (str('CORS_ORIGINS') ?? '')
+    .split(',')
+    .map((o) => o.trim())
+    .filter((o) => o !== '')
+    .flatMap((o) => {
+      // Exactly an origin (scheme, host, optional port): it is compared verbatim with the Origin header.
+      const u = URL.canParse(o) ? new URL(o) : null;
+      if (u !== null && (u.protocol === 'http:' || u.protocol === 'https:') && u.origin === o) return [o];
+      problems.push(`CORS_ORIGINS holds "${o}", which is not an origin such as https://console.example.com`);
+      return [];
+    });
+
   const databaseUrl = url('DATABASE_URL', ['postgres:', 'postgresql:']);
   const redisUrl = url('REDIS_URL', ['redis:', 'rediss:']);
 
@@ -203,6 +219,8 @@ export function loadConfig(env: Env = process.env): Config {
     apkBlobPrefix: (str('APK_BLOB_PREFIX') ?? 'brands').replace(/^\/+|\/+$/g, ''),
     apkMaxBytes: int('APK_MAX_BYTES', 512 * 1024 * 1024, 1024, 4 * 1024 * 1024 * 1024),
     edgeSecret: str('EDGE_SECRET'),
+    requestTimeoutMs: int('REQUEST_TIMEOUT_MS', 30_000, 100, 600_000),
+    corsOrigins,
     webhookAllowPrivate: bool('WEBHOOK_ALLOW_PRIVATE'),
     keyCacheTtlMs: int('KEY_CACHE_TTL_MS', 5000, 0, 60000),
     publicRateLimitPerMinute: int('PUBLIC_RATE_LIMIT_PER_MINUTE', 120, 1, 1_000_000),

@@ -12,6 +12,8 @@ const Session = Type.Object({
 });
 
 const adminErrors = { 400: errorRef, 401: errorRef, 403: errorRef, 429: errorRef };
+/** The OpenAPI security requirement of the routes that need the session cookie. */
+const sessionSecurity = [{ sessionCookie: [] }];
 
 export function authRoutes(app: App, deps: Deps): void {
   const { auth, config } = deps;
@@ -66,7 +68,7 @@ export function authRoutes(app: App, deps: Deps): void {
     '/api/auth/me',
     {
       config: { auth: 'session' },
-      schema: { tags: ['admin session'], summary: 'The signed-in wallet', response: { 200: Session, ...adminErrors } },
+      schema: { tags: ['admin session'], summary: 'The signed-in wallet', security: sessionSecurity, response: { 200: Session, ...adminErrors } },
     },
     async (request) => {
       const s = sessionOf(request);
@@ -81,6 +83,7 @@ export function authRoutes(app: App, deps: Deps): void {
       schema: {
         tags: ['admin session'],
         summary: 'End the session on the server',
+        security: sessionSecurity,
         response: { 200: Type.Object({ ok: Type.Boolean() }), ...adminErrors },
       },
     },

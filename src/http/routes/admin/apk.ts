@@ -5,10 +5,10 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import type { Deps } from '../../../deps.ts';
 import { APK_CONTENT_TYPE, apkBlobName, assertAppName, assertVisible, assertZipHeader, parseRange } from '../../../domain/apk.ts';
-import { NotFound } from '../../../domain/errors.ts';
+import { AppError, NotFound } from '../../../domain/errors.ts';
 import { PayloadTooLarge } from '../../../storage/blob-store.ts';
 import { errorRef } from '../../schemas.ts';
 import { cookieAuth } from './merchant.ts';
@@ -99,7 +99,11 @@ export async function apkRoutes(scope: FastifyInstance, deps: Deps): Promise<voi
       assertVisible(policy, name);
       const declared = Number(request.headers['content-length'] ?? NaN);
       if (Number.isFinite(declared) && declared > config.apkMaxBytes) throw new PayloadTooLarge(config.apkMaxBytes);
-      const body = request.body as Readable;
+      // Only the raw-byte content types arrive as a stream; JSON or text would arrive parsed.
+      const body = request.body;
+      if (!(body instanceof Readable)) {
+        throw new AppError(415, 'unsupported_media_type', `Send the package bytes as ${APK_CONTENT_TYPE} or application/octet-stream`);
+      }
       const info = await blobs.write(apkBlobName(policy, name), body, {
         maxBytes: config.apkMaxBytes,
         headerBytes: 4,

@@ -1,0 +1,192 @@
+/**
+ * Limits on what a client may send, enforced before any handler runs:
+ *
+ * - body: BODY_LIMIT (256 KiB; a few routes set their own) → 413 payload_too_large;
+ * - JSON nesting: MAX_JSON_DEPTH levels → 400 invalid_input, checked on the raw text before parsing,
+ *   so no recursive code (validation, serialization, logging) ever meets a deeper document;
+ * - headers: MAX_HEADER_BYTES in all → 431 headers_too_large, from Node's HTTP parser;
+ * - time: REQUEST_TIMEOUT_MS for the whole request (headers and body) → 408 request_timeout and
+ *   the connection is closed, so a client trickling bytes (slowloris) cannot hold a socket;
+ * - text: U+0000 anywhere in a path parameter, the query or a JSON string → 400 invalid_input.
+ *   PostgreSQL text cannot hold it, so it would otherwise fail deep in a query as a 500.
+ *
+ * Answers made before routing (malformed HTTP, oversized headers, timeouts, malformed URLs) go out
+ * as `{error, message}` with the same security headers as every other answer.
+ */
+import type { ServerOptions } from 'node:http';
+import type { Socket } from 'node:net';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import { InvalidInput } from '../domain/errors.ts';
+import { errorRef } from './schemas.ts';
+import { jsonHeaders } from './security-headers.ts';
+
+export const BODY_LIMIT = 256 * 1024;
+export const MAX_JSON_DEPTH = 32;
+/** Node's default, set explicitly so a --max-http-header-size flag cannot widen it unnoticed. */
+export const MAX_HEADER_BYTES = 16 * 1024;
+/** Longest path parameter the router accepts; longer ones are refused with 400. */
+export const MAX_PARAM_LENGTH = 200;
+
+/** Fastify and Node server options for the limits above. */
+export function serverLimits(requestTimeoutMs: number): {
+  bodyLimit: number;
+  requestTimeout: number;
+  routerOptions: { maxParamLength: number };
+  http: ServerOptions;
+} {
+  return {
+    bodyLimit: BODY_LIMIT,
+    requestTimeout: requestTimeoutMs,
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    http: {
+      maxHeaderSize: MAX_HEADER_BYTES,
+      // Headers must be complete within the same budget as the whole request.
+      headersTimeout: requestTimeoutMs,
+      // How often Node looks for requests over their time; its 30 s default would let a short
+      // REQUEST_TIMEOUT_MS run up to 30 s late.
+      connectionsCheckingInterval: Math.max(50, Math.min(30_000, Math.floor(requestTimeoutMs / 4))),
+    },
+  };
+}
+
+const NUL_MESSAGE = 'Text may not contain the NUL character (U+0000)';
+
+/**
+ * What makes `text`, read as JSON, unacceptable before it is even parsed: arrays and objects
+ * nested deeper than `maxDepth` (brackets inside strings do not count), or a NUL character in a
+ * string (escaped as \u0000; a raw one is invalid JSON anyway). Linear, no recursion.
+ */
+export function jsonProblem(text: string, maxDepth: number): 'too_deep' | 'nul' | null {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) {
+        if (text.startsWith('u0000', i + 1)) return 'nul';
+        i++; // skip the escaped character
+      } else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > maxDepth) return 'too_deep';
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return null;
+}
+
+/**
+ * Replaces the JSON body parser with one that refuses documents nested deeper than
+ * MAX_JSON_DEPTH, then parses as Fastify does (secure-json-parse: `__proto__` and
+ * `constructor.prototype` keys are refused). Must run before any route or scope is registered,
+ * since scopes copy the parsers they start with.
+ */
+export function installJsonParser(app: FastifyInstance): void {
+  const parse = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    const problem = jsonProblem(text, MAX_JSON_DEPTH);
+    if (problem !== null) {
+      done(new InvalidInput(problem === 'nul' ? NUL_MESSAGE : `The JSON body nests deeper than ${MAX_JSON_DEPTH} levels`), undefined);
+      return;
+    }
+    parse(request, text, done);
+  });
+}
+
+const hasNul = (v: unknown): boolean =>
+  typeof v === 'string' ? v.includes('\u0000') : Array.isArray(v) ? v.some(hasNul) : false;
+
+/** Refuses U+0000 in path parameters and the query string, for every route, before validation. */
+export function refuseNulInUrl(app: FastifyInstance): void {
+  app.addHook('preValidation', async (request) => {
+    for (const part of [request.params, request.query]) {
+      if (part !== null && typeof part === 'object' && Object.values(part).some(hasNul)) throw new InvalidInput(NUL_MESSAGE);
+    }
+  });
+}
+
+/** Methods whose requests may carry a body that Fastify parses. */
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+
+/**
+ * Documents, on every route that has response schemas, the refusals the framework itself can
+ * give before the handler runs: 400 (a malformed URL, query, JSON or schema violation) and, where
+ * a body is read, 413 (too large) and 415 (an unsupported content type). They use the Error schema.
+ */
+export function documentFrameworkErrors(app: FastifyInstance): void {
+  app.addHook('onRoute', (route: RouteOptions) => {
+    const response = route.schema?.response as Record<string, unknown> | undefined;
+    if (route.schema === undefined || response === undefined) return;
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    const statuses = ['400', ...(methods.some((m) => BODY_METHODS.has(m)) ? ['413', '415'] : [])];
+    const added: Record<string, unknown> = {};
+    for (const s of statuses) if (response[s] === undefined) added[s] = errorRef;
+    if (Object.keys(added).length > 0) route.schema = { ...route.schema, response: { ...response, ...added } };
+  });
+}
+
+/**
+ * Malformed URLs (bad percent-encoding) and over-long path parameters are refused by the router
+ * before any route (and so any hook) is chosen: this answers them like every other 400.
+ */
+export function frameworkErrorHandler(https: boolean) {
+  return (err: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
+    const message =
+      err.code === 'FST_ERR_MAX_PARAM_LENGTH'
+        ? `A path segment is longer than ${MAX_PARAM_LENGTH} characters`
+        : 'The URL is malformed (invalid percent-encoding)';
+    request.log.debug({ code: err.code }, 'malformed URL refused');
+    void reply
+      .code(400)
+      .headers({ ...jsonHeaders(https), 'x-correlation-id': request.id })
+      .type('application/json; charset=utf-8')
+      .send(JSON.stringify({ error: 'invalid_input', message }));
+  };
+}
+
+const CLIENT_ERRORS: Record<string, { status: number; reason: string; error: string; message: string }> = {
+  ERR_HTTP_REQUEST_TIMEOUT: {
+    status: 408,
+    reason: 'Request Timeout',
+    error: 'request_timeout',
+    message: 'The request was not received in time',
+  },
+  HPE_HEADER_OVERFLOW: {
+    status: 431,
+    reason: 'Request Header Fields Too Large',
+    error: 'headers_too_large',
+    message: `The request headers exceed ${MAX_HEADER_BYTES} bytes`,
+  },
+};
+const MALFORMED = { status: 400, reason: 'Bad Request', error: 'invalid_input', message: 'The request is not valid HTTP/1.1' };
+
+/**
+ * Node's 'clientError': a request the HTTP parser refused or that ran out of time. Answers
+ * `{error, message}` and closes the connection. The error itself is not logged whole: it carries
+ * the raw bytes received, credentials included.
+ */
+export function clientErrorHandler(https: boolean) {
+  return function (this: FastifyInstance, err: NodeJS.ErrnoException, socket: Socket): void {
+    if (err.code === 'ECONNRESET' || socket.destroyed) return;
+    const answer = CLIENT_ERRORS[err.code ?? ''] ?? MALFORMED;
+    this.log.debug({ code: err.code, status: answer.status }, 'client error');
+    // Not when a response on this connection has already started: its bytes would be corrupted.
+    const pending = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+    if (socket.writable && pending?.headersSent !== true) {
+      const body = JSON.stringify({ error: answer.error, message: answer.message });
+      const headers = {
+        ...jsonHeaders(https),
+        'content-type': 'application/json; charset=utf-8',
+        'content-length': String(Buffer.byteLength(body)),
+        connection: 'close',
+      };
+      const lines = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`);
+      socket.end(`HTTP/1.1 ${answer.status} ${answer.reason}\r\n${lines.join('')}\r\n${body}`, () => socket.destroy());
+      // A client that does not read the answer does not keep the socket either.
+      setTimeout(() => socket.destroy(), 2000).unref();
+      return;
+    }
+    socket.destroy();
+  };
+}
