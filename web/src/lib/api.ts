@@ -157,11 +157,30 @@ export const subscriptions = {
 
 const webhook = record({ id: str, url: str, events: arr(str), createdAt: num });
 export type Webhook = ReturnType<typeof webhook>;
+const attempt = record({ at: num, statusCode: nullable(num), error: nullable(str), durationMs: num });
+const delivery = record({
+  id: str,
+  eventId: str,
+  endpointId: str,
+  type: str,
+  status: str,
+  attempts: num,
+  nextAttemptAt: num,
+  lastStatusCode: nullable(num),
+  lastError: nullable(str),
+  createdAt: num,
+  deliveredAt: nullable(num),
+  log: arr(attempt),
+});
+export type Delivery = ReturnType<typeof delivery>;
 export const webhooks = {
   list: () => call('GET', '/api/admin/webhooks', record({ webhooks: arr(webhook) })),
   create: (body: { url: string; events: string[] }) =>
     call('POST', '/api/admin/webhooks', record({ id: str, url: str, events: arr(str), secret: str }), { body }),
   remove: (id: string) => call('DELETE', `/api/admin/webhooks/${encodeURIComponent(id)}`, record({ ok: bool })),
+  deliveries: () => call('GET', '/api/admin/webhooks/deliveries', record({ deliveries: arr(delivery) })),
+  redeliver: (id: string) =>
+    call('POST', `/api/admin/webhooks/deliveries/${encodeURIComponent(id)}/redeliver`, record({ ok: bool })),
 };
 
 const user = record({

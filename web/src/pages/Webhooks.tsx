@@ -4,6 +4,65 @@ import { formatDateTime } from '../lib/format.ts';
 import { useLoad, useSubmit } from '../lib/hooks.ts';
 import { ErrorNote, Field, Loading, PageHeader, Secret } from '../components/ui.tsx';
 
+/** Every delivery with each attempt, and a button to send one again. */
+function Deliveries() {
+  const list = useLoad(() => webhooks.deliveries());
+  const again = useSubmit();
+  const rows = list.data?.deliveries ?? [];
+  return (
+    <>
+      <div className="sub-head">
+        <h2>Deliveries</h2>
+        <button type="button" className="btn btn-small" onClick={() => list.reload()}>
+          Refresh
+        </button>
+      </div>
+      <ErrorNote message={list.error ?? again.error} />
+      {list.loading && list.data === null ? (
+        <Loading what="deliveries" />
+      ) : rows.length === 0 ? (
+        <p className="empty">No deliveries yet.</p>
+      ) : (
+        <div className="list">
+          {rows.map((d) => (
+            <article key={d.id} className="card sub" data-testid="delivery">
+              <header className="sub-head">
+                <h3>
+                  {d.type} <span className="chip">{d.status}</span>
+                </h3>
+                <button
+                  type="button"
+                  className="btn btn-small"
+                  disabled={again.busy}
+                  onClick={() =>
+                    void again.run(async () => {
+                      await webhooks.redeliver(d.id);
+                      list.reload();
+                    })
+                  }
+                >
+                  Redeliver
+                </button>
+              </header>
+              <p className="muted small mono break">
+                {d.eventId} · {d.attempts} attempt{d.attempts === 1 ? '' : 's'}
+                {d.status === 'pending' && d.attempts > 0 ? ` · next ${formatDateTime(d.nextAttemptAt)}` : ''}
+              </p>
+              <ul className="small">
+                {d.log.map((a) => (
+                  <li key={a.at}>
+                    {formatDateTime(a.at)}: {a.statusCode ?? 'no answer'} in {a.durationMs} ms{a.error !== null ? ` (${a.error})` : ''}
+                  </li>
+                ))}
+              </ul>
+            </article>
+          ))}
+        </div>
+      )}
+    </>
+  );
+}
+
 export function Webhooks() {
   const list = useLoad(() => webhooks.list());
   const [secret, setSecret] = useState<{ url: string; secret: string } | null>(null);
@@ -108,6 +167,7 @@ export function Webhooks() {
           ))}
         </div>
       )}
+      <Deliveries />
     </section>
   );
 }
