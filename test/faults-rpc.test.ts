@@ -199,15 +199,16 @@ describe('an RPC endpoint that errors or stalls', { timeout: 150_000 }, () => {
     rpc.set('error');
     const errorFrom = Date.now();
     assert.equal((await t.call(null, 'POST', `/api/pay/rpc-fault/transaction${paid.search}`, { transactionHash: paid.hash })).status, 202);
-    await sleep(9_000);
+    // Until six passes have failed: backoffs of 200, 400, 800, 1600 and 3200 ms between them.
+    await waitFor('six failed passes', async () => (failedPasses(errorFrom).length >= 6 ? true : undefined), 45_000);
+    const errorMs = Date.now() - errorFrom;
     const errors = failedPasses(errorFrom);
-    assert.ok(errors.length >= 3, `passes failed during the 500s: ${errors.length}`);
     const gaps = errors.slice(1).map((l, i) => l.time - errors[i]!.time);
-    // Each gap is the pass itself (viem's own retries inside it, about a second against a 500ing
-    // endpoint, varying with load) plus the worker's backoff, which doubles per failure. The pass
-    // time is roughly constant, so the backoff shows as the growth from the first gap to the last:
-    // with the dev chain's 100 ms base it adds 200 → 1600 ms over four failures.
-    assert.ok(gaps.at(-1)! - gaps[0]! >= 1000, `the gaps between failed passes grow: ${gaps.join(', ')} ms`);
+    // Each gap is one failed pass (viem's own retries inside it: about a second against a 500ing
+    // endpoint, more on a loaded machine) plus the worker's backoff, which doubles per failure from
+    // the dev chain's 100 ms base. The last gap holds 3200 ms of backoff, the first 200 ms: however
+    // the pass time varies, the gaps must grow by well over two seconds.
+    assert.ok(gaps.at(-1)! - gaps[0]! >= 2000, `the gaps between failed passes grow: ${gaps.join(', ')} ms`);
     assert.ok(errors.at(-1)!.failures! >= errors.length, 'consecutive failures are counted');
     const requestsDuringErrors = rpc.seen.filter((r) => r.mode === 'error').length;
     assert.deepEqual(await history('rpc-fault'), ['pending'], 'not mined, not failed, not completed while the endpoint errors');
@@ -215,9 +216,10 @@ describe('an RPC endpoint that errors or stalls', { timeout: 150_000 }, () => {
     // Stall: requests hang; the transport's timeout ends each, so passes still fail, and nothing moves.
     rpc.set('stall');
     const stallFrom = Date.now();
-    await sleep(9_000);
-    const stalls = failedPasses(stallFrom);
-    assert.ok(stalls.length >= 1, 'a stalled endpoint fails passes by timeout instead of hanging them');
+    // The next pass comes after the backoff (6.4 s by now); its calls then end by RPC_TIMEOUT_MS.
+    await waitFor('a pass failed by timeout', async () => (failedPasses(stallFrom).length >= 1 ? true : undefined), 40_000);
+    const stallMs = Date.now() - stallFrom;
+    assert.ok(rpc.seen.some((r) => r.mode === 'stall'), 'requests reached the stalled endpoint');
     assert.deepEqual(await history('rpc-fault'), ['pending'], 'still untouched while the endpoint stalls');
     const payment = await t.call(null, 'GET', `/api/pay/rpc-fault${paid.search}`);
     assert.equal(payment.body.status, 'pending');
@@ -229,8 +231,8 @@ describe('an RPC endpoint that errors or stalls', { timeout: 150_000 }, () => {
     const recoveryMs = Date.now() - recoveredAt;
     assert.deepEqual(await history('rpc-fault'), ['pending', 'tx_mined', 'recipient_validated', 'completed']);
     console.log(
-      `500s for 9 s: ${errors.length} failed passes, gaps ${gaps.join(', ')} ms, ${requestsDuringErrors} RPC requests; ` +
-        `stall for 9 s: ${stalls.length} failed passes (RPC_TIMEOUT_MS 1000); completed ${recoveryMs} ms after recovery`,
+      `500s for ${Math.round(errorMs / 1000)} s: ${errors.length} failed passes, gaps ${gaps.join(', ')} ms, ${requestsDuringErrors} RPC requests; ` +
+        `stall: the first pass failed by timeout ${stallMs} ms in (RPC_TIMEOUT_MS 1000); completed ${recoveryMs} ms after recovery`,
     );
   });
 });

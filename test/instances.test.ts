@@ -277,7 +277,8 @@ describe('two instances on one PostgreSQL, one Redis and one dev chain', { skip,
       phase = 'after';
       const takeoverMs = Math.max(Number(chainTakeover.time), Number(hookTakeover.time)) - killedAt;
       console.log(`takeover ${Number(chainTakeover.time) - killedAt} ms (chain), ${Number(hookTakeover.time) - killedAt} ms (webhooks); lease ${LEASE_TTL_MS} ms`);
-      assert.ok(takeoverMs <= LEASE_TTL_MS + 2_000, `took over in ${takeoverMs} ms, lease ${LEASE_TTL_MS} ms`);
+      // Within the lease, plus the standby's polling interval and some scheduling slack on a busy machine.
+      assert.ok(takeoverMs <= LEASE_TTL_MS + 3_000, `took over in ${takeoverMs} ms, lease ${LEASE_TTL_MS} ms`);
       holders = await leaseHolders();
       assert.equal(holders.chain, chainTakeover.holder);
       assert.equal(holders.webhooks, hookTakeover.holder);
