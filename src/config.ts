@@ -47,8 +47,14 @@ export interface Config {
   /** Largest APK upload accepted, in bytes. */
   apkMaxBytes: number;
   edgeSecret: string | undefined;
-  /** Longest a client may take to send one whole request (headers and body); then 408 and the connection closes. */
+  /**
+   * Longest a client may take to send one whole request (headers and body); then 408 and the
+   * connection closes. The APK upload's body has apkUploadTimeoutMs instead, but may never go this
+   * long without a byte.
+   */
   requestTimeoutMs: number;
+  /** Longest an APK upload may take, from its first byte to its last. */
+  apkUploadTimeoutMs: number;
   /** Origins whose browser pages may call the developer API (key routes) cross-origin; empty: none. */
   corsOrigins: string[];
   webhookAllowPrivate: boolean;
@@ -185,6 +191,12 @@ export function loadConfig(env: Env = process.env): Config {
       return [];
     });
 
+  const requestTimeoutMs = int('REQUEST_TIMEOUT_MS', 30_000, 100, 600_000);
+  const apkUploadTimeoutMs = int('APK_UPLOAD_TIMEOUT_MS', 15 * 60_000, 100, 24 * 3_600_000);
+  if (apkUploadTimeoutMs < requestTimeoutMs) {
+    problems.push(`APK_UPLOAD_TIMEOUT_MS (${apkUploadTimeoutMs}) must be at least REQUEST_TIMEOUT_MS (${requestTimeoutMs})`);
+  }
+
   const databaseUrl = url('DATABASE_URL', ['postgres:', 'postgresql:']);
   const redisUrl = url('REDIS_URL', ['redis:', 'rediss:']);
 
@@ -219,7 +231,8 @@ export function loadConfig(env: Env = process.env): Config {
     apkBlobPrefix: (str('APK_BLOB_PREFIX') ?? 'brands').replace(/^\/+|\/+$/g, ''),
     apkMaxBytes: int('APK_MAX_BYTES', 512 * 1024 * 1024, 1024, 4 * 1024 * 1024 * 1024),
     edgeSecret: str('EDGE_SECRET'),
-    requestTimeoutMs: int('REQUEST_TIMEOUT_MS', 30_000, 100, 600_000),
+    requestTimeoutMs,
+    apkUploadTimeoutMs,
     corsOrigins,
     webhookAllowPrivate: bool('WEBHOOK_ALLOW_PRIVATE'),
     keyCacheTtlMs: int('KEY_CACHE_TTL_MS', 5000, 0, 60000),

@@ -27,6 +27,12 @@ export function installErrorHandling(app: FastifyInstance): void {
       if (err.status >= 500) request.log.error({ err }, 'request failed');
       return reply.status(err.status).send({ error: err.code, message: err.message, ...err.extra });
     }
+    // A client that hangs up mid-body fails the body's stream with ECONNRESET or "aborted": its
+    // own connection, not the database's. Nobody is left to answer; the line says what happened.
+    if (request.raw.destroyed && !isDatabaseError(err)) {
+      request.log.info({ err: err.message }, 'client closed the connection before its request was read');
+      return reply.status(400).send({ error: 'invalid_input', message: 'The request was not received in full' });
+    }
     if (isConnectionError(err)) {
       request.log.error({ err }, 'database unavailable');
       reply.header('retry-after', '5');
@@ -51,3 +57,12 @@ export function installErrorHandling(app: FastifyInstance): void {
     reply.status(404).send({ error: 'not_found', message: `No route for ${request.method} ${request.url.split('?')[0]}` });
   });
 }
+
+/** Errors raised by a query (Drizzle wraps the driver's error with the SQL it ran). */
+function isDatabaseError(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    if (typeof (e as { query?: unknown }).query === 'string' || typeof (e as { severity?: unknown }).severity === 'string') return true;
+  }
+  return false;
+}
+

@@ -5,8 +5,12 @@
  * - JSON nesting: MAX_JSON_DEPTH levels → 400 invalid_input, checked on the raw text before parsing,
  *   so no recursive code (validation, serialization, logging) ever meets a deeper document;
  * - headers: MAX_HEADER_BYTES in all → 431 headers_too_large, from Node's HTTP parser;
- * - time: REQUEST_TIMEOUT_MS for the whole request (headers and body) → 408 request_timeout and
- *   the connection is closed, so a client trickling bytes (slowloris) cannot hold a socket;
+ * - time: REQUEST_TIMEOUT_MS for the whole request (headers and body, counted from its first byte)
+ *   → 408 request_timeout and the connection is closed, so a client trickling bytes (slowloris)
+ *   cannot hold a socket. Node times the headers; the application times the body
+ *   (src/http/request-time.ts), because one route needs more: the APK upload, once its checks
+ *   passed, has APK_UPLOAD_TIMEOUT_MS for the whole upload and may never go REQUEST_TIMEOUT_MS
+ *   without receiving a byte. Node's own requestTimeout is only a backstop beyond both;
  * - text: U+0000 anywhere in a path parameter, the query or a JSON string → 400 invalid_input.
  *   PostgreSQL text cannot hold it, so it would otherwise fail deep in a query as a 500.
  *
@@ -27,8 +31,14 @@ export const MAX_HEADER_BYTES = 16 * 1024;
 /** Longest path parameter the router accepts; longer ones are refused with 400. */
 export const MAX_PARAM_LENGTH = 200;
 
-/** Fastify and Node server options for the limits above. */
-export function serverLimits(requestTimeoutMs: number): {
+/**
+ * Fastify and Node server options for the limits above. `longestRequestMs` is the longest time
+ * any route may take to receive its request (the APK upload's budget).
+ */
+export function serverLimits(
+  requestTimeoutMs: number,
+  longestRequestMs: number,
+): {
   bodyLimit: number;
   requestTimeout: number;
   routerOptions: { maxParamLength: number };
@@ -36,11 +46,13 @@ export function serverLimits(requestTimeoutMs: number): {
 } {
   return {
     bodyLimit: BODY_LIMIT,
-    requestTimeout: requestTimeoutMs,
+    // Node's clock is server-wide, so it is only the backstop here: the application holds each
+    // request to its own route's budget (request-time.ts) and always answers first.
+    requestTimeout: Math.max(requestTimeoutMs, longestRequestMs) + requestTimeoutMs,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     http: {
       maxHeaderSize: MAX_HEADER_BYTES,
-      // Headers must be complete within the same budget as the whole request.
+      // The headers of every request, whatever its route, within REQUEST_TIMEOUT_MS.
       headersTimeout: requestTimeoutMs,
       // How often Node looks for requests over their time; its 30 s default would let a short
       // REQUEST_TIMEOUT_MS run up to 30 s late.
@@ -99,10 +111,14 @@ const hasNul = (v: unknown): boolean =>
 
 /** Refuses U+0000 in path parameters and the query string, for every route, before validation. */
 export function refuseNulInUrl(app: FastifyInstance): void {
-  app.addHook('preValidation', async (request) => {
+  app.addHook('preValidation', (request, _reply, done) => {
     for (const part of [request.params, request.query]) {
-      if (part !== null && typeof part === 'object' && Object.values(part).some(hasNul)) throw new InvalidInput(NUL_MESSAGE);
+      if (part !== null && typeof part === 'object' && Object.values(part).some(hasNul)) {
+        done(new InvalidInput(NUL_MESSAGE));
+        return;
+      }
     }
+    done();
   });
 }
 
@@ -145,13 +161,22 @@ export function frameworkErrorHandler(https: boolean) {
   };
 }
 
-const CLIENT_ERRORS: Record<string, { status: number; reason: string; error: string; message: string }> = {
-  ERR_HTTP_REQUEST_TIMEOUT: {
-    status: 408,
-    reason: 'Request Timeout',
-    error: 'request_timeout',
-    message: 'The request was not received in time',
-  },
+interface RawAnswer {
+  status: number;
+  reason: string;
+  error: string;
+  message: string;
+}
+
+export const REQUEST_TIMEOUT: RawAnswer = {
+  status: 408,
+  reason: 'Request Timeout',
+  error: 'request_timeout',
+  message: 'The request was not received in time',
+};
+
+const CLIENT_ERRORS: Record<string, RawAnswer> = {
+  ERR_HTTP_REQUEST_TIMEOUT: REQUEST_TIMEOUT,
   HPE_HEADER_OVERFLOW: {
     status: 431,
     reason: 'Request Header Fields Too Large',
@@ -159,7 +184,34 @@ const CLIENT_ERRORS: Record<string, { status: number; reason: string; error: str
     message: `The request headers exceed ${MAX_HEADER_BYTES} bytes`,
   },
 };
-const MALFORMED = { status: 400, reason: 'Bad Request', error: 'invalid_input', message: 'The request is not valid HTTP/1.1' };
+const MALFORMED: RawAnswer = { status: 400, reason: 'Bad Request', error: 'invalid_input', message: 'The request is not valid HTTP/1.1' };
+
+/** A whole HTTP/1.1 response with `{error, message}`, the security headers and `Connection: close`. */
+export function rawAnswer(answer: RawAnswer, https: boolean): string {
+  const body = JSON.stringify({ error: answer.error, message: answer.message });
+  const headers = {
+    ...jsonHeaders(https),
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': String(Buffer.byteLength(body)),
+    connection: 'close',
+  };
+  const lines = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`);
+  return `HTTP/1.1 ${answer.status} ${answer.reason}\r\n${lines.join('')}\r\n${body}`;
+}
+
+/**
+ * Writes `response` (from rawAnswer) and closes the connection, or only closes it when a
+ * response on it has already started (its bytes would be corrupted) or `response` is null.
+ */
+export function answerAndClose(socket: Socket, response: string | null, responseStarted: boolean): void {
+  if (response !== null && socket.writable && !responseStarted) {
+    socket.end(response, () => socket.destroy());
+    // A client that does not read the answer does not keep the socket either.
+    setTimeout(() => socket.destroy(), 2000).unref();
+    return;
+  }
+  socket.destroy();
+}
 
 /**
  * Node's 'clientError': a request the HTTP parser refused or that ran out of time. Answers
@@ -171,22 +223,7 @@ export function clientErrorHandler(https: boolean) {
     if (err.code === 'ECONNRESET' || socket.destroyed) return;
     const answer = CLIENT_ERRORS[err.code ?? ''] ?? MALFORMED;
     this.log.debug({ code: err.code, status: answer.status }, 'client error');
-    // Not when a response on this connection has already started: its bytes would be corrupted.
     const pending = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
-    if (socket.writable && pending?.headersSent !== true) {
-      const body = JSON.stringify({ error: answer.error, message: answer.message });
-      const headers = {
-        ...jsonHeaders(https),
-        'content-type': 'application/json; charset=utf-8',
-        'content-length': String(Buffer.byteLength(body)),
-        connection: 'close',
-      };
-      const lines = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`);
-      socket.end(`HTTP/1.1 ${answer.status} ${answer.reason}\r\n${lines.join('')}\r\n${body}`, () => socket.destroy());
-      // A client that does not read the answer does not keep the socket either.
-      setTimeout(() => socket.destroy(), 2000).unref();
-      return;
-    }
-    socket.destroy();
+    answerAndClose(socket, rawAnswer(answer, https), pending?.headersSent === true);
   };
 }

@@ -10,6 +10,7 @@ import type { Deps } from '../../../deps.ts';
 import { APK_CONTENT_TYPE, apkBlobName, assertAppName, assertVisible, assertZipHeader, parseRange } from '../../../domain/apk.ts';
 import { AppError, NotFound } from '../../../domain/errors.ts';
 import { PayloadTooLarge } from '../../../storage/blob-store.ts';
+import { bodyWithin, releaseRequestDeadline } from '../../request-time.ts';
 import { errorRef } from '../../schemas.ts';
 import { cookieAuth } from './merchant.ts';
 
@@ -88,12 +89,13 @@ export async function apkRoutes(scope: FastifyInstance, deps: Deps): Promise<voi
         params: Type.Object({ app: Type.String() }),
         response: {
           200: Type.Object({ ok: Type.Boolean(), app: Type.String(), size: Type.Integer(), etag: Type.String() }),
+          408: errorRef,
           415: errorRef,
           ...errors,
         },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { app: name } = request.params;
       assertAppName(name);
       assertVisible(policy, name);
@@ -104,11 +106,23 @@ export async function apkRoutes(scope: FastifyInstance, deps: Deps): Promise<voi
       if (!(body instanceof Readable)) {
         throw new AppError(415, 'unsupported_media_type', `Send the package bytes as ${APK_CONTENT_TYPE} or application/octet-stream`);
       }
-      const info = await blobs.write(apkBlobName(policy, name), body, {
-        maxBytes: config.apkMaxBytes,
-        headerBytes: 4,
-        validateHeader: assertZipHeader,
-      });
+      // Past the checks, the upload has its own time: the whole of it within APK_UPLOAD_TIMEOUT_MS,
+      // but never REQUEST_TIMEOUT_MS without a byte.
+      releaseRequestDeadline(request.raw);
+      const timed = bodyWithin(request.raw, body, { totalMs: config.apkUploadTimeoutMs, idleMs: config.requestTimeoutMs });
+      let info;
+      try {
+        info = await blobs.write(apkBlobName(policy, name), timed, {
+          maxBytes: config.apkMaxBytes,
+          headerBytes: 4,
+          validateHeader: assertZipHeader,
+        });
+      } catch (err) {
+        // The rest of the body will not be read: close the connection after the answer rather
+        // than drain it.
+        if (!request.raw.complete) reply.header('connection', 'close');
+        throw timed.timedOut ?? err;
+      }
       request.log.info({ app: name, size: info.size }, 'apk uploaded');
       return { ok: true, app: name, size: info.size, etag: info.etag };
     },
