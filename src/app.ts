@@ -24,9 +24,12 @@ import {
   refuseNulInUrl,
   serverLimits,
 } from './http/limits.ts';
+import { enforceRequestDeadline } from './http/request-time.ts';
 import { registerSecurityHeaders } from './http/security-headers.ts';
 import { registerCors } from './http/cors.ts';
 import { registerPayPage } from './http/pay-page.ts';
+import { RequestLogger } from './logger.ts';
+import type { Logger } from 'pino';
 
 export { BODY_LIMIT } from './http/limits.ts';
 
@@ -38,9 +41,10 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     loggerInstance: deps.logger as FastifyBaseLogger,
     // Per-request lines come from our own onResponse hook at debug level.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'correlationId' }),
+    childLoggerFactory: (logger, bindings, options) => new RequestLogger(logger as Logger, bindings, options) as unknown as FastifyBaseLogger,
     // Body size, header size and request time (src/http/limits.ts); what the router and Node's
     // HTTP parser refuse is answered as {error, message} too.
-    ...serverLimits(config.requestTimeoutMs),
+    ...serverLimits(config.requestTimeoutMs, config.apkUploadTimeoutMs),
     clientErrorHandler: clientErrorHandler(https),
     frameworkErrors: frameworkErrorHandler(https),
     trustProxy: config.edgeSecret !== undefined,
@@ -55,6 +59,8 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     },
     ajv: { customOptions: { coerceTypes: 'array', removeAdditional: true, useDefaults: true, allErrors: false } },
   }).withTypeProvider<TypeBoxTypeProvider>();
+  // REQUEST_TIMEOUT_MS for every request's body; the APK upload sets its own (src/http/request-time.ts).
+  enforceRequestDeadline(app.server, { timeoutMs: config.requestTimeoutMs, https });
 
   // Bodies are validated strictly: "5" is not a price. Query strings and params are text on the
   // wire, so they alone are coerced to the schema's types.
@@ -89,12 +95,15 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     publicRateLimitPerMinute: config.publicRateLimitPerMinute,
   });
   registerSessionAuth(app, { auth: deps.auth, siteUrl: config.siteUrl, limiter: deps.limiter });
-  app.addHook('onResponse', async (request, reply) => {
-    request.log.debug(
-      { method: request.method, url: request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
-      'request',
-    );
-  });
+  // LOG_LEVEL is fixed at start-up: below debug, requests skip this hook altogether.
+  if (deps.logger.isLevelEnabled('debug')) {
+    app.addHook('onResponse', async (request, reply) => {
+      request.log.debug(
+        { method: request.method, url: request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+        'request',
+      );
+    });
+  }
 
   await app.register(swagger, {
     openapi: {

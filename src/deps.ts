@@ -63,6 +63,8 @@ export function connectRedis(url: string): Redis {
     maxRetriesPerRequest: 1,
     commandTimeout: 500,
     lazyConnect: false,
+    // No auto-pipelining: the rate limiter already sends one write per event-loop turn, and
+    // ioredis would wrap each of those in a pipeline of its own.
   });
 }
 

@@ -15,7 +15,8 @@ import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { buildApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
-import { createDeps, type Deps } from '../src/deps.ts';
+import { connectRedis, createDeps, type Deps } from '../src/deps.ts';
+import { RedisRateLimiter } from '../src/gateway/rate-limit.ts';
 import { subscriptionKeys, subscriptions } from '../src/db/schema.ts';
 import { createSubscription, revokeSubscription, rotateKey } from '../src/gateway/subscriptions.ts';
 import { freshPostgresDatabase, randomWallet, startTestApp, type Res, type TestApp } from './helpers/app.ts';
@@ -200,6 +201,19 @@ describe('rate limits', () => {
     assertErrorBody(await t.call(key, 'POST', '/api/receipts', receipt('late')), 429, 'rate_limited');
   });
 
+  test('a burst of concurrent requests gets the budget exactly: each its own count, the rest 429', async () => {
+    // On Redis, the hits of one turn on one counter go as a single increment by their number;
+    // every request must still see its own place in the sequence.
+    const key = await t.key(randomWallet(), { rateLimitPerMinute: 5 });
+    await freshWindow();
+    const burst = await Promise.all(Array.from({ length: 12 }, () => t.call(key, 'GET', '/api/receipts')));
+    const allowed = burst.filter((r) => r.status === 200);
+    assert.equal(allowed.length, 5, burst.map((r) => r.status).join());
+    for (const r of burst.filter((r) => r.status !== 200)) assertErrorBody(r, 429, 'rate_limited');
+    assert.deepEqual(allowed.map((r) => Number(r.headers['x-ratelimit-remaining'])).sort(), [0, 1, 2, 3, 4]);
+    assertErrorBody(await t.call(key, 'GET', '/api/receipts'), 429, 'rate_limited');
+  });
+
   test('the budget is per subscription, not per merchant', async () => {
     const wallet = randomWallet();
     const first = await t.key(wallet, { rateLimitPerMinute: 2 });
@@ -350,6 +364,42 @@ describe('Redis', () => {
         await one.close();
         await two.close();
         await fresh?.drop();
+      }
+    },
+  );
+
+  test(
+    'the hits of one turn on one counter are one increment, and each hit keeps its own count',
+    { skip: process.env.REDIS_URL ? false : 'REDIS_URL is not set' },
+    async () => {
+      const redis = connectRedis(process.env.REDIS_URL as string);
+      await new Promise<void>((resolve, reject) => redis.once('ready', resolve).once('error', reject));
+      const prefix = `splitline-test-${randomBytes(6).toString('hex')}:`;
+      const scripts: string[] = [];
+      const send = redis.sendCommand.bind(redis);
+      redis.sendCommand = ((command: { name: string }, ...rest: unknown[]) => {
+        if (/^eval/i.test(command.name)) scripts.push(command.name);
+        return (send as (...a: unknown[]) => unknown)(command, ...rest);
+      }) as typeof redis.sendCommand;
+      const limiter = new RedisRateLimiter(redis, prefix);
+      try {
+        const now = Date.now();
+        const decisions = await Promise.all(Array.from({ length: 8 }, () => limiter.hit('sub:a', 5, now)));
+        assert.equal(scripts.length, 1, 'one increment for the eight hits');
+        assert.deepEqual(
+          decisions.map((d) => [d.allowed, d.remaining]),
+          [[true, 4], [true, 3], [true, 2], [true, 1], [true, 0], [false, 0], [false, 0], [false, 0]],
+        );
+        // Another counter in the same turn is its own increment, in the same write; the next turn
+        // goes on counting.
+        const [other, next] = await Promise.all([limiter.hit('sub:b', 5, now), limiter.hit('sub:a', 10, now)]);
+        assert.equal(other.remaining, 4);
+        assert.equal(next.remaining, 1, 'ninth hit on a budget of ten');
+        assert.equal(scripts.length, 3);
+      } finally {
+        const keys = await redis.keys(`${prefix}*`);
+        if (keys.length > 0) await redis.del(...keys);
+        await limiter.close();
       }
     },
   );

@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { eq } from 'drizzle-orm';
+import { receipts, receiptStatusHistory } from '../src/db/schema.ts';
+import { createReceipt, insertReceipt } from '../src/domain/receipts.ts';
 import { saveShopConfig } from '../src/domain/shop.ts';
-import { randomWallet, startTestApp, type TestApp } from './helpers/app.ts';
+import { randomWallet, startTestApp, type Res, type TestApp } from './helpers/app.ts';
 
 let t: TestApp;
 before(async () => {
@@ -75,6 +78,60 @@ describe('POST /api/receipts', () => {
   }
 });
 
+describe('receipts created together', () => {
+  // Creations of one event-loop turn share a transaction (src/domain/receipts.ts).
+  const create = (wallet: string, b: ReturnType<typeof body>, payToken?: string) =>
+    createReceipt(t.deps.database.db, 'http://pay.test', { wallet, ...b }, payToken === undefined ? {} : { payToken });
+
+  test('each is stored once with its history, as if made one by one', async () => {
+    const wallet = randomWallet().toLowerCase();
+    const key = await t.key(wallet);
+    const made = await Promise.all(Array.from({ length: 20 }, (_, i) => create(wallet, body(`together-${i}`))));
+    assert.deepEqual(
+      made.map((m) => m.id),
+      Array.from({ length: 20 }, (_, i) => `together-${i}`),
+    );
+    const list = await t.call(key, 'GET', '/api/receipts');
+    assert.equal(list.body.receipts.length, 20);
+    for (const m of made) {
+      const detail = await t.call(key, 'GET', `/api/receipts/${m.id}`);
+      assert.deepEqual(detail.body.statusHistory.map((h: { status: string }) => h.status), ['pending']);
+    }
+  });
+
+  test('the same id twice in one turn: the same body answers alike, a different body is a conflict', async () => {
+    const wallet = randomWallet().toLowerCase();
+    const key = await t.key(wallet);
+    const [first, retry, other] = await Promise.allSettled([
+      create(wallet, body('twice'), 'token-a'),
+      create(wallet, body('twice'), 'token-b'),
+      create(wallet, { ...body('twice'), totalUsd: 9.26, lineItems: [{ label: 'Coffee', priceUsd: 9.26 }] }),
+    ]);
+    assert.equal(first.status, 'fulfilled');
+    assert.deepEqual(retry, first);
+    assert.match((first as PromiseFulfilledResult<{ paymentUrl: string }>).value.paymentUrl, /\?t=token-a$/);
+    assert.equal(other.status, 'rejected');
+    assert.equal((other as PromiseRejectedResult).reason.code, 'conflict');
+    const detail = await t.call(key, 'GET', '/api/receipts/twice');
+    assert.deepEqual(detail.body.statusHistory.map((h: { status: string }) => h.status), ['pending']);
+  });
+
+  test('a receipt the database refuses fails alone; the others of its turn are stored', async () => {
+    const wallet = randomWallet().toLowerCase();
+    const key = await t.key(wallet);
+    // The HTTP boundary refuses NUL; below it, PostgreSQL refuses it in jsonb, failing the batch's statement.
+    const refused = { ...body('refused'), lineItems: [{ label: 'bad \u0000 label', priceUsd: 9.25 }] };
+    const outcomes = await Promise.allSettled([create(wallet, body('kept-1')), create(wallet, refused), create(wallet, body('kept-2'))]);
+    assert.deepEqual(
+      outcomes.map((o) => o.status),
+      ['fulfilled', 'rejected', 'fulfilled'],
+    );
+    assert.equal((await t.call(key, 'GET', '/api/receipts/kept-1')).status, 200);
+    assert.equal((await t.call(key, 'GET', '/api/receipts/kept-2')).status, 200);
+    assert.equal((await t.call(key, 'GET', '/api/receipts/refused')).status, 404);
+  });
+});
+
 describe('GET /api/receipts', () => {
   test('lists only the caller merchant receipts, newest first, with the spec fields', async () => {
     const mine = await t.key(randomWallet());
@@ -96,6 +153,84 @@ describe('GET /api/receipts', () => {
     assert.equal(r.currency, 'USD');
   });
 
+  test('each summary in the list is the detail route\'s view of that receipt, field for field and in order', async () => {
+    // Both join JSON text stored with each row (or rendered in SQL for rows stored without it):
+    // the detail's own text is held to the service's serializer in the next describe.
+    const wallet = randomWallet();
+    const key = await t.key(wallet);
+    const bodies = [
+      { id: 'cent', lineItems: [{ label: 'Gum', priceUsd: 0.01 }], totalUsd: 0.01 },
+      { id: 'dime', lineItems: [{ label: 'Mint', priceUsd: 0.1, qty: 3 }], totalUsd: 0.3 },
+      { id: 'whole', lineItems: [{ label: 'Book', priceUsd: 12 }], totalUsd: 12 },
+      { id: 'large', lineItems: [{ label: 'Car', priceUsd: 1234567.89, qty: 1 }, { label: 'Mat', priceUsd: 10.5 }], totalUsd: 1234578.39 },
+      { id: 'text', lineItems: [{ label: 'Say "hi" \\ back\u2028slash ünïcode 🍩 \u0001', priceUsd: 2.25, qty: 1000 }], totalUsd: 2250 },
+    ];
+    for (const b of bodies) assert.equal((await t.call(key, 'POST', '/api/receipts', b)).status, 201);
+    // Stored line items may carry more than a view shows (an order's sku and kind).
+    await insertReceipt(t.deps.database.db, {
+      wallet: wallet.toLowerCase(),
+      id: 'order',
+      source: 'order',
+      status: 'generated',
+      lineItems: [
+        { label: 'Latte', priceCents: '450', qty: 2, sku: 'latte', kind: 'item' },
+        { label: 'Tax', priceCents: '74', kind: 'tax' },
+      ],
+      totalCents: 974n,
+      requestHash: 'h',
+      payToken: 'tok',
+      createdAt: Date.now(),
+    });
+    // Rows stored without their summary text (older rows) are rendered by the list's SQL.
+    await insertReceipt(t.deps.database.db, {
+      wallet: wallet.toLowerCase(),
+      id: 'legacy',
+      source: 'api',
+      status: 'pending',
+      lineItems: [
+        { label: 'Old "quoted" \\ ünïcode 🍩 \u0001', priceCents: '123456789', qty: 7 },
+        { label: 'Dime', priceCents: '10' },
+        { label: 'Whole', priceCents: '500', qty: 1 },
+      ],
+      totalCents: 864197533n,
+      requestHash: 'h2',
+      payToken: 'tok2',
+      createdAt: Date.now() - 60_000,
+    });
+    await t.deps.database.db.update(receipts).set({ summaryJson: null }).where(eq(receipts.id, 'legacy'));
+    const list = await t.call(key, 'GET', '/api/receipts');
+    assert.equal(list.status, 200);
+    assert.equal(list.body.receipts.length, bodies.length + 2);
+    for (const summary of list.body.receipts) {
+      const detail = await t.call(key, 'GET', `/api/receipts/${summary.receiptId}`);
+      assert.equal(detail.status, 200);
+      const view = Object.fromEntries(Object.entries(detail.body).slice(0, Object.keys(summary).length));
+      assert.equal(JSON.stringify(summary), JSON.stringify(view), summary.receiptId);
+    }
+    const order = list.body.receipts.find((r: { receiptId: string }) => r.receiptId === 'order');
+    assert.deepEqual(order.lineItems, [{ label: 'Latte', priceUsd: 4.5, qty: 2 }, { label: 'Tax', priceUsd: 0.74 }]);
+  });
+
+  test('concurrent lists share queries by merchant and limit, and each sees its own receipts and every acknowledged one', async () => {
+    const a = await t.key(randomWallet());
+    const b = await t.key(randomWallet());
+    for (let i = 0; i < 3; i++) assert.equal((await t.call(a, 'POST', '/api/receipts', body(`a${i}`))).status, 201);
+    assert.equal((await t.call(b, 'POST', '/api/receipts', body('b0'))).status, 201);
+    const ids = (res: Res) => res.body.receipts.map((r: { receiptId: string }) => r.receiptId);
+    const lists = await Promise.all([
+      ...Array.from({ length: 6 }, () => t.call(a, 'GET', '/api/receipts')),
+      ...Array.from({ length: 6 }, () => t.call(b, 'GET', '/api/receipts')),
+      t.call(a, 'GET', '/api/receipts?limit=2'),
+    ]);
+    for (const res of lists.slice(0, 6)) assert.deepEqual(ids(res), ['a2', 'a1', 'a0']);
+    for (const res of lists.slice(6, 12)) assert.deepEqual(ids(res), ['b0']);
+    assert.deepEqual(ids(lists[12]!), ['a2', 'a1']);
+    // A creation acknowledged before a list was asked for is in it, however many lists run together.
+    assert.equal((await t.call(a, 'POST', '/api/receipts', body('a3'))).status, 201);
+    const after = await Promise.all(Array.from({ length: 4 }, () => t.call(a, 'GET', '/api/receipts')));
+    for (const res of after) assert.deepEqual(ids(res), ['a3', 'a2', 'a1', 'a0']);
+  });
+
   test('limit defaults to 100 and must lie in 1..200', async () => {
     const key = await t.key(randomWallet());
     for (let i = 0; i < 3; i++) await t.call(key, 'POST', '/api/receipts', body(`l${i}`));
@@ -110,6 +245,100 @@ describe('GET /api/receipts', () => {
 });
 
 describe('GET /api/receipts/:id and /api/receipts/status', () => {
+  /** The body of GET /api/receipts/{id} as sent, before parsing. */
+  async function detailText(key: string, id: string): Promise<string> {
+    const res = await t.app.inject({ method: 'GET', url: `/api/receipts/${id}`, headers: { 'ocp-apim-subscription-key': key } });
+    assert.equal(res.statusCode, 200, res.body);
+    assert.match(String(res.headers['content-type']), /^application\/json/);
+    return res.body;
+  }
+
+  test('the detail is the text JSON.stringify writes for the schema\'s fields in the schema\'s order', async () => {
+    // PostgreSQL writes the text (getReceiptJson): every field, escape and number must come out
+    // as the service's own serializer would write them.
+    const wallet = randomWallet().toLowerCase();
+    const key = await t.key(wallet);
+    await saveShopConfig(t.deps.database.db, wallet, { name: 'Café "Ünïcode" 🍩', processingFeePct: 0 });
+    // Labels are trimmed when stored: the tab sits inside.
+    const label = 'Say "hi" \\ back\u2028slash\tünïcode 🍩 \u0001';
+    assert.equal((await t.call(key, 'POST', '/api/receipts', { id: 'plain', lineItems: [{ label, priceUsd: 0.1, qty: 3 }], totalUsd: 0.3 })).status, 201);
+    const plain = await t.call(key, 'GET', '/api/receipts/plain');
+    const expected = {
+      receiptId: 'plain',
+      totalUsd: 0.3,
+      currency: 'USD',
+      lineItems: [{ label, priceUsd: 0.1, qty: 3 }],
+      createdAt: plain.body.createdAt,
+      brandName: 'Café "Ünïcode" 🍩',
+      status: 'pending',
+      jurisdictionCode: null,
+      taxRate: 0,
+      taxComponents: [],
+      statusHistory: [{ status: 'pending', at: plain.body.createdAt, source: 'api' }],
+    };
+    assert.equal(await detailText(key, 'plain'), JSON.stringify(expected));
+
+    // Every optional part present, on a row stored without its summary text.
+    const createdAt = Date.now() - 5_000;
+    await insertReceipt(t.deps.database.db, {
+      wallet,
+      id: 'full',
+      source: 'order',
+      status: 'generated',
+      lineItems: [
+        { label: 'Latte "oat"', priceCents: '450', qty: 2, sku: 'latte', kind: 'item' },
+        { label: 'Tax', priceCents: '1', kind: 'tax' },
+      ],
+      totalCents: 901n,
+      requestHash: 'h',
+      payToken: 'tok-full',
+      createdAt,
+      jurisdictionCode: 'US-"CA"',
+      taxRatePpm: 82_500,
+      taxComponents: ['state', 'county "x"'],
+    });
+    const hash = '0x' + 'ab'.repeat(32);
+    await t.deps.database.db
+      .update(receipts)
+      .set({ summaryJson: null, status: 'completed', transactionHash: hash, transactionTimestamp: createdAt + 3_000 })
+      .where(eq(receipts.id, 'full'));
+    await t.deps.database.db.insert(receiptStatusHistory).values([
+      { wallet, receiptId: 'full', status: 'tx_mined', source: 'chain', at: createdAt + 2_000 },
+      { wallet, receiptId: 'full', status: 'completed', source: 'chain', at: createdAt + 3_000 },
+    ]);
+    assert.equal(
+      await detailText(key, 'full'),
+      JSON.stringify({
+        receiptId: 'full',
+        totalUsd: 9.01,
+        currency: 'USD',
+        lineItems: [
+          { label: 'Latte "oat"', priceUsd: 4.5, qty: 2 },
+          { label: 'Tax', priceUsd: 0.01 },
+        ],
+        createdAt,
+        brandName: 'Café "Ünïcode" 🍩',
+        status: 'completed',
+        jurisdictionCode: 'US-"CA"',
+        taxRate: 0.0825,
+        taxComponents: ['state', 'county "x"'],
+        transactionHash: hash,
+        transactionTimestamp: createdAt + 3_000,
+        statusHistory: [
+          { status: 'generated', at: createdAt, source: 'order' },
+          { status: 'tx_mined', at: createdAt + 2_000, source: 'chain' },
+          { status: 'completed', at: createdAt + 3_000, source: 'chain' },
+        ],
+      }),
+    );
+  });
+
+  test('without a shop name, the detail shows the service\'s brand name', async () => {
+    const key = await t.key(randomWallet());
+    await t.call(key, 'POST', '/api/receipts', body('unbranded'));
+    assert.equal(JSON.parse(await detailText(key, 'unbranded')).brandName, t.config.brandName);
+  });
+
   test('detail carries every field and the status history', async () => {
     const key = await t.key(randomWallet());
     await t.call(key, 'POST', '/api/receipts', body('d1'));

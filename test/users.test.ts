@@ -7,7 +7,8 @@ import type { Db } from '../src/db/client.ts';
 import * as schema from '../src/db/schema.ts';
 import { users } from '../src/db/schema.ts';
 import { InvalidInput } from '../src/domain/errors.ts';
-import { escapeLike, listLiveUsers, searchUsers, searchWindow, upsertUsers } from '../src/domain/users.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { listLiveUsers, SEARCH_SNAPSHOT_MAX_AGE_MS, searchUsers, searchWindow, upsertUsers, usersChanged } from '../src/domain/users.ts';
 import { randomWallet, startTestApp, type TestApp } from './helpers/app.ts';
 
 let t: TestApp;
@@ -24,6 +25,9 @@ after(async () => {
 // The users directory is shared by every merchant, so each test starts from an empty one.
 beforeEach(async () => {
   await db.delete(users);
+  // Written past the domain functions, as another instance would: searches must not wait
+  // SEARCH_SNAPSHOT_MAX_AGE_MS to see it.
+  usersChanged();
 });
 
 /** A deterministic wallet: 0x followed by n in 40 hex digits. */
@@ -54,10 +58,12 @@ describe('GET /api/users/search', () => {
       { wallet: w(2), displayName: '500 club', xp: 3 },
       { wallet: w(3), displayName: 'a_b', xp: 2 },
       { wallet: w(4), displayName: 'axb', xp: 1 },
+      { wallet: w(5), displayName: 'back\\slash', xp: 0 },
     ]);
     assert.deepEqual(wallets(await search('q=50%25')), [w(1)]);
     assert.deepEqual(wallets(await search('q=a_b')), [w(3)]);
-    assert.equal(escapeLike('a\\%_'), 'a\\\\\\%\\_');
+    assert.deepEqual(wallets(await search('q=k%5Cs')), [w(5)]);
+    assert.deepEqual(wallets(await search('q=%25')), [w(1)]);
   });
 
   test('domains, platforms and languages each need every listed value, ignoring case', async () => {
@@ -217,6 +223,23 @@ describe('GET /api/users/search', () => {
     assert.equal(below.body.users.length, 10);
     assert.deepEqual(searchWindow({ limit: 100, scan: 1 }), { limit: 100, scan: 100 });
     assert.deepEqual(searchWindow({}), { limit: 25, scan: 400 });
+  });
+
+  test('a write made elsewhere (another instance, the CLI) is found once the snapshot has aged', async () => {
+    await seed([{ wallet: w(1), displayName: 'before', xp: 1 }]);
+    assert.deepEqual(wallets(await search('q=before')), [w(1)]);
+    // Past this process's domain functions, so nothing here marks the snapshot stale.
+    await db.update(users).set({ displayName: 'after' });
+    await sleep(SEARCH_SNAPSHOT_MAX_AGE_MS + 100);
+    assert.deepEqual(wallets(await search('q=after')), [w(1)]);
+    assert.deepEqual(wallets(await search('q=before')), []);
+  });
+
+  test('a write made through this process is found at once', async () => {
+    await seed([{ wallet: w(1), displayName: 'first', xp: 1 }]);
+    assert.deepEqual(wallets(await search('q=first')), [w(1)]);
+    await seed([{ wallet: w(2), displayName: 'second', xp: 2 }]);
+    assert.deepEqual(wallets(await search('q=second')), [w(2)]);
   });
 
   test('scan bounds what is searched: a match outside the top scan by xp is not found', async () => {

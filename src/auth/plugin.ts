@@ -3,7 +3,8 @@
  * CSRF token and Origin check on every state-changing request, then the route's role.
  * A subscription key never opens these routes.
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { prependOnRequest } from '../http/route-hooks.ts';
 import { Forbidden, RateLimited, Unauthorized } from '../domain/errors.ts';
 import { SESSION_RATE_LIMIT_PER_MINUTE, setRateHeaders } from '../gateway/plugin.ts';
 import type { RateLimiter } from '../gateway/rate-limit.ts';
@@ -35,16 +36,18 @@ export function registerSessionAuth(app: FastifyInstance, opts: SessionAuthOptio
   app.decorateRequest('session', null);
   const siteOrigin = new URL(opts.siteUrl).origin;
 
-  app.addHook('onRequest', async (request, reply) => {
-    const config = request.routeOptions.config;
+  app.addHook('onRoute', (route) => {
+    const config = (route.config ?? {}) as FastifyContextConfig;
     if (config.auth !== 'session') return;
-    const session = await requireSession(request, opts.auth, siteOrigin);
-    const decision = await opts.limiter.hit(`wallet:${session.wallet}`, opts.perMinute ?? SESSION_RATE_LIMIT_PER_MINUTE);
-    setRateHeaders(reply, decision);
-    if (!decision.allowed) throw new RateLimited(decision.resetAt);
-    if (config.role !== undefined && !session.roles.includes(config.role)) {
-      throw new Forbidden(`This operation needs the ${config.role} role`);
-    }
+    prependOnRequest(route, async (request, reply) => {
+      const session = await requireSession(request, opts.auth, siteOrigin);
+      const decision = await opts.limiter.hit(`wallet:${session.wallet}`, opts.perMinute ?? SESSION_RATE_LIMIT_PER_MINUTE);
+      setRateHeaders(reply, decision);
+      if (!decision.allowed) throw new RateLimited(decision.resetAt);
+      if (config.role !== undefined && !session.roles.includes(config.role)) {
+        throw new Forbidden(`This operation needs the ${config.role} role`);
+      }
+    });
   });
 }
 

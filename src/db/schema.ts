@@ -74,6 +74,13 @@ export const receipts = pgTable(
     transactionTimestamp: ms('transaction_timestamp'),
     /** Hash of the creating request, so a retried create can be told from a conflicting one. */
     requestHash: text('request_hash').notNull(),
+    /**
+     * The members of the receipt's summary that never change after creation (id, total,
+     * currency, line items, creation time) as JSON text, written with the row, so that a list
+     * is joined text rather than a hundred rows parsed and serialised (src/domain/receipts.ts).
+     * Null for rows written before it existed; lists render those in SQL.
+     */
+    summaryJson: text('summary_json'),
     createdAt: ms('created_at').notNull(),
     updatedAt: ms('updated_at').notNull(),
   },

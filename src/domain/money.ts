@@ -29,8 +29,13 @@ export function usdToCents(value: number, field = 'amount'): bigint {
   return cents;
 }
 
+const MAX_EXACT_CENTS = BigInt(Number.MAX_SAFE_INTEGER);
+
 /** Cents to the JSON number the API shows (exact for every amount below MAX_CENTS). */
 export function centsToUsd(cents: bigint): number {
+  // Below 2^53 both the cents and the quotient are exact: IEEE division returns the double
+  // nearest to cents/100, the same double that parsing the decimal text gives.
+  if (cents <= MAX_EXACT_CENTS && cents >= -MAX_EXACT_CENTS) return Number(cents) / 100;
   const sign = cents < 0n ? '-' : '';
   const abs = cents < 0n ? -cents : cents;
   return Number(`${sign}${abs / 100n}.${(abs % 100n).toString().padStart(2, '0')}`);

@@ -5,7 +5,7 @@ import { eq } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
 import { users } from '../db/schema.ts';
 import { AppError, InvalidInput } from './errors.ts';
-import { isPresent, parseUserRecord, PRESENCE_WINDOW_MS } from './users.ts';
+import { isPresent, parseUserRecord, PRESENCE_WINDOW_MS, usersChanged } from './users.ts';
 
 const PROFILE_FIELDS = ['displayName', 'pfpUrl', 'spacePublic', 'spaceUrl', 'domains', 'platforms', 'languages', 'platform'] as const;
 
@@ -65,6 +65,7 @@ export async function updateProfile(db: Db, wallet: string, patch: Record<string
     .values({ ...record, updatedAt: now })
     .onConflictDoUpdate({ target: users.wallet, set: { ...record, updatedAt: now } })
     .returning();
+  usersChanged();
   return view(row!, now);
 }
 
@@ -100,5 +101,6 @@ export async function heartbeat(
     .values({ ...record, updatedAt: now })
     .onConflictDoUpdate({ target: users.wallet, set: { ...record, updatedAt: now } })
     .returning();
+  usersChanged();
   return view(row!, now);
 }

@@ -1,12 +1,14 @@
 /**
  * Receipts: creation (idempotent per merchant and id), reads, and status changes with history.
  */
-import { createHash, randomBytes } from 'node:crypto';
-import { and, eq, sql } from 'drizzle-orm';
-import type { Db, Tx } from '../db/client.ts';
+import { hash, randomBytes } from 'node:crypto';
+import { and, eq, getTableColumns, or, sql, type SQL, type SQLChunk } from 'drizzle-orm';
+import { GroupCommit, LookupBatcher, type Settled } from '../db/batch.ts';
+import { isConnectionError, type Db, type Tx } from '../db/client.ts';
+import { perDatabase, preparedStatement } from '../db/prepared.ts';
 import { receipts, receiptStatusHistory, shopConfigs, type StoredLineItem } from '../db/schema.ts';
 import { Conflict, InvalidInput, NotFound } from './errors.ts';
-import { centsToUsd, ppmToRate, usdToCents } from './money.ts';
+import { centsToUsd, usdToCents } from './money.ts';
 
 export const RECEIPT_STATUSES = [
   'generated',
@@ -86,8 +88,24 @@ export function assertReceiptId(id: unknown): asserts id is string {
   }
 }
 
+const PAY_TOKEN_BYTES = 16;
+/** Random bytes for pay tokens, drawn from the system's generator a block at a time. */
+let tokenBytes = Buffer.alloc(0);
+let tokenOffset = 0;
+
+/**
+ * A receipt's pay token: 128 random bits. One call to the generator serves 256 tokens (a call per
+ * token cost a receipt creation more than its validation); each token takes bytes no other token
+ * took, and a spent block is dropped, never refilled in place.
+ */
 export function newPayToken(): string {
-  return randomBytes(16).toString('base64url');
+  if (tokenOffset + PAY_TOKEN_BYTES > tokenBytes.length) {
+    tokenBytes = randomBytes(PAY_TOKEN_BYTES * 256);
+    tokenOffset = 0;
+  }
+  const token = tokenBytes.toString('base64url', tokenOffset, tokenOffset + PAY_TOKEN_BYTES);
+  tokenOffset += PAY_TOKEN_BYTES;
+  return token;
 }
 
 export function paymentUrl(siteUrl: string, id: string, payToken: string): string {
@@ -124,7 +142,7 @@ export interface CreateReceiptParams {
 
 /** Fingerprint of a create request: the same id with a different body is a conflict. */
 export function receiptRequestHash(id: string, stored: StoredLineItem[], totalCents: bigint): string {
-  return createHash('sha256').update(JSON.stringify({ id, stored, total: totalCents.toString() })).digest('hex');
+  return hash('sha256', JSON.stringify({ id, stored, total: totalCents.toString() }), 'hex');
 }
 
 /** Everything a create needs, checked without touching the database (the journal relies on it). */
@@ -156,49 +174,124 @@ export interface InsertReceiptParams {
   taxComponents?: string[];
 }
 
+const receiptKey = (wallet: string, id: string) => `${wallet} ${id}`;
+
 /**
- * Inserts a receipt and its first history entry. Returns the stored row: the new one, or the
- * existing one when the same request was already applied. A different request under the same id
- * is a conflict.
+ * Receipts and their first history entries in one statement, so it is atomic without a
+ * transaction of its own: one round trip for a whole batch. The rows travel as one JSON array
+ * (receiptRecords), read by json_to_recordset with a record type made from the table's columns:
+ * the text is the same for any number of rows, so each connection parses it once, and the service
+ * serialises a batch in one native JSON.stringify rather than escaping a parameter per column and
+ * row. Prepared for each handle, because a statement runs on its handle: the application's pool,
+ * or the transaction of an order or a journal replay.
  */
-export async function insertReceipt(tx: Tx, p: InsertReceiptParams): Promise<ReceiptRow> {
-  const [row] = await tx
-    .insert(receipts)
-    .values({
-      wallet: p.wallet,
-      id: p.id,
-      payToken: p.payToken,
-      source: p.source,
-      status: p.status,
-      currency: 'USD',
-      totalCents: p.totalCents,
-      lineItems: p.lineItems,
-      jurisdictionCode: p.jurisdictionCode ?? null,
-      taxRatePpm: p.taxRatePpm ?? null,
-      taxComponents: p.taxComponents ?? [],
-      requestHash: p.requestHash,
-      createdAt: p.createdAt,
-      updatedAt: p.createdAt,
-    })
-    .onConflictDoNothing()
-    .returning();
-  if (row !== undefined) {
-    await tx.insert(receiptStatusHistory).values({
-      wallet: p.wallet,
-      receiptId: p.id,
-      status: p.status,
-      source: p.source,
-      at: p.createdAt,
-    });
-    return row;
-  }
-  const [existing] = await tx.select().from(receipts).where(and(eq(receipts.wallet, p.wallet), eq(receipts.id, p.id)));
-  if (existing === undefined) throw new Conflict(`Receipt ${p.id} could not be created`);
-  if (existing.requestHash !== p.requestHash) {
-    throw new Conflict(`Receipt ${p.id} already exists with a different body`);
-  }
-  return existing;
+const insertReceiptRows = perDatabase((db: Tx) => {
+  const columns = Object.entries(getTableColumns(receipts));
+  const list = (parts: SQLChunk[]) => sql.join(parts, sql`, `);
+  const inserted = db.$with('inserted', getTableColumns(receipts)).as(
+    sql`insert into ${receipts} (${list(columns.map(([, column]) => sql.identifier(column.name)))})
+      select * from json_to_recordset(${sql.placeholder('rows')}::json)
+        as r(${list(columns.map(([key, column]) => sql`${sql.identifier(key)} ${sql.raw(column.getSQLType())}`))})
+      on conflict do nothing returning *`,
+  );
+  const h = receiptStatusHistory;
+  const history = db.$with('history', {}).as(
+    sql`insert into ${h} (${list([h.seq, h.wallet, h.receiptId, h.status, h.source, h.at].map((c) => sql.identifier(c.name)))}) select nextval(pg_get_serial_sequence('receipt_status_history', 'seq')), wallet, id, status, source, created_at from inserted`,
+  );
+  return db.with(inserted, history).select().from(inserted).prepare('receipts_insert');
+});
+
+/** The rows of insertReceiptRows as JSON: one object per row, keyed by the schema's field names. */
+function receiptRecords(rows: InsertReceiptParams[]): string {
+  return JSON.stringify(
+    rows.map(
+      (p): Record<keyof ReceiptRow, unknown> => ({
+        wallet: p.wallet,
+        id: p.id,
+        payToken: p.payToken,
+        source: p.source,
+        status: p.status,
+        currency: 'USD',
+        totalCents: p.totalCents.toString(),
+        lineItems: p.lineItems,
+        jurisdictionCode: p.jurisdictionCode ?? null,
+        taxRatePpm: p.taxRatePpm ?? null,
+        taxComponents: p.taxComponents ?? [],
+        transactionHash: null,
+        transactionTimestamp: null,
+        requestHash: p.requestHash,
+        summaryJson: summaryJson({ id: p.id, totalCents: p.totalCents, currency: 'USD', lineItems: p.lineItems, createdAt: p.createdAt }),
+        createdAt: p.createdAt,
+        updatedAt: p.createdAt,
+      }),
+    ),
+  );
 }
+
+/**
+ * Inserts receipts with their first history entries, on the caller's handle (its transaction, or
+ * the pool: the insert is one statement), and settles each on its own: the stored row (the new
+ * one, or the existing one when the same request was already applied), or a conflict when a
+ * different request holds the id. The same id twice in one call behaves as two calls in a row.
+ * Rows go in key order, so two concurrent batches that share ids wait for each other rather than
+ * deadlock.
+ */
+export async function insertReceipts(tx: Tx, items: InsertReceiptParams[]): Promise<Settled<ReceiptRow>[]> {
+  const first = new Map<string, InsertReceiptParams>();
+  for (const p of items) if (!first.has(receiptKey(p.wallet, p.id))) first.set(receiptKey(p.wallet, p.id), p);
+  const fresh = [...first.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, p]) => p);
+  const inserted = await insertReceiptRows(tx).execute({ rows: receiptRecords(fresh) });
+  const stored = new Map(inserted.map((row) => [receiptKey(row.wallet, row.id), row]));
+  const taken = fresh.filter((p) => !stored.has(receiptKey(p.wallet, p.id)));
+  if (taken.length > 0) {
+    const existing = await tx
+      .select()
+      .from(receipts)
+      .where(or(...taken.map((p) => and(eq(receipts.wallet, p.wallet), eq(receipts.id, p.id)))));
+    for (const row of existing) stored.set(receiptKey(row.wallet, row.id), row);
+  }
+  return items.map((p): Settled<ReceiptRow> => {
+    const row = stored.get(receiptKey(p.wallet, p.id));
+    if (row === undefined) return { ok: false, error: new Conflict(`Receipt ${p.id} could not be created`) };
+    if (row.requestHash !== p.requestHash) {
+      return { ok: false, error: new Conflict(`Receipt ${p.id} already exists with a different body`) };
+    }
+    return { ok: true, value: row };
+  });
+}
+
+/** insertReceipts for one receipt: its row, or its conflict thrown. */
+export async function insertReceipt(tx: Tx, p: InsertReceiptParams): Promise<ReceiptRow> {
+  const [outcome] = await insertReceipts(tx, [p]);
+  if (!outcome!.ok) throw outcome!.error;
+  return outcome!.value;
+}
+
+/**
+ * Creations submitted in the same event-loop turn share one statement (src/db/batch.ts), committed
+ * on its own: one round trip for the batch (two when an id was already taken). When the batch's
+ * statement is refused for a reason other than a lost connection, each receipt is retried alone,
+ * so that only the receipt at fault fails; a lost connection fails them all, and each request
+ * falls back to the journal as a single one would.
+ */
+const receiptCommits = perDatabase(
+  (db) =>
+    new GroupCommit<InsertReceiptParams, ReceiptRow>(async (items) => {
+      try {
+        return await insertReceipts(db, items);
+      } catch (err) {
+        if (items.length === 1 || isConnectionError(err)) throw err;
+        return Promise.all(
+          items.map((p) =>
+            insertReceipt(db, p).then(
+              (value): Settled<ReceiptRow> => ({ ok: true, value }),
+              (error: unknown): Settled<ReceiptRow> => ({ ok: false, error }),
+            ),
+          ),
+        );
+      }
+    }),
+);
 
 export async function createReceipt(
   db: Db,
@@ -207,19 +300,17 @@ export async function createReceipt(
   opts: { payToken?: string; createdAt?: number } = {},
 ): Promise<CreatedReceipt> {
   const prepared = prepareReceipt(params);
-  const row = await db.transaction((tx) =>
-    insertReceipt(tx, {
-      wallet: params.wallet,
-      id: params.id,
-      source: 'api',
-      status: 'pending',
-      lineItems: prepared.stored,
-      totalCents: prepared.totalCents,
-      requestHash: prepared.requestHash,
-      payToken: opts.payToken ?? newPayToken(),
-      createdAt: opts.createdAt ?? Date.now(),
-    }),
-  );
+  const row = await receiptCommits(db).submit({
+    wallet: params.wallet,
+    id: params.id,
+    source: 'api',
+    status: 'pending',
+    lineItems: prepared.stored,
+    totalCents: prepared.totalCents,
+    requestHash: prepared.requestHash,
+    payToken: opts.payToken ?? newPayToken(),
+    createdAt: opts.createdAt ?? Date.now(),
+  });
   return { id: row.id, paymentUrl: paymentUrl(siteUrl, row.id, row.payToken), status: 'pending' };
 }
 
@@ -231,16 +322,23 @@ export function lineItemViews(items: StoredLineItem[]): LineItemView[] {
   });
 }
 
-export function toReceiptView(r: ReceiptRow, brandName: string): ReceiptView {
+/** The columns of a receipt's summary fixed at creation (the status and brand name are joined when read). */
+type SummaryRow = Pick<ReceiptRow, 'id' | 'totalCents' | 'currency' | 'lineItems' | 'createdAt'>;
+
+/** The part of a summary fixed at creation; its key order is the summary's. */
+function fixedSummary(r: SummaryRow) {
   return {
     receiptId: r.id,
     totalUsd: centsToUsd(r.totalCents),
     currency: r.currency,
     lineItems: lineItemViews(r.lineItems),
     createdAt: r.createdAt,
-    brandName,
-    status: r.status,
   };
+}
+
+/** The stored `summary_json` of a new receipt: its fixed summary members, without the braces. */
+export function summaryJson(r: SummaryRow): string {
+  return JSON.stringify(fixedSummary(r)).slice(1, -1);
 }
 
 export async function brandNameOf(db: Tx, wallet: string, fallback: string): Promise<string> {
@@ -255,19 +353,87 @@ export async function brandNameOf(db: Tx, wallet: string, fallback: string): Pro
  */
 const outer = (column: typeof receipts.wallet | typeof receipts.id) => sql`${receipts}.${sql.identifier(column.name)}`;
 
-/** The shop's name for a receipt row, in the same round trip as the row itself. */
-const shopName = sql<string | null>`(select ${shopConfigs.name} from ${shopConfigs} where ${shopConfigs.wallet} = ${outer(receipts.wallet)})`;
+/**
+ * The JSON of a merchant's shop name, or of the fallback brand: for a query about one merchant's
+ * receipts. Not correlated with the rows, so PostgreSQL reads the name once per query.
+ */
+const brandNameJson = sql<string>`to_json(coalesce((select ${shopConfigs.name} from ${shopConfigs} where ${shopConfigs.wallet} = ${sql.placeholder('wallet')}), ${sql.placeholder('brand')}::text))::text`;
 
-export async function listReceipts(db: Db, wallet: string, limit: number, fallbackBrand: string): Promise<ReceiptView[]> {
-  const rows = await db
-    .select({ receipt: receipts, shopName })
+/** Cents (an integer expression) as the JSON number the API shows: 1275 → 12.75, 1200 → 12. */
+const usdText = (cents: SQL) => sql`trim_scale((${cents})::numeric / 100)::text`;
+
+/**
+ * summaryJson in SQL, for rows stored without it (written before the column existed, or by an
+ * older instance during an upgrade). Slower than the stored text, and equal to it: the tests
+ * compare both with the detail route.
+ */
+const renderedSummary = (() => {
+  const item = sql.raw('e.item');
+  const lineItem = sql`'{"label":' || to_json(${item}->>'label')::text || ',"priceUsd":' || ${usdText(sql`(${item}->>'priceCents')::bigint`)}
+    || case when ${item} ? 'qty' then ',"qty":' || (${item}->'qty')::text else '' end || '}'`;
+  const lineItems = sql`coalesce((select '[' || string_agg(${lineItem}, ',' order by e.n) || ']'
+    from jsonb_array_elements(${receipts.lineItems}) with ordinality as e(item, n)), '[]')`;
+  return sql<string>`'"receiptId":' || to_json(${receipts.id})::text || ',"totalUsd":' || ${usdText(sql`${receipts.totalCents}`)}
+    || ',"currency":' || to_json(${receipts.currency})::text || ',"lineItems":' || ${lineItems} || ',"createdAt":' || ${receipts.createdAt}::text`;
+})();
+
+/**
+ * The newest receipts of a merchant as the JSON text of their summaries. A list is the one read
+ * whose cost grows with its length: parsing, mapping and serialising a hundred rows cost the
+ * service ten times the query. Here PostgreSQL joins each row's stored summary text with its
+ * status and the shop's name, and the service sends the result as it is.
+ */
+const recentReceiptsJson = preparedStatement((db) => {
+  const r = db
+    .select({
+      id: receipts.id,
+      createdAt: receipts.createdAt,
+      status: receipts.status,
+      summary: sql<string>`coalesce(${receipts.summaryJson}, ${renderedSummary})`.as('summary'),
+    })
     .from(receipts)
-    .where(eq(receipts.wallet, wallet))
+    .where(eq(receipts.wallet, sql.placeholder('wallet')))
     // NULLS LAST matches receipts_wallet_created_idx (both columns are NOT NULL, so the order
     // is the same); with the default NULLS FIRST the planner sorts all the merchant's receipts.
     .orderBy(sql`${receipts.createdAt} desc nulls last`, sql`${receipts.id} desc nulls last`)
-    .limit(limit);
-  return rows.map((r) => toReceiptView(r.receipt, r.shopName ?? fallbackBrand));
+    .limit(sql.placeholder('limit'))
+    .as('r');
+  return db
+    .select({
+      json: sql<string>`'[' || coalesce(string_agg('{' || ${r.summary} || ',"brandName":' || ${brandNameJson} || ',"status":' || to_json(${r.status})::text || '}',
+        ',' order by ${r.createdAt} desc, ${r.id} desc), '') || ']'`,
+    })
+    .from(r)
+    .prepare('receipts_recent_json');
+});
+
+/**
+ * Lists asked for in the same event-loop turn by one merchant with the same limit share one query
+ * (src/db/batch.ts): a merchant's terminals and dashboards polling together cost one read. As for
+ * every batched read, the query starts after each of its requests arrived, never before, so a
+ * list always shows every receipt whose creation was acknowledged before it was asked for.
+ */
+const receiptLists = perDatabase(
+  (db) =>
+    new LookupBatcher<string>(async (group, limits) => {
+      const { wallet, brand } = merchantGroup(group);
+      const lists = await Promise.all(limits.map((limit) => recentReceiptsJson(db).execute({ wallet, limit: Number(limit), brand })));
+      return new Map(limits.map((limit, i) => [limit, lists[i]![0]?.json ?? '[]']));
+    }),
+);
+
+/** The batch group of a merchant's reads: its wallet and the service's fallback brand. */
+const merchantGroupKey = (wallet: string, fallbackBrand: string) => `${wallet} ${fallbackBrand}`;
+
+function merchantGroup(group: string): { wallet: string; brand: string } {
+  // A wallet holds no space (it is checked at the boundary): the rest is the brand.
+  const split = group.indexOf(' ');
+  return { wallet: group.slice(0, split), brand: group.slice(split + 1) };
+}
+
+/** The `receipts` array of GET /api/receipts, as JSON text (see recentReceiptsJson). */
+export async function listReceiptsJson(db: Db, wallet: string, limit: number, fallbackBrand: string): Promise<string> {
+  return (await receiptLists(db).get(merchantGroupKey(wallet, fallbackBrand), String(limit))) ?? '[]';
 }
 
 export async function findReceipt(db: Tx, wallet: string, id: string): Promise<ReceiptRow> {
@@ -276,31 +442,62 @@ export async function findReceipt(db: Tx, wallet: string, id: string): Promise<R
   return row;
 }
 
-export async function getReceipt(db: Db, wallet: string, id: string, fallbackBrand: string): Promise<ReceiptDetail> {
-  // One round trip: the row, the shop's name and the status history (oldest first).
+/** A JSON array of `elements` (JSON text each), in `order`; '[]' when there are none. */
+const jsonArray = (elements: SQL, order: SQL, from: SQL) =>
+  sql`coalesce((select '[' || string_agg(${elements}, ',' order by ${order}) || ']' from ${from}), '[]')`;
+
+/**
+ * A receipt as GET /api/receipts/{id} answers it, as JSON text: the stored summary, then the
+ * shop's name, the status, tax, transaction and status history (oldest first), in the order of
+ * the route's schema. Compact, as the service's own serializer writes it.
+ */
+const detailJson = (() => {
   const h = receiptStatusHistory;
-  const [found] = await db
-    .select({
-      receipt: receipts,
-      shopName,
-      history: sql<{ status: string; at: number; source: string }[]>`coalesce((
-        select json_agg(json_build_object('status', ${h.status}, 'at', ${h.at}, 'source', ${h.source}) order by ${h.seq})
-        from ${h} where ${h.wallet} = ${outer(receipts.wallet)} and ${h.receiptId} = ${outer(receipts.id)}), '[]'::json)`,
-    })
+  const entry = sql`'{"status":' || to_json(${h.status})::text || ',"at":' || ${h.at}::text || ',"source":' || to_json(${h.source})::text || '}'`;
+  const history = jsonArray(
+    entry,
+    sql`${h.seq}`,
+    sql`${h} where ${h.wallet} = ${outer(receipts.wallet)} and ${h.receiptId} = ${outer(receipts.id)}`,
+  );
+  const components = jsonArray(sql`to_json(c.v)::text`, sql`c.n`, sql`jsonb_array_elements_text(${receipts.taxComponents}) with ordinality as c(v, n)`);
+  return sql<string>`'{' || coalesce(${receipts.summaryJson}, ${renderedSummary})
+    || ',"brandName":' || ${brandNameJson}
+    || ',"status":' || to_json(${receipts.status})::text
+    || ',"jurisdictionCode":' || coalesce(to_json(${receipts.jurisdictionCode})::text, 'null')
+    || ',"taxRate":' || coalesce(trim_scale(${receipts.taxRatePpm}::numeric / 1000000)::text, '0')
+    || ',"taxComponents":' || ${components}
+    || case when ${receipts.transactionHash} is null then '' else ',"transactionHash":' || to_json(${receipts.transactionHash})::text end
+    || case when ${receipts.transactionTimestamp} is null then '' else ',"transactionTimestamp":' || ${receipts.transactionTimestamp}::text end
+    || ',"statusHistory":' || ${history} || '}'`;
+})();
+
+/** detailJson for a batch of one merchant's ids, in one round trip: concurrent reads share it (src/db/batch.ts). */
+const receiptDetailsJson = preparedStatement((db) =>
+  db
+    .select({ id: receipts.id, json: detailJson })
     .from(receipts)
-    .where(and(eq(receipts.wallet, wallet), eq(receipts.id, id)));
-  if (found === undefined) throw new NotFound(`Receipt ${id} not found`);
-  const row = found.receipt;
-  const detail: ReceiptDetail = {
-    ...toReceiptView(row, found.shopName ?? fallbackBrand),
-    jurisdictionCode: row.jurisdictionCode,
-    taxRate: row.taxRatePpm === null ? 0 : ppmToRate(BigInt(row.taxRatePpm)),
-    taxComponents: row.taxComponents,
-    statusHistory: found.history.map((e) => ({ status: e.status, at: Number(e.at), source: e.source })),
-  };
-  if (row.transactionHash !== null) detail.transactionHash = row.transactionHash;
-  if (row.transactionTimestamp !== null) detail.transactionTimestamp = row.transactionTimestamp;
-  return detail;
+    .where(and(eq(receipts.wallet, sql.placeholder('wallet')), sql`${receipts.id} = any(${sql.placeholder('ids')}::text[])`))
+    .prepare('receipt_details_json'),
+);
+
+/** Receipt reads of one event-loop turn share a query per merchant (src/db/batch.ts). */
+const receiptReads = perDatabase(
+  (db) =>
+    new LookupBatcher<string>(async (group, ids) => {
+      const { wallet, brand } = merchantGroup(group);
+      const rows = await receiptDetailsJson(db).execute({ wallet, ids, brand });
+      return new Map(rows.map((r) => [r.id, r.json]));
+    }),
+);
+
+/**
+ * One receipt with its status history as JSON text (see detailJson): parsing, mapping and
+ * serialising its row in the service cost more than PostgreSQL writing the text.
+ */
+export async function getReceiptJson(db: Db, wallet: string, id: string, fallbackBrand: string): Promise<string> {
+  const json = await receiptReads(db).get(merchantGroupKey(wallet, fallbackBrand), id);
+  if (json === undefined) throw new NotFound(`Receipt ${id} not found`);
+  return json;
 }
 
 export async function getReceiptStatus(db: Db, wallet: string, id: string): Promise<ReceiptStatusView> {

@@ -2,8 +2,9 @@
  * Users: search over the highest-XP users, the list of users live right now, and bulk import.
  * Users are not merchant data: every developer key with users:read sees the same directory.
  */
-import { and, asc, desc, gte, lte, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
-import type { Tx } from '../db/client.ts';
+import { and, asc, desc, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
+import type { Db, Tx } from '../db/client.ts';
+import { perDatabase, preparedStatement } from '../db/prepared.ts';
 import { users } from '../db/schema.ts';
 import { InvalidInput } from './errors.ts';
 import { isAddress, normalizeWallet } from './wallet.ts';
@@ -101,11 +102,6 @@ export function parseTagList(value: string | undefined): string[] {
   return [...new Set(tags)];
 }
 
-/** Escapes LIKE metacharacters so that `50%_off` matches itself and nothing else. */
-export function escapeLike(text: string): string {
-  return text.replace(/[\\%_]/g, (c) => '\\' + c);
-}
-
 function xpBound(value: number | undefined, field: string, round: (n: number) => number): number | undefined {
   const n = numeric(value, field);
   if (n === undefined) return undefined;
@@ -139,82 +135,158 @@ export function isPresent(
   );
 }
 
-/** Lower-cases a text[] column so array containment compares case-insensitively. */
-function lowered(column: SQLWrapper): SQL {
-  return sql`array(select lower(x) from unnest(${column}) as x)`;
+/**
+ * How old the top-users snapshot that searches read may be. Writes made through this process
+ * are seen at once (they mark the snapshot stale); writes made by another instance or the CLI
+ * within this time.
+ */
+export const SEARCH_SNAPSHOT_MAX_AGE_MS = 500;
+
+/** Bumped after every write to users from this process: a snapshot taken before it is stale. */
+let usersVersion = 0;
+
+/** Tells searches that users changed (call it after the write). */
+export function usersChanged(): void {
+  usersVersion++;
 }
+
+/** A scanned user with its text fields lower-cased once for matching. */
+interface Scanned {
+  row: Omit<UserView, 'live'> & { live: boolean; spacePublic: boolean };
+  wallet: string;
+  displayName: string;
+  domains: Set<string>;
+  platforms: Set<string>;
+  languages: Set<string>;
+}
+
+const topUsers = preparedStatement((db) =>
+  db
+    .select({
+      wallet: users.wallet,
+      displayName: users.displayName,
+      pfpUrl: users.pfpUrl,
+      xp: users.xp,
+      live: users.live,
+      spacePublic: users.spacePublic,
+      lastSeen: users.lastSeen,
+      lastHeartbeat: users.lastHeartbeat,
+      domains: users.domains,
+      platforms: users.platforms,
+      languages: users.languages,
+    })
+    .from(users)
+    // NULLS LAST matches users_xp_idx; without it the planner sorts the whole table.
+    .orderBy(sql`${users.xp} desc nulls last`, asc(users.wallet))
+    .limit(SEARCH_SCAN_MAX)
+    .prepare('users_top'),
+);
+
+const lowerSet = (values: string[]) => new Set(values.map((v) => v.toLowerCase()));
+
+/**
+ * The top SEARCH_SCAN_MAX users by XP, the only users any search can return: read once and
+ * shared by every search until a write or SEARCH_SNAPSHOT_MAX_AGE_MS makes it stale, so a
+ * search costs a filter over at most a thousand rows in memory instead of a scan of them in
+ * PostgreSQL. Concurrent searches share one refresh.
+ */
+class TopUsers {
+  private rows: Scanned[] | undefined;
+  private takenAt = 0;
+  private version = -1;
+  private loading: { version: number; rows: Promise<Scanned[]> } | undefined;
+
+  constructor(private readonly db: Db) {}
+
+  get(): Promise<Scanned[]> {
+    if (this.rows !== undefined && this.version === usersVersion && Date.now() - this.takenAt < SEARCH_SNAPSHOT_MAX_AGE_MS) {
+      return Promise.resolve(this.rows);
+    }
+    // A refresh started before the latest write might miss it: only a later one will do.
+    if (this.loading === undefined || this.loading.version !== usersVersion) {
+      const version = usersVersion;
+      const loading = { version, rows: this.load(version) };
+      this.loading = loading;
+      void loading.rows.then(
+        () => this.loading === loading && (this.loading = undefined),
+        () => this.loading === loading && (this.loading = undefined),
+      );
+    }
+    return this.loading.rows;
+  }
+
+  private async load(version: number): Promise<Scanned[]> {
+    const takenAt = Date.now();
+    const rows = (await topUsers(this.db).execute()).map(
+      (row): Scanned => ({
+        row,
+        wallet: row.wallet.toLowerCase(),
+        displayName: row.displayName.toLowerCase(),
+        domains: lowerSet(row.domains),
+        platforms: lowerSet(row.platforms),
+        languages: lowerSet(row.languages),
+      }),
+    );
+    if (version >= this.version) {
+      this.rows = rows;
+      this.takenAt = takenAt;
+      this.version = version;
+    }
+    return rows;
+  }
+}
+
+const topUsersOf = perDatabase((db) => new TopUsers(db));
 
 /**
  * GET /api/users/search. The top `scan` users by XP (ties by wallet) are taken first and only
- * they are filtered: the scan bounds the work of every search, whatever the filters. One
- * statement, walking users_xp_idx for the scan.
+ * they are filtered: the scan bounds the work of every search, whatever the filters. Text is
+ * matched case-insensitively as a plain substring (no pattern characters); tags must all be
+ * present, ignoring case; presence is judged at `now`.
  */
-export async function searchUsers(db: Tx, params: SearchParams, now: number): Promise<SearchResult> {
+export async function searchUsers(db: Db, params: SearchParams, now: number): Promise<SearchResult> {
   const { limit, scan } = searchWindow(params);
   const minXp = xpBound(params.minXp, 'minXp', Math.ceil);
   const maxXp = xpBound(params.maxXp, 'maxXp', Math.floor);
   if (params.live !== undefined && typeof params.live !== 'boolean') throw new InvalidInput('live must be true or false');
-
-  // NULLS LAST matches the index definition; without it the planner sorts the whole table.
-  const scanned = db.$with('scanned').as(
-    db
-      .select()
-      .from(users)
-      .orderBy(sql`${users.xp} desc nulls last`, asc(users.wallet))
-      .limit(scan),
-  );
-
-  const filters: SQL[] = [];
-  const q = params.q?.trim() ?? '';
-  if (q !== '') {
-    const pattern = `%${escapeLike(q)}%`;
-    filters.push(sql`(${scanned.wallet} ilike ${pattern} escape '\\' or ${scanned.displayName} ilike ${pattern} escape '\\')`);
-  }
-  for (const [column, value] of [
-    [scanned.domains, params.domains],
-    [scanned.platforms, params.platforms],
-    [scanned.languages, params.languages],
-  ] as const) {
-    const tags = parseTagList(value);
-    if (tags.length > 0) filters.push(sql`${lowered(column)} @> ${toTextArray(tags)}`);
-  }
-  if (minXp !== undefined) filters.push(gte(scanned.xp, minXp));
-  if (maxXp !== undefined) filters.push(lte(scanned.xp, maxXp));
-  const present = presenceSql(scanned, now);
-  if (params.live === true) filters.push(present);
-
-  const rows = await db
-    .with(scanned)
-    .select({
-      wallet: scanned.wallet,
-      displayName: scanned.displayName,
-      pfpUrl: scanned.pfpUrl,
-      xp: scanned.xp,
-      live: sql<boolean>`coalesce(${present}, false)`.mapWith(Boolean),
-      lastSeen: scanned.lastSeen,
-      lastHeartbeat: scanned.lastHeartbeat,
-      domains: scanned.domains,
-      platforms: scanned.platforms,
-      languages: scanned.languages,
-      total: sql<number>`count(*) over ()`.mapWith(Number),
-    })
-    .from(scanned)
-    .where(filters.length > 0 ? and(...filters) : undefined)
-    .orderBy(desc(scanned.xp), asc(scanned.wallet))
-    .limit(limit);
-
-  return {
-    total: rows[0]?.total ?? 0,
-    users: rows.map(({ total: _total, ...u }) => u),
+  const q = params.q?.trim().toLowerCase() ?? '';
+  const wanted = {
+    domains: parseTagList(params.domains),
+    platforms: parseTagList(params.platforms),
+    languages: parseTagList(params.languages),
   };
-}
+  const hasAll = (have: Set<string>, want: string[]) => want.every((t) => have.has(t));
 
-/** A JS string array as a text[] of bound parameters, the same on PGlite and node-postgres. */
-function toTextArray(values: string[]): SQL {
-  return sql`array[${sql.join(
-    values.map((v) => sql`${v}`),
-    sql`, `,
-  )}]::text[]`;
+  const top = await topUsersOf(db).get();
+  const found: UserView[] = [];
+  let total = 0;
+  for (let i = 0; i < Math.min(scan, top.length); i++) {
+    const u = top[i]!;
+    const { row } = u;
+    if (q !== '' && !u.wallet.includes(q) && !u.displayName.includes(q)) continue;
+    if (!hasAll(u.domains, wanted.domains) || !hasAll(u.platforms, wanted.platforms) || !hasAll(u.languages, wanted.languages)) {
+      continue;
+    }
+    if ((minXp !== undefined && row.xp < minXp) || (maxXp !== undefined && row.xp > maxXp)) continue;
+    const live = isPresent(row, now);
+    if (params.live === true && !live) continue;
+    total++;
+    if (found.length < limit) {
+      found.push({
+        wallet: row.wallet,
+        displayName: row.displayName,
+        pfpUrl: row.pfpUrl,
+        xp: row.xp,
+        live,
+        lastSeen: row.lastSeen,
+        lastHeartbeat: row.lastHeartbeat,
+        domains: row.domains,
+        platforms: row.platforms,
+        languages: row.languages,
+      });
+    }
+  }
+  return { users: found, total };
 }
 
 /** GET /api/users/live: users meeting the presence rule, freshest heartbeat first. */
@@ -396,5 +468,6 @@ export async function upsertUsers(db: Tx, records: readonly unknown[], now: numb
         on conflict (wallet) do update set ${IMPORT_UPDATES}`);
     }
   });
+  usersChanged();
   return { upserted: rows.length };
 }

@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 const KEY_PREFIX = 'spl_';
 const KEY_SHAPE = /^spl_[A-Za-z0-9_-]{43}$/;
@@ -10,7 +10,7 @@ export function generateKey(): string {
 
 /** Keys carry 256 bits of entropy, so a fast hash is enough; no salt or stretching is needed. */
 export function hashKey(key: string): string {
-  return createHash('sha256').update(key).digest('hex');
+  return hash('sha256', key, 'hex');
 }
 
 export function looksLikeKey(value: string): boolean {
@@ -23,8 +23,8 @@ export function keyPrefix(key: string): string {
 
 /** Compares two secrets in constant time, whatever their lengths. */
 export function safeEqual(a: string, b: string): boolean {
-  const da = createHash('sha256').update(a).digest();
-  const db = createHash('sha256').update(b).digest();
+  const da = hash('sha256', a, 'buffer');
+  const db = hash('sha256', b, 'buffer');
   return timingSafeEqual(da, db);
 }
 

@@ -5,7 +5,8 @@
  * merchant, the scope checked, and the subscription's rate limit applied.
  */
 import { randomUUID } from 'node:crypto';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { prependOnRequest } from '../http/route-hooks.ts';
 import { Forbidden, RateLimited, Unauthorized } from '../domain/errors.ts';
 import type { KeyResolver } from './key-resolver.ts';
 import { safeEqual } from './keys.ts';
@@ -59,26 +60,32 @@ export function setRateHeaders(reply: FastifyReply, d: RateDecision): void {
 export function registerGateway(app: FastifyInstance, opts: GatewayOptions): void {
   app.decorateRequest('principal', null);
 
-  app.addHook('onRequest', async (request, reply) => {
+  // Every request: its correlation id, no client-sent identity, the edge secret.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-correlation-id', request.id);
     for (const h of STRIPPED_HEADERS) delete request.headers[h];
-
     if (opts.edgeSecret !== undefined && request.routeOptions.url !== '/healthz') {
       const presented = request.headers['x-edge-secret'];
       if (typeof presented !== 'string' || !safeEqual(presented, opts.edgeSecret)) {
-        throw new Forbidden('Requests must come through the edge proxy');
+        done(new Forbidden('Requests must come through the edge proxy'));
+        return;
       }
     }
     delete request.headers['x-edge-secret'];
+    done();
+  });
 
-    const config = request.routeOptions.config;
+  // The routes that take a key, or a per-address budget: their own hook, run before the route's.
+  app.addHook('onRoute', (route) => {
+    const config = (route.config ?? {}) as FastifyContextConfig;
     if (config.auth === 'public') {
-      const decision = await opts.limiter.hit(`ip:${request.ip}`, opts.publicRateLimitPerMinute);
-      applyDecision(reply, decision);
-      return;
+      prependOnRequest(route, async (request, reply) => {
+        applyDecision(reply, await opts.limiter.hit(`ip:${request.ip}`, opts.publicRateLimitPerMinute));
+      });
+    } else if (config.scope !== undefined || config.auth === 'key') {
+      const scope = config.scope;
+      prependOnRequest(route, async (request, reply) => authenticate(request, reply, opts, scope));
     }
-    if (config.scope === undefined && config.auth !== 'key') return;
-    await authenticate(request, reply, opts, config.scope);
   });
 }
 

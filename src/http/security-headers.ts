@@ -63,18 +63,19 @@ export function isPayPagePath(path: string): boolean {
 }
 
 export function registerSecurityHeaders(app: FastifyInstance, opts: { siteUrl: string }): void {
-  const policy = { https: new URL(opts.siteUrl).protocol === 'https:', pageCsp: pageCsp(opts.siteUrl) };
-  app.addHook('onSend', async (request, reply, payload) => {
+  const https = new URL(opts.siteUrl).protocol === 'https:';
+  const policy = { https, pageCsp: pageCsp(opts.siteUrl), base: Object.entries(baseHeaders(https)) };
+  app.addHook('onSend', (request, reply, payload, done) => {
     applySecurityHeaders(request, reply, policy);
-    return payload;
+    done(null, payload);
   });
 }
 
-function applySecurityHeaders(request: FastifyRequest, reply: FastifyReply, policy: { https: boolean; pageCsp: string }): void {
+function applySecurityHeaders(request: FastifyRequest, reply: FastifyReply, policy: { https: boolean; pageCsp: string; base: [string, string][] }): void {
   const setIfAbsent = (name: string, value: string) => {
     if (!reply.hasHeader(name)) reply.header(name, value);
   };
-  for (const [name, value] of Object.entries(baseHeaders(policy.https))) setIfAbsent(name, value);
+  for (const [name, value] of policy.base) setIfAbsent(name, value);
   // request.url is already stripped of PUBLIC_BASE_PATH.
   if (isPayPagePath(request.url.split('?')[0] ?? '')) return;
   setIfAbsent('x-frame-options', 'DENY');

@@ -38,9 +38,9 @@ export function randomWallet(): string {
   return '0x' + randomBytes(20).toString('hex');
 }
 
-/** A fresh, empty database on the server in DATABASE_URL; returns its URL and a drop function. */
-export async function freshPostgresDatabase(serverUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
-  const name = `splitline_t_${randomBytes(6).toString('hex')}`;
+/** A new, empty database on the PostgreSQL server at `serverUrl`, named `<prefix>_<random>`: its URL and a drop function. */
+export async function freshPostgresDatabase(serverUrl: string, prefix = 'splitline_t'): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `${prefix}_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: serverUrl });
   await admin.connect();
   await admin.query(`create database ${name}`);

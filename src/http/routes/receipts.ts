@@ -3,11 +3,11 @@ import type { Deps } from '../../deps.ts';
 import { AppError, DatabaseUnavailable, Forbidden, InvalidInput, NotFound } from '../../domain/errors.ts';
 import {
   createReceipt,
-  getReceipt,
+  getReceiptJson,
   getReceiptStatus,
   isSensitiveStatus,
   isTrackingStatus,
-  listReceipts,
+  listReceiptsJson,
   newPayToken,
   recordTrackingStatus,
   TRACKING_STATUSES,
@@ -17,6 +17,7 @@ import { isDbDown } from '../../db/client.ts';
 import { requireSession } from '../../auth/plugin.ts';
 import { setSensitiveStatus } from '../../domain/sensitive-status.ts';
 import { merchantOf } from '../../gateway/plugin.ts';
+import { sendJsonText } from '../json-text.ts';
 import { Degraded, errorRef, keyErrors, LineItem, security } from '../schemas.ts';
 import type { App } from './index.ts';
 
@@ -77,10 +78,12 @@ export function receiptRoutes(app: App, deps: Deps): void {
         response: { 200: Type.Object({ receipts: Type.Array(Type.Ref('Receipt')), ...Degraded }), ...keyErrors(400) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const wallet = merchantOf(request);
       try {
-        return { receipts: await listReceipts(db, wallet, request.query.limit, config.brandName) };
+        // Already JSON, built by the database (see listReceiptsJson): sent as it is.
+        const receipts = await listReceiptsJson(db, wallet, request.query.limit, config.brandName);
+        return sendJsonText(reply, `{"receipts":${receipts}}`);
       } catch (err) {
         if (!isDbDown(err)) throw err;
         return { receipts: [], degraded: true, reason: 'database_unavailable' };
@@ -156,10 +159,11 @@ export function receiptRoutes(app: App, deps: Deps): void {
         response: { 200: ReceiptDetail, ...keyErrors(404) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const wallet = merchantOf(request);
       try {
-        return await getReceipt(db, wallet, request.params.id, config.brandName);
+        // Already JSON, built by the database (see getReceiptJson): sent as it is.
+        return sendJsonText(reply, await getReceiptJson(db, wallet, request.params.id, config.brandName));
       } catch (err) {
         // Also answers in the moment between the database coming back and the journal replaying it.
         const pending = journal.findReceipt(wallet, request.params.id);

@@ -1,0 +1,10 @@
+import type { FastifyReply } from 'fastify';
+
+/**
+ * Sends a body that is already JSON text (built by the database), skipping the route's response
+ * serializer: Fastify sends a string as it is when the content type is JSON. The route's schema
+ * still documents the shape; the tests hold the text to it.
+ */
+export function sendJsonText(reply: FastifyReply, json: string): FastifyReply {
+  return reply.type('application/json; charset=utf-8').send(json);
+}
