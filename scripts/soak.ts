@@ -38,13 +38,13 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
 import { createPublicClient, createWalletClient, defineChain, erc20Abi, http, type Address, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { createRng } from '../bench/rng.ts';
 import { userRecord } from '../bench/seed-users.ts';
 import { freePort, ROOT, tail } from '../bench/servers.ts';
 import { devAccount } from '../src/chain/dev-accounts.ts';
+import { freshPostgresDatabase } from '../test/helpers/app.ts';
 
 // ── settings ─────────────────────────────────────────────────────────────────────────────────────
 
@@ -431,28 +431,9 @@ function progressLine(startedAt: number, load: Load, lastAt: number): string {
 
 // ── main ─────────────────────────────────────────────────────────────────────────────────────────
 
-async function freshDatabase(serverUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
-  const name = `splitline_soak_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: serverUrl });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  const u = new URL(serverUrl);
-  u.pathname = `/${name}`;
-  return {
-    url: u.toString(),
-    async drop() {
-      const c = new pg.Client({ connectionString: serverUrl });
-      await c.connect();
-      await c.query(`drop database if exists ${name} with (force)`);
-      await c.end();
-    },
-  };
-}
-
 async function main(): Promise<number> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'splitline-soak-'));
-  const fresh = process.env.DATABASE_URL ? await freshDatabase(process.env.DATABASE_URL) : undefined;
+  const fresh = process.env.DATABASE_URL ? await freshPostgresDatabase(process.env.DATABASE_URL, 'splitline_soak') : undefined;
   const merchant = privateKeyToAccount(generatePrivateKey());
   let code = 1;
   try {

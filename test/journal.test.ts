@@ -12,7 +12,7 @@ import { pino } from 'pino';
 import { openDatabase, type Database } from '../src/db/client.ts';
 import { journalApplied, receipts, receiptStatusHistory } from '../src/db/schema.ts';
 import { Conflict, InvalidInput } from '../src/domain/errors.ts';
-import { createReceipt, getReceipt } from '../src/domain/receipts.ts';
+import { createReceipt, getReceiptJson } from '../src/domain/receipts.ts';
 import { applyEntry, parseEntry } from '../src/journal/entries.ts';
 import { Journal } from '../src/journal/journal.ts';
 import { randomWallet } from './helpers/app.ts';
@@ -170,7 +170,7 @@ describe('Journal', () => {
     );
     assert.equal(logs.filter((l) => l.level === 50 && l.msg.includes('rejected.jsonl')).length, 2);
     assert.equal((await receiptRows(wallet, 'c-1'))[0]?.totalCents, 1800n, 'the other instance’s receipt is untouched');
-    const detail = await getReceipt(database.db, wallet, 'c-2', 'Shop');
+    const detail = JSON.parse(await getReceiptJson(database.db, wallet, 'c-2', 'Shop')) as { status: string };
     assert.equal(detail.status, 'link_opened');
     assert.equal(ok.paymentUrl, `http://pay.test/pay/c-2?t=${(await receiptRows(wallet, 'c-2'))[0]?.payToken}`);
     await j.close();

@@ -1,8 +1,10 @@
 /**
- * The service as production runs it: `node --import tsx src/main.ts` in a process of its own, on
- * loopback and a free port, its JSON log lines kept for the test to read. Every process started
- * here is killed when the test process exits, however it exits, and `stopAllServices()` (for a
- * test's `after`) ends the ones still running.
+ * The service in a process of its own: by default its sources through tsx (`node --import tsx
+ * src/main.ts`), so a test runs the code as edited without a build; `program` runs something else,
+ * such as the compiled build as `npm start` runs it (test/start.test.ts). On loopback and a free
+ * port, its JSON log lines kept for the test to read. Every process started here is killed when
+ * the test process exits, however it exits, and `stopAllServices()` (for a test's `after`) ends
+ * the ones still running.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
@@ -45,9 +47,13 @@ function alive(c: ChildProcess): boolean {
   return c.exitCode === null && c.signalCode === null;
 }
 
-/** Starts src/main.ts with `env` (on top of a minimal base) and resolves once it listens. */
-export async function startService(name: string, env: Record<string, string>, opts: { timeoutMs?: number; nodeArgs?: string[] } = {}): Promise<Service> {
-  const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), '--import', 'tsx', 'src/main.ts'], {
+/** Starts the service (src/main.ts through tsx unless `program`) with `env` on top of a minimal base; resolves once it listens. */
+export async function startService(
+  name: string,
+  env: Record<string, string>,
+  opts: { timeoutMs?: number; nodeArgs?: string[]; program?: string[] } = {},
+): Promise<Service> {
+  const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), ...(opts.program ?? ['--import', 'tsx', 'src/main.ts'])], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH,
