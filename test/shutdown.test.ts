@@ -10,6 +10,11 @@
  * unread on their connection at SIGTERM are closed unanswered (ECONNRESET) or answered 503 by
  * Fastify's closing hook. The test tells them apart by correlation id: the server logs every request
  * it answered (LOG_LEVEL=debug), and none it read may end without a complete answer.
+ *
+ * One request is held open on purpose: a receipt creation whose headers the server read before
+ * SIGTERM but whose body the test sends only once it has seen a new connection refused. The server
+ * must wait for it, so the window between "listener closed" and "process gone" is the test's to
+ * end, however fast the other reads drain.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -63,6 +68,44 @@ function get(base: string, pathAndQuery: string, key: string, agent: Agent, corr
   });
 }
 
+/**
+ * A receipt creation sent in two parts: the headers and half the body now, the rest on `finish()`.
+ * Until then the server holds a request it has read and cannot answer.
+ */
+function heldCreate(base: string, key: string, correlationId: string): { finish(): Promise<Outcome> } {
+  const body = Buffer.from(JSON.stringify({ id: correlationId, lineItems: [{ label: 'Held', priceUsd: 1.5, qty: 2 }], totalUsd: 3 }));
+  const half = Math.floor(body.length / 2);
+  let resolveOutcome!: (o: Outcome) => void;
+  const outcome = new Promise<Outcome>((r) => (resolveOutcome = r));
+  const req = request(`${base}/api/receipts`, {
+    method: 'POST',
+    agent: false,
+    headers: {
+      'ocp-apim-subscription-key': key,
+      'x-correlation-id': correlationId,
+      'content-type': 'application/json',
+      'content-length': body.length,
+    },
+  });
+  req.on('response', (res) => {
+    const chunks: Buffer[] = [];
+    res.on('data', (c: Buffer) => chunks.push(c));
+    res.on('end', () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      resolveOutcome({ status: res.statusCode, error: res.statusCode === 201 ? undefined : text, at: Date.now() });
+    });
+  });
+  req.on('error', (err: NodeJS.ErrnoException) => resolveOutcome({ error: err.code ?? err.message, at: Date.now() }));
+  req.flushHeaders();
+  req.write(body.subarray(0, half));
+  return {
+    finish() {
+      req.end(body.subarray(half));
+      return outcome;
+    },
+  };
+}
+
 describe('graceful shutdown', { timeout: 120_000 }, () => {
   test('SIGTERM with slow reads in flight: every request read is answered in full, new connections refused, exit 0', async () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'splitline-shutdown-'));
@@ -94,29 +137,40 @@ describe('graceful shutdown', { timeout: 120_000 }, () => {
       ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
     });
     const agent = new Agent({ keepAlive: false, maxSockets: IN_FLIGHT * 2 });
+    // The held request goes first; the idle server reads its headers long before SIGTERM (the warm
+    // read below is answered after them on the same event loop).
+    const heldId = `held-${Date.now()}`;
+    const held = heldCreate(svc.base, key, heldId);
+    await new Promise((r) => setTimeout(r, 100));
     const warm = await get(svc.base, `/api/receipts?limit=${RECEIPTS}`, key, agent);
     assert.equal(warm.receipts, RECEIPTS, JSON.stringify(warm));
 
     const ids = Array.from({ length: IN_FLIGHT }, (_, i) => `in-flight-${i}-${Date.now()}`);
-    const inFlight = ids.map((id) => get(svc.base, `/api/receipts?limit=${RECEIPTS}`, key, agent, id));
+    // Each with a limit of its own (all above the merchant's 120 receipts, so each answer holds all
+    // of them): identical lists asked for together would share one query and finish at once.
+    const inFlight = ids.map((id, i) => get(svc.base, `/api/receipts?limit=${RECEIPTS + i}`, key, agent, id));
     // SIGTERM once a few answers are out: the server is busy with the rest.
     let answered = 0;
     await new Promise<void>((resolve) => inFlight.forEach((p) => void p.then(() => ++answered === 3 && resolve())));
     const sigtermAt = Date.now();
     svc.child.kill('SIGTERM');
 
-    // Keep knocking with new connections until the process is gone.
+    // Knock with new connections until one is refused.
     const probes: Outcome[] = [];
     let exited = false;
     const exit = svc.exited.then((e) => {
       exited = true;
       return { ...e, at: Date.now() };
     });
-    while (!exited) {
-      const probe = await get(svc.base, '/healthz', key, agent);
-      if (!exited) probes.push(probe);
-      await new Promise((r) => setTimeout(r, 20));
+    // The held request keeps the process alive, so the listener's closing is seen for certain.
+    while (!exited && !probes.some((p) => p.error === 'ECONNREFUSED')) {
+      probes.push(await get(svc.base, '/healthz', key, agent));
+      await new Promise((r) => setTimeout(r, 5));
     }
+    assert.equal(exited, false, 'the process waited for the request it had read but not yet answered');
+    // A few more knocks, then the rest of the held body: its answer comes after the listener closed.
+    for (let i = 0; i < 3; i++) probes.push(await get(svc.base, '/healthz', key, agent));
+    const heldAnswer = await held.finish();
     const answers = await Promise.all(inFlight);
     const { code, at: exitAt } = await exit;
 
@@ -136,10 +190,13 @@ describe('graceful shutdown', { timeout: 120_000 }, () => {
         unread.push('reset');
       }
     });
+    assert.equal(heldAnswer.status, 201, `the held request was answered after SIGTERM: ${JSON.stringify(heldAnswer)}`);
+    assert.ok(served.has(heldId));
+    // The held request proves the drain for certain; how many of the reads also finished after SIGTERM is reported.
     const drained = answers.filter((a) => a.status === 200 && a.at > sigtermAt).length;
-    assert.ok(drained > 0, 'requests in progress at SIGTERM were still answered');
     const refusedAt = probes.find((p) => p.error === 'ECONNREFUSED')?.at;
     assert.ok(refusedAt !== undefined, `new connections were refused before the process exited: ${JSON.stringify(probes.slice(-3))}`);
+    assert.ok(heldAnswer.at >= refusedAt && exitAt >= heldAnswer.at, 'the held answer came after the listener closed, and the exit after it');
     const lastAnswerAt = Math.max(...full.map((a) => a.at));
     const afterRefusal = probes.filter((p) => p.at > refusedAt);
     assert.ok(afterRefusal.every((p) => p.error === 'ECONNREFUSED'), `no connection accepted after the listener closed: ${JSON.stringify(afterRefusal)}`);
