@@ -21,7 +21,7 @@ import { pathToFileURL } from 'node:url';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { startAzurite } from '../test/helpers/azurite.ts';
 import { benchOptions, type ApkBenchOptions } from './options.ts';
-import { freePort, ROOT, RssSampler, startServer, tail, type Server } from './servers.ts';
+import { freePort, ROOT, RssSampler, serviceArgs, startServer, tail, type Server } from './servers.ts';
 
 const MB = 1024 * 1024;
 /** The most the service's memory may grow while streaming the package and still count as flat. */
@@ -147,7 +147,7 @@ async function benchStore(
   mkdirSync(dataDir, { recursive: true });
   const service: Server = await startServer({
     name: `Splitline (${store} store)`,
-    script: 'src/main.ts',
+    args: await serviceArgs(),
     env: {
       PATH: process.env.PATH,
       HOME: process.env.HOME,

@@ -111,6 +111,11 @@ async function run(baseUrl: string, s: Scenario, connections: number, durationSe
   });
 }
 
+/** Load that is not measured: `seconds` of the scenario, for a JIT and pools still cold. */
+export async function warmUp(baseUrl: string, s: Scenario, o: LoadSettings, seconds: number): Promise<void> {
+  await run(baseUrl, s, o.connections, seconds);
+}
+
 export async function measure(baseUrl: string, s: Scenario, o: LoadSettings): Promise<Measured> {
   await run(baseUrl, s, o.connections, o.warmupSec);
   const r = await run(baseUrl, s, o.connections, o.durationSec);

@@ -29,7 +29,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { foundry } from 'viem/chains';
 import { devAccount } from '../src/chain/dev-accounts.ts';
 import { freshPostgresDatabase } from '../test/helpers/app.ts';
-import { freePort, ROOT, startServer, tail, type Server } from './servers.ts';
+import { freePort, ROOT, serviceArgs, startServer, tail, type Server } from './servers.ts';
 
 const PLATFORM = '0x000000000000000000000000000000000000beef';
 const TARGET_MS = 1000;
@@ -310,7 +310,7 @@ export async function benchPayments(env: NodeJS.ProcessEnv = process.env): Promi
     const port = await freePort();
     service = await startServer({
       name: 'Splitline on the dev chain',
-      script: 'src/main.ts',
+      args: await serviceArgs(),
       env: {
         PATH: env.PATH,
         HOME: env.HOME,

@@ -98,7 +98,8 @@ export function markdown(r: Report): string {
   lines.push('');
   lines.push(
     `${r.generatedAt.slice(0, 16).replace('T', ' ')} UTC · ${r.databaseDescription} · rate limits ${r.rateLimits === 'redis' ? 'in Redis' : 'in memory'} · ` +
-      `${r.settings.connections} connections · ${r.settings.durationSec} s per route after ${r.settings.warmupSec} s warm-up · ` +
+      `${r.settings.connections} connections · ${r.settings.durationSec} s per route after ${r.settings.warmupSec} s warm-up ` +
+      `(and the read routes first, unmeasured, on the fresh service) · ` +
       `node ${r.machine.node} on ${r.machine.cpus} CPUs (${r.machine.cpuModel}), load generator on the same machine`,
   );
   lines.push('');

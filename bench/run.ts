@@ -14,14 +14,14 @@ import path from 'node:path';
 import { sql } from 'drizzle-orm';
 import { openDatabase, type Database } from '../src/db/client.ts';
 import { freshPostgresDatabase } from '../test/helpers/app.ts';
-import { measure, preflight, type LoadSettings, type Measured, type Scenario } from './load.ts';
+import { measure, preflight, warmUp, type LoadSettings, type Measured, type Scenario } from './load.ts';
 import { benchOptions, type BenchOptions } from './options.ts';
 import { benchApk } from './apk.ts';
 import { benchPayments } from './payments.ts';
 import { compareWithBaseline, evaluateTargets, markdown, writeResults, type Report, type RouteRun } from './report.ts';
 import { BASELINE, planRoutes, ROUTES } from './scenarios.ts';
 import { PLATFORM_RECIPIENT, seed, type Seeded } from './seed.ts';
-import { freePort, RssSampler, startServer, tail, type Server } from './servers.ts';
+import { freePort, RssSampler, serviceArgs, startServer, tail, type Server } from './servers.ts';
 
 /** Cleanup steps, run once in reverse order: on success, on failure and on Ctrl-C. */
 class Cleanup {
@@ -131,6 +131,21 @@ async function benchRoutes(service: Server, seeded: Seeded, rss: RssSampler, loa
   return { runs, failures };
 }
 
+/** Seconds of unmeasured load per route on a freshly started service, before anything is measured. */
+const SERVICE_WARMUP_SEC = 4;
+
+async function warmService(service: Server, seeded: Seeded, load: LoadSettings, only: string[] | undefined): Promise<string[]> {
+  const warmed: string[] = [];
+  for (const plan of planRoutes(seeded)) {
+    if ('skipped' in plan || (only !== undefined && !only.includes(plan.id))) continue;
+    if (plan.scenario.next().method !== 'GET') continue;
+    if (!(await preflight(service.url, plan.scenario)).ok) continue;
+    await warmUp(service.url, plan.scenario, load, load.warmupSec > 1 ? SERVICE_WARMUP_SEC : 1);
+    warmed.push(plan.id);
+  }
+  return warmed;
+}
+
 /** The baseline before and after the routes, the routes in between, the service's memory throughout. */
 async function runLoad(baselineServer: Server, service: Server, seeded: Seeded, opts: BenchOptions) {
   const load: LoadSettings = { connections: opts.connections, durationSec: opts.durationSec, warmupSec: opts.warmupSec };
@@ -138,12 +153,20 @@ async function runLoad(baselineServer: Server, service: Server, seeded: Seeded, 
   const check = await preflight(baselineServer.url, BASELINE);
   if (!check.ok) throw new Error(`baseline server: ${check.message}`);
 
+  // A deployment that has served traffic for a while has its hot code compiled by the JIT, and
+  // its pools and PostgreSQL's buffers filled; a fresh process takes 5 to 10 s of load to get
+  // there, longer than one route's warm-up, so the first route measured would pay for it alone.
+  // Only the reads warm it: rows written now would have autovacuum running during the baseline.
   const rss = new RssSampler(service.pid);
   rss.start();
+  // The service as it came up, before any load; the warm-up counts towards the overall peak.
+  const idleRssMb = rss.nextPhase();
+  const warm = await warmService(service, seeded, load, opts.routes);
+  console.log(`  service warmed up: ${warm.join(', ') || 'nothing to warm'} (${SERVICE_WARMUP_SEC} s each, not measured)`);
+
   const before = await measure(baselineServer.url, BASELINE, load);
   console.log(`  ${BASELINE.label.padEnd(30)} ${fmt(before)}`);
-  // The service sat idle while the baseline ran.
-  const idleRssMb = rss.nextPhase();
+  rss.nextPhase();
   const bench = await benchRoutes(service, seeded, rss, load, opts.routes);
   rss.stop();
   const after = await measure(baselineServer.url, BASELINE, load);
@@ -195,7 +218,7 @@ async function main(cleanup: Cleanup): Promise<number> {
   cleanup.add('stop the baseline server', () => baselineServer.stop());
   const service = await startServer({
     name: 'Splitline',
-    script: 'src/main.ts',
+    args: await serviceArgs(),
     env: serviceEnv({ dataDir: work, databaseUrl, redisUrl: opts.redisUrl }),
     nodeArgs: opts.cpuProfileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${path.resolve(opts.cpuProfileDir)}`],
     port: await freePort(),

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import type { Db } from '../src/db/client.ts';
 import { receipts, receiptStatusHistory } from '../src/db/schema.ts';
 import { bulkInsert } from './bulk-insert.ts';
-import { newPayToken, prepareReceipt, type LineItemInput } from '../src/domain/receipts.ts';
+import { newPayToken, prepareReceipt, summaryJson, type LineItemInput } from '../src/domain/receipts.ts';
 import type { Rng } from './rng.ts';
 
 const BATCH = 5000;
@@ -52,6 +52,7 @@ export async function seedReceipts(db: Db, s: ReceiptSeed): Promise<void> {
         totalCents: prepared.totalCents,
         lineItems: prepared.stored,
         requestHash: prepared.requestHash,
+        summaryJson: summaryJson({ id, totalCents: prepared.totalCents, currency: 'USD', lineItems: prepared.stored, createdAt }),
         transactionHash: status === 'completed' ? '0x' + randomBytes(32).toString('hex') : null,
         transactionTimestamp: status === 'completed' ? createdAt + 90_000 : null,
         createdAt,

@@ -5,6 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { openSync, readFileSync, closeSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { ensureServerBuild, startArgs } from '../scripts/ensure-server-build.ts';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -48,10 +49,22 @@ export function tail(file: string, lines = 30): string {
   }
 }
 
+/**
+ * The node arguments that run Splitline as `npm start` does (compiled, with its V8 flags), after
+ * building dist/ if the sources changed, as the prestart script would: the bench measures what
+ * production runs.
+ */
+export async function serviceArgs(): Promise<string[]> {
+  await ensureServerBuild();
+  return startArgs();
+}
+
 export interface StartOptions {
   name: string;
-  /** Script path relative to the repository root, run with node --import tsx. */
-  script: string;
+  /** A TypeScript script relative to the repository root, run with node --import tsx (the baseline server). */
+  script?: string;
+  /** Or the node arguments in full, such as serviceArgs(). */
+  args?: string[];
   env: NodeJS.ProcessEnv;
   /** Extra node options, such as --cpu-prof. */
   nodeArgs?: string[];
@@ -63,8 +76,10 @@ export interface StartOptions {
 
 /** Starts a script, its output going to logFile, and resolves once healthPath answers 200. */
 export async function startServer(o: StartOptions): Promise<Server> {
+  const program = o.args ?? (o.script !== undefined ? ['--import', 'tsx', o.script] : undefined);
+  if (program === undefined) throw new Error(`${o.name}: startServer needs a script or args`);
   const out = openSync(o.logFile, 'a');
-  const child = spawn(process.execPath, [...(o.nodeArgs ?? []), '--import', 'tsx', o.script], {
+  const child = spawn(process.execPath, [...(o.nodeArgs ?? []), ...program], {
     cwd: ROOT,
     env: { ...o.env, PORT: String(o.port) },
     stdio: ['ignore', out, out],
