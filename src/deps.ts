@@ -73,6 +73,7 @@ export async function createDeps(config: Config, opts: DepsOptions = {}): Promis
   const database = await openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: opts.pgliteDir ?? config.dataDir,
+    onCreate: (location) => logger.info({ location }, 'creating the embedded database (first start in this DATA_DIR; a few seconds)'),
   });
   let limiter: RateLimiter;
   if (config.redisUrl !== undefined) {

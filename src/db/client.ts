@@ -2,7 +2,8 @@
  * Opens the database: PGlite in DATA_DIR by default, PostgreSQL when DATABASE_URL is set. Both run
  * the same migrations folder and the same Drizzle queries.
  */
-import { mkdirSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, renameSync, rmdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
@@ -34,15 +35,20 @@ export interface OpenOptions {
   dataDir?: string;
   /** Connections in the PostgreSQL pool. */
   poolSize?: number;
+  /** Called before a new embedded database is created (the first start in a DATA_DIR takes a few seconds). */
+  onCreate?: (location: string) => void;
 }
 
 export async function openDatabase(opts: OpenOptions): Promise<Database> {
-  return opts.databaseUrl ? openPostgres(opts.databaseUrl, opts.poolSize ?? 20) : openPglite(opts.dataDir ?? 'memory://');
+  return opts.databaseUrl ? openPostgres(opts.databaseUrl, opts.poolSize ?? 20) : openPglite(opts.dataDir ?? 'memory://', opts.onCreate);
 }
 
-async function openPglite(dataDir: string): Promise<Database> {
+async function openPglite(dataDir: string, onCreate?: (location: string) => void): Promise<Database> {
   const location = dataDir === 'memory://' ? dataDir : path.resolve(dataDir, 'pglite');
-  if (location !== 'memory://') mkdirSync(location, { recursive: true });
+  if (location !== 'memory://' && !existsSync(path.join(location, 'PG_VERSION'))) {
+    onCreate?.(location);
+    await createPglite(location);
+  }
   // Loaded only for the embedded database: PGlite's WASM build costs memory a PostgreSQL deployment never uses.
   const [{ PGlite }, { drizzle: drizzlePglite }, { migrate: migratePglite }] = await Promise.all([
     import('@electric-sql/pglite'),
@@ -61,6 +67,59 @@ async function openPglite(dataDir: string): Promise<Database> {
     },
     close: () => client.close(),
   };
+}
+
+/**
+ * Creates the embedded database in `location` through src/db/pglite-create.ts in a child process,
+ * so the memory PGlite's initdb takes is returned when that process exits (see there). The child
+ * builds a sibling directory that is renamed into place once complete: a creation cut off half-way
+ * leaves no half-made database behind, and the next start begins again.
+ */
+async function createPglite(location: string): Promise<void> {
+  if (existsSync(location) && readdirSync(location).length > 0) {
+    throw new Error(`${location} is not empty but holds no PGlite database (no PG_VERSION); move it away or point DATA_DIR elsewhere`);
+  }
+  mkdirSync(path.dirname(location), { recursive: true });
+  const building = `${location}.creating-${process.pid}`;
+  removeAbandonedCreations(location);
+  // From the sources (tests, tsx) the child runs through tsx as well; the build runs plain JavaScript.
+  const self = import.meta.url;
+  const script = fileURLToPath(new URL(`./pglite-create${path.extname(fileURLToPath(self))}`, self));
+  const loader = script.endsWith('.ts') ? ['--import', import.meta.resolve('tsx')] : [];
+  const child = spawn(process.execPath, [...loader, script, building, MIGRATIONS_DIR], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(-4000)));
+  const code = await new Promise<number | null>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', resolve);
+  });
+  if (code !== 0) {
+    rmSync(building, { recursive: true, force: true });
+    throw new Error(`creating the embedded database in ${location} failed (exit ${code}): ${stderr.trim()}`);
+  }
+  if (existsSync(location)) rmdirSync(location);
+  renameSync(building, location);
+}
+
+/** Removes the sibling directories of creations whose process has gone (killed half-way). */
+function removeAbandonedCreations(location: string): void {
+  const prefix = `${path.basename(location)}.creating-`;
+  for (const name of readdirSync(path.dirname(location))) {
+    if (!name.startsWith(prefix)) continue;
+    const pid = Number(name.slice(prefix.length));
+    if (pid !== process.pid && processAlive(pid)) continue;
+    rmSync(path.join(path.dirname(location), name), { recursive: true, force: true });
+  }
+}
+
+function processAlive(pid: number): boolean {
+  if (!Number.isSafeInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 async function openPostgres(url: string, max: number): Promise<Database> {
