@@ -6,6 +6,7 @@
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { processAlive } from '../src/process-alive.ts';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -30,12 +31,7 @@ function holderAlive(lock: string): boolean {
   }
   // Created but not yet written: the holder is alive and about to write its pid.
   if (!Number.isInteger(pid) || pid <= 0) return true;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
+  return processAlive(pid);
 }
 
 /** Runs `fn` holding the lock named `name`; a lock left by a dead process is taken over. */

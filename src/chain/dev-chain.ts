@@ -18,6 +18,7 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import { DEV_ACCOUNT_COUNT, DEV_MNEMONIC } from './dev-accounts.ts';
 import { DevChainStartError } from './errors.ts';
+import { processAlive } from '../process-alive.ts';
 
 export const DEV_CHAIN_ID = 31337;
 const ANVIL_PACKAGE = '@foundry-rs/anvil-linux-amd64';
@@ -183,16 +184,6 @@ function readLines(stream: NodeJS.ReadableStream | null, onLine: (line: string) 
   });
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    // EPERM means it exists but is not ours; either way it is there.
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 function signal(pid: number, sig: NodeJS.Signals): void {
   try {
     process.kill(pid, sig);
@@ -272,7 +263,7 @@ class Supervisor implements DevChain {
 
   private onExit(ended: Running, exit: { code: number | null; signal: NodeJS.Signals | null }): void {
     // anvil itself may outlive a wrapper killed from outside: make sure it is gone before any restart.
-    if (isAlive(ended.anvilPid)) signal(ended.anvilPid, 'SIGKILL');
+    if (processAlive(ended.anvilPid)) signal(ended.anvilPid, 'SIGKILL');
     if (this.running !== ended || this.stopping !== undefined) return;
     this.running = undefined;
     this.opts.logger.error({ ...exit, anvilPid: ended.anvilPid, output: ended.output.toString() }, 'dev chain: anvil exited unexpectedly');

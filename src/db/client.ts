@@ -11,6 +11,7 @@ import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
 import pg from 'pg';
 import * as schema from './schema.ts';
+import { processAlive } from '../process-alive.ts';
 import { DatabaseUnavailable } from '../domain/errors.ts';
 
 export type Schema = typeof schema;
@@ -109,16 +110,6 @@ function removeAbandonedCreations(location: string): void {
     const pid = Number(name.slice(prefix.length));
     if (pid !== process.pid && processAlive(pid)) continue;
     rmSync(path.join(path.dirname(location), name), { recursive: true, force: true });
-  }
-}
-
-function processAlive(pid: number): boolean {
-  if (!Number.isSafeInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

@@ -11,7 +11,8 @@ import { createWalletClient, erc20Abi, getAddress, http, type Address } from 'vi
 import { DEV_USDC_PER_ACCOUNT, devAccount } from '../../src/chain/dev-accounts.ts';
 import type { ChainDeps } from '../../src/chain/client.ts';
 import { testUsdcAbi } from '../../src/chain/test-usdc.ts';
-import { processExists, startTestChain, tempDataDir, waitFor, type TestChain } from './helpers.ts';
+import { processAlive } from '../../src/process-alive.ts';
+import { startTestChain, tempDataDir, waitFor, type TestChain } from './helpers.ts';
 
 const cleanups: (() => Promise<void>)[] = [];
 after(async () => {
@@ -61,9 +62,9 @@ describe('dev chain', () => {
     assert.equal(chain.walletClient?.account.address, chain.dev.accounts[9]);
 
     const pid = chain.dev.process?.pid;
-    assert.ok(pid !== undefined && processExists(pid), 'anvil runs');
+    assert.ok(pid !== undefined && processAlive(pid), 'anvil runs');
     await t.stop();
-    assert.equal(processExists(pid), false, 'anvil is gone after stop');
+    assert.equal(processAlive(pid), false, 'anvil is gone after stop');
   });
 
   test('its state survives a restart on the same DATA_DIR', async () => {
@@ -102,12 +103,12 @@ describe('dev chain', () => {
       const pid = chain.dev?.process?.pid;
       return pid !== undefined && pid !== before ? pid : undefined;
     });
-    assert.ok(processExists(after));
+    assert.ok(processAlive(after));
     assert.equal(chain.rpcUrl, url, 'the same port');
     // Whether or not the last dump held the token, it is there again, funded, at the same address.
     await waitFor('the token again', async () => ((await balanceOf(chain, chain.dev!.accounts[0]!)) === DEV_USDC_PER_ACCOUNT ? true : undefined));
     await t.stop();
-    assert.equal(processExists(after), false);
+    assert.equal(processAlive(after), false);
   });
 
   test('an unreadable state file is set aside and the chain rebuilt with the token at the same address', async () => {

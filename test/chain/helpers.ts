@@ -52,16 +52,6 @@ export function startChainApp(chain: ChainDeps, env: Record<string, string> = {}
   return startTestApp({ CHAIN: 'dev', ...env }, { chain });
 }
 
-/** True while a process with this id exists. */
-export function processExists(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 export async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
