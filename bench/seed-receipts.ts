@@ -55,6 +55,8 @@ export async function seedReceipts(db: Db, s: ReceiptSeed): Promise<void> {
         summaryJson: summaryJson({ id, totalCents: prepared.totalCents, currency: 'USD', lineItems: prepared.stored, createdAt }),
         transactionHash: status === 'completed' ? '0x' + randomBytes(32).toString('hex') : null,
         transactionTimestamp: status === 'completed' ? createdAt + 90_000 : null,
+        paidUnits: status === 'completed' ? (prepared.totalCents * 10_000n).toString() : '0',
+        expiresAt: createdAt + 3_600_000,
         createdAt,
         updatedAt: createdAt,
       });

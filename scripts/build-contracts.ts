@@ -1,13 +1,17 @@
 /**
- * Compiles the dev chain's test USDC (src/chain/contracts/TestUSDC.sol) with the npm `solc`
- * package and writes its ABI and bytecode to src/chain/artifacts/TestUSDC.json. The artifact is
- * committed, so the service never needs a compiler at run time.
+ * Compiles the project's own contracts with the npm `solc` package and writes each one's ABI and
+ * bytecode to src/chain/artifacts/<Contract>.json. The artifacts are committed, so the service
+ * never needs a compiler at run time.
  *
- *   npm run build:contracts            rebuild the artifact
- *   npm run build:contracts -- --check exit 1 when the committed artifact is out of date
+ *   TestUSDC                 the dev chain's test token (src/chain/contracts/TestUSDC.sol)
+ *   PaymentForwarder         a receipt's payment address, deployed as a clone (PaymentForwarder.sol)
+ *   PaymentForwarderFactory  deploys and sweeps the forwarders (PaymentForwarder.sol)
+ *
+ *   npm run build:contracts            rebuild the artifacts
+ *   npm run build:contracts -- --check exit 1 when a committed artifact is out of date
  */
 import { createHash } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,16 +19,43 @@ import solc from 'solc';
 
 const require = createRequire(import.meta.url);
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const SOURCE = 'src/chain/contracts/TestUSDC.sol';
-const ARTIFACT = 'src/chain/artifacts/TestUSDC.json';
-const CONTRACT = 'TestUSDC';
 // Cancun is supported by anvil and by Base; pinning it keeps the bytecode independent of the
 // compiler's default, which moves with each solc release.
 const EVM_VERSION = 'cancun';
+const OPTIMIZER_RUNS = 200;
+
+interface Target {
+  source: string;
+  contract: string;
+  artifact: string;
+  /** Also record the runtime code (immutables appear zero-filled there, as solc emits them). */
+  deployedBytecode?: boolean;
+}
+
+const TARGETS: readonly Target[] = [
+  { source: 'src/chain/contracts/TestUSDC.sol', contract: 'TestUSDC', artifact: 'src/chain/artifacts/TestUSDC.json' },
+  {
+    source: 'src/chain/contracts/PaymentForwarder.sol',
+    contract: 'PaymentForwarder',
+    artifact: 'src/chain/artifacts/PaymentForwarder.json',
+    deployedBytecode: true,
+  },
+  {
+    source: 'src/chain/contracts/PaymentForwarder.sol',
+    contract: 'PaymentForwarderFactory',
+    artifact: 'src/chain/artifacts/PaymentForwarderFactory.json',
+    deployedBytecode: true,
+  },
+];
+
+interface CompiledContract {
+  abi: unknown[];
+  evm: { bytecode: { object: string }; deployedBytecode?: { object: string } };
+}
 
 interface SolcOutput {
   errors?: { severity: 'error' | 'warning' | 'info'; formattedMessage: string }[];
-  contracts?: Record<string, Record<string, { abi: unknown[]; evm: { bytecode: { object: string } } }>>;
+  contracts?: Record<string, Record<string, CompiledContract>>;
 }
 
 function findImport(importPath: string): { contents: string } | { error: string } {
@@ -35,52 +66,73 @@ function findImport(importPath: string): { contents: string } | { error: string 
   }
 }
 
-function compile(source: string): { abi: unknown[]; bytecode: string } {
+/** Every contract of one source file. Each file is compiled on its own, as it always was. */
+function compile(sourceName: string, source: string): Record<string, CompiledContract> {
   const input = {
     language: 'Solidity',
-    sources: { [SOURCE]: { content: source } },
+    sources: { [sourceName]: { content: source } },
     settings: {
       evmVersion: EVM_VERSION,
-      optimizer: { enabled: true, runs: 200 },
+      optimizer: { enabled: true, runs: OPTIMIZER_RUNS },
       // No metadata hash: the bytecode then depends only on the code, not on file paths.
       metadata: { bytecodeHash: 'none' },
-      outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } },
+      outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object', 'evm.deployedBytecode.object'] } },
     },
   };
   const output = JSON.parse(solc.compile(JSON.stringify(input), { import: findImport })) as SolcOutput;
   const errors = (output.errors ?? []).filter((e) => e.severity === 'error');
   if (errors.length > 0) throw new Error(errors.map((e) => e.formattedMessage).join('\n'));
-  const contract = output.contracts?.[SOURCE]?.[CONTRACT];
-  if (contract === undefined) throw new Error(`solc produced no ${CONTRACT}`);
-  return { abi: contract.abi, bytecode: `0x${contract.evm.bytecode.object}` };
+  const contracts = output.contracts?.[sourceName];
+  if (contracts === undefined) throw new Error(`solc produced nothing for ${sourceName}`);
+  return contracts;
+}
+
+function artifactText(target: Target, source: string, compiled: CompiledContract, ozVersion: string): string {
+  const artifact: Record<string, unknown> = {
+    contractName: target.contract,
+    sourceName: target.source,
+    sourceSha256: createHash('sha256').update(source).digest('hex'),
+    compiler: { solc: solc.version(), evmVersion: EVM_VERSION, optimizerRuns: OPTIMIZER_RUNS, openzeppelinContracts: ozVersion },
+    abi: compiled.abi,
+    bytecode: `0x${compiled.evm.bytecode.object}`,
+  };
+  if (target.deployedBytecode === true) {
+    const deployed = compiled.evm.deployedBytecode?.object;
+    if (deployed === undefined) throw new Error(`solc produced no deployed bytecode for ${target.contract}`);
+    artifact.deployedBytecode = `0x${deployed}`;
+  }
+  return JSON.stringify(artifact, null, 2) + '\n';
 }
 
 function main(): void {
   const check = process.argv.includes('--check');
-  const source = readFileSync(path.join(root, SOURCE), 'utf8');
-  const { abi, bytecode } = compile(source);
   const ozVersion = (JSON.parse(readFileSync(require.resolve('@openzeppelin/contracts/package.json'), 'utf8')) as { version: string }).version;
-  const artifact = {
-    contractName: CONTRACT,
-    sourceName: SOURCE,
-    sourceSha256: createHash('sha256').update(source).digest('hex'),
-    compiler: { solc: solc.version(), evmVersion: EVM_VERSION, optimizerRuns: 200, openzeppelinContracts: ozVersion },
-    abi,
-    bytecode,
-  };
-  const text = JSON.stringify(artifact, null, 2) + '\n';
-  const target = path.join(root, ARTIFACT);
-  if (check) {
-    const current = readFileSync(target, 'utf8');
-    if (current !== text) {
-      console.error(`${ARTIFACT} is out of date: run npm run build:contracts`);
-      process.exit(1);
+  const compiled = new Map<string, { source: string; contracts: Record<string, CompiledContract> }>();
+  let stale = 0;
+  for (const target of TARGETS) {
+    let unit = compiled.get(target.source);
+    if (unit === undefined) {
+      const source = readFileSync(path.join(root, target.source), 'utf8');
+      unit = { source, contracts: compile(target.source, source) };
+      compiled.set(target.source, unit);
     }
-    console.log(`${ARTIFACT} is up to date`);
-    return;
+    const contract = unit.contracts[target.contract];
+    if (contract === undefined) throw new Error(`solc produced no ${target.contract} in ${target.source}`);
+    const text = artifactText(target, unit.source, contract, ozVersion);
+    const file = path.join(root, target.artifact);
+    if (check) {
+      if (!existsSync(file) || readFileSync(file, 'utf8') !== text) {
+        console.error(`${target.artifact} is out of date: run npm run build:contracts`);
+        stale++;
+      } else {
+        console.log(`${target.artifact} is up to date`);
+      }
+      continue;
+    }
+    writeFileSync(file, text);
+    console.log(`wrote ${target.artifact} (${(contract.evm.bytecode.object.length) / 2} bytes of bytecode)`);
   }
-  writeFileSync(target, text);
-  console.log(`wrote ${ARTIFACT} (${(bytecode.length - 2) / 2} bytes of bytecode)`);
+  if (stale > 0) process.exit(1);
 }
 
 try {

@@ -32,6 +32,13 @@ export interface Config {
   /** How long one JSON-RPC request may take before it counts as failed (a stalled node). */
   rpcTimeoutMs: number;
   confirmations: number;
+  /**
+   * The payment-forwarder factory (src/chain/contracts/PaymentForwarder.sol). Unset: the dev chain
+   * deploys it at start; elsewhere the service deploys it once with SPLIT_DEPLOYER_KEY.
+   */
+  paymentFactoryAddress: `0x${string}` | undefined;
+  /** Minutes a receipt may be paid in when its creation names no expiresInMinutes. */
+  receiptTtlMinutes: number;
   /** 0x-prefixed 32-byte key that deploys split contracts server-side (the dev chain has its own). */
   splitDeployerKey: `0x${string}` | undefined;
   /** Loopback port of the dev chain; 0 lets it pick a free one. */
@@ -171,6 +178,8 @@ export function loadConfig(env: Env = process.env): Config {
   if (chain === 'dev' && rpcUrl !== undefined && usdc === undefined) {
     problems.push('USDC_ADDRESS is required when CHAIN=dev uses an existing dev chain through RPC_URL');
   }
+  const factory = str('PAYMENT_FACTORY_ADDRESS');
+  if (factory !== undefined && !isAddress(factory)) problems.push('PAYMENT_FACTORY_ADDRESS must be a 0x-prefixed 40-hex address');
   const deployerKey = str('SPLIT_DEPLOYER_KEY');
   if (deployerKey !== undefined && !/^0x[0-9a-fA-F]{64}$/.test(deployerKey)) {
     problems.push('SPLIT_DEPLOYER_KEY must be a 0x-prefixed 64-hex private key');
@@ -220,6 +229,8 @@ export function loadConfig(env: Env = process.env): Config {
     usdcAddress: usdc !== undefined && isAddress(usdc) ? normalizeWallet(usdc) : undefined,
     rpcTimeoutMs: int('RPC_TIMEOUT_MS', 10_000, 100, 120_000),
     confirmations: int('CONFIRMATIONS', chain === 'dev' ? 1 : 3, 1, 1000),
+    paymentFactoryAddress: factory !== undefined && isAddress(factory) ? (normalizeWallet(factory) as `0x${string}`) : undefined,
+    receiptTtlMinutes: int('RECEIPT_TTL_MINUTES', 60, 1, 43_200),
     splitDeployerKey: deployerKey !== undefined && /^0x[0-9a-fA-F]{64}$/.test(deployerKey) ? (deployerKey as `0x${string}`) : undefined,
     devChainPort: int('DEV_CHAIN_PORT', 0, 0, 65535),
     devChainBlockTime: int('DEV_CHAIN_BLOCK_TIME', 0, 0, 3600),

@@ -180,6 +180,7 @@ describe('GET /api/receipts', () => {
       requestHash: 'h',
       payToken: 'tok',
       createdAt: Date.now(),
+      expiresAt: Date.now() + 3_600_000,
     });
     // Rows stored without their summary text (older rows) are rendered by the list's SQL.
     await insertReceipt(t.deps.database.db, {
@@ -196,6 +197,7 @@ describe('GET /api/receipts', () => {
       requestHash: 'h2',
       payToken: 'tok2',
       createdAt: Date.now() - 60_000,
+      expiresAt: Date.now() + 3_600_000,
     });
     await t.deps.database.db.update(receipts).set({ summaryJson: null }).where(eq(receipts.id, 'legacy'));
     const list = await t.call(key, 'GET', '/api/receipts');
@@ -271,6 +273,11 @@ describe('GET /api/receipts/:id and /api/receipts/status', () => {
       createdAt: plain.body.createdAt,
       brandName: 'Café "Ünïcode" 🍩',
       status: 'pending',
+      exception: null,
+      expiresAt: plain.body.createdAt + 3_600_000,
+      amountPaid: '0',
+      amountDue: '300000',
+      payTo: null,
       jurisdictionCode: null,
       taxRate: 0,
       taxComponents: [],
@@ -293,6 +300,7 @@ describe('GET /api/receipts/:id and /api/receipts/status', () => {
       requestHash: 'h',
       payToken: 'tok-full',
       createdAt,
+      expiresAt: createdAt + 3_600_000,
       jurisdictionCode: 'US-"CA"',
       taxRatePpm: 82_500,
       taxComponents: ['state', 'county "x"'],
@@ -300,7 +308,7 @@ describe('GET /api/receipts/:id and /api/receipts/status', () => {
     const hash = '0x' + 'ab'.repeat(32);
     await t.deps.database.db
       .update(receipts)
-      .set({ summaryJson: null, status: 'completed', transactionHash: hash, transactionTimestamp: createdAt + 3_000 })
+      .set({ summaryJson: null, status: 'completed', transactionHash: hash, transactionTimestamp: createdAt + 3_000, paidUnits: '9020000', exception: 'overpaid', payAddress: '0x' + 'cd'.repeat(20) })
       .where(eq(receipts.id, 'full'));
     await t.deps.database.db.insert(receiptStatusHistory).values([
       { wallet, receiptId: 'full', status: 'tx_mined', source: 'chain', at: createdAt + 2_000 },
@@ -319,6 +327,11 @@ describe('GET /api/receipts/:id and /api/receipts/status', () => {
         createdAt,
         brandName: 'Café "Ünïcode" 🍩',
         status: 'completed',
+        exception: 'overpaid',
+        expiresAt: createdAt + 3_600_000,
+        amountPaid: '9020000',
+        amountDue: '0',
+        payTo: '0x' + 'cd'.repeat(20),
         jurisdictionCode: 'US-"CA"',
         taxRate: 0.0825,
         taxComponents: ['state', 'county "x"'],
@@ -397,7 +410,18 @@ describe('GET /api/receipts/:id and /api/receipts/status', () => {
     await t.call(key, 'POST', '/api/receipts', body('s1'));
     const res = await t.call(key, 'GET', '/api/receipts/status?receiptId=s1');
     assert.equal(res.status, 200);
-    assert.deepEqual(res.body, { id: 's1', status: 'pending', transactionHash: null, currency: 'USDC', amount: 9.25 });
+    assert.deepEqual(res.body, {
+      id: 's1',
+      status: 'pending',
+      transactionHash: null,
+      currency: 'USDC',
+      amount: 9.25,
+      exception: null,
+      expiresAt: res.body.expiresAt,
+      amountPaid: '0',
+      amountDue: '9250000',
+    });
+    assert.ok(Math.abs(res.body.expiresAt - Date.now() - 3_600_000) < 60_000, 'the default time to live is an hour');
     const missing = await t.call(key, 'GET', '/api/receipts/status');
     assert.equal(missing.status, 400);
     assert.equal(missing.body.error, 'invalid_input');

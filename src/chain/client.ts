@@ -9,6 +9,9 @@
  *   CHAIN=base          Base mainnet through RPC_URL, Circle's USDC
  *   CHAIN=base-sepolia  Base Sepolia through RPC_URL, Circle's test USDC
  *
+ * The payment-forwarder factory (src/chain/payment-address.ts) is deployed at start on the embedded
+ * dev chain; elsewhere PAYMENT_FACTORY_ADDRESS names it, or the deployer key deploys it once.
+ *
  * USDC_ADDRESS overrides the token on any chain. Every JSON-RPC request gives up after
  * RPC_TIMEOUT_MS, so a stalled node fails a worker pass (which then backs off) instead of hanging it.
  */
@@ -38,6 +41,7 @@ import type { ChainName, Config } from '../config.ts';
 import { DEV_ACCOUNT_COUNT, DEV_DEPLOYER_INDEX, devAccount } from './dev-accounts.ts';
 import { DEV_CHAIN_ID, startDevChain, type DevChain } from './dev-chain.ts';
 import { DevChainAttachError } from './errors.ts';
+import { assertPaymentFactory, ensurePaymentFactory } from './payment-address.ts';
 import { ensureTestUsdc } from './test-usdc-setup.ts';
 import type { TokenInfo } from './test-usdc.ts';
 
@@ -65,6 +69,11 @@ export interface ChainDeps {
   walletClient?: ChainWalletClient;
   /** The token payments are made in. On the dev chain it is re-checked after an anvil restart. */
   usdc: TokenInfo;
+  /**
+   * The PaymentForwarderFactory that deploys and sweeps payment addresses; undefined when none is
+   * configured and the service has no key to deploy one (payments then wait at their addresses).
+   */
+  paymentFactory: Address | undefined;
   /** The node's JSON-RPC URL as the service reaches it (for the dev chain: anvil on loopback). */
   rpcUrl: string;
   dev?: DevChainInfo;
@@ -100,13 +109,18 @@ async function connectPublicChain(p: StartChainParams, name: Exclude<ChainName, 
       ? undefined
       : (createWalletClient({ chain, transport, account: privateKeyToAccount(config.splitDeployerKey) }) as ChainWalletClient);
   const usdc: TokenInfo = { address: getAddress(config.usdcAddress ?? USDC_ADDRESSES[name]), decimals: 6, symbol: 'USDC' };
-  p.logger.info({ chain: name, chainId: chain.id, usdc: usdc.address, deployer: walletClient?.account.address ?? null }, 'chain: connected');
+  const paymentFactory = await resolvePaymentFactory({ config, logger: p.logger, publicClient, walletClient });
+  p.logger.info(
+    { chain: name, chainId: chain.id, usdc: usdc.address, deployer: walletClient?.account.address ?? null, paymentFactory: paymentFactory ?? null },
+    'chain: connected',
+  );
   return {
     name,
     chainId: chain.id,
     publicClient,
     walletClient,
     usdc,
+    paymentFactory,
     rpcUrl,
     async close() {
       const close = (publicClient.transport as { getRpcClient?: () => Promise<{ close(): void }> }).getRpcClient;
@@ -153,15 +167,18 @@ async function startDevChainDeps(p: StartChainParams): Promise<ChainDeps> {
       publicClient,
       walletClient,
       usdc: await ensureUsdc(),
+      paymentFactory: undefined,
       rpcUrl: dev.rpcUrl,
       dev: { process: dev, accounts },
       close: () => dev.stop(),
     };
-    // A crash may lose the last seconds of state: check the token again after every restart.
+    deps.paymentFactory = await ensurePaymentFactory({ walletClient, publicClient, logger });
+    // A crash may lose the last seconds of state: check the token and the factory again after every restart.
     dev.onRestart(async () => {
       deps.usdc = await ensureUsdc();
+      deps.paymentFactory = await ensurePaymentFactory({ walletClient, publicClient, logger });
     });
-    logger.info({ rpcUrl: dev.rpcUrl, usdc: deps.usdc.address, deployer: account.address }, 'dev chain: ready');
+    logger.info({ rpcUrl: dev.rpcUrl, usdc: deps.usdc.address, deployer: account.address, paymentFactory: deps.paymentFactory }, 'dev chain: ready');
     return deps;
   } catch (err) {
     await dev.stop();
@@ -194,18 +211,39 @@ async function joinDevChain(p: StartChainParams, rpcUrl: string): Promise<ChainD
   const account = config.splitDeployerKey === undefined ? devAccount(DEV_DEPLOYER_INDEX) : privateKeyToAccount(config.splitDeployerKey);
   const walletClient = createWalletClient({ chain, transport, account, pollingInterval: 50 }) as ChainWalletClient;
   if (config.splitDeployerKey !== undefined) await fundWithTestEth(chain, transport, publicClient, account.address);
-  logger.info({ rpcUrl, usdc: usdc.address, deployer: account.address }, 'dev chain: joined an existing node');
+  const paymentFactory = await resolvePaymentFactory({ config, logger, publicClient, walletClient });
+  logger.info({ rpcUrl, usdc: usdc.address, deployer: account.address, paymentFactory: paymentFactory ?? null }, 'dev chain: joined an existing node');
   return {
     name: 'dev',
     chainId: DEV_CHAIN_ID,
     publicClient,
     walletClient,
     usdc,
+    paymentFactory,
     rpcUrl,
     dev: { accounts: Array.from({ length: DEV_ACCOUNT_COUNT }, (_, i) => devAccount(i).address) },
     // The node belongs to whoever started it.
     close: async () => undefined,
   };
+}
+
+/**
+ * The payment-forwarder factory on a chain the service does not own: PAYMENT_FACTORY_ADDRESS when
+ * set (it must hold code), else the one the deployer key deploys (or finds) at its fixed address.
+ * Without either, payments wait safely at their addresses until someone sweeps them.
+ */
+async function resolvePaymentFactory(p: {
+  config: Config;
+  logger: Logger;
+  publicClient: ChainPublicClient;
+  walletClient: ChainWalletClient | undefined;
+}): Promise<Address | undefined> {
+  if (p.config.paymentFactoryAddress !== undefined) {
+    return assertPaymentFactory({ publicClient: p.publicClient, address: getAddress(p.config.paymentFactoryAddress) });
+  }
+  if (p.walletClient !== undefined) return ensurePaymentFactory({ walletClient: p.walletClient, publicClient: p.publicClient, logger: p.logger });
+  p.logger.warn('chain: no PAYMENT_FACTORY_ADDRESS and no SPLIT_DEPLOYER_KEY, so payments cannot be swept into splits (they wait at their payment addresses)');
+  return undefined;
 }
 
 /** A SPLIT_DEPLOYER_KEY on the dev chain is usually not a test account: give it test ETH for gas. */

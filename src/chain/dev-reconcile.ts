@@ -13,6 +13,7 @@ import type { Db } from '../db/client.ts';
 import { splitConfigs } from '../db/schema.ts';
 import type { ChainDeps } from './client.ts';
 import { deploySplit } from './split-contract.ts';
+import { forgetUnpaidPayAddresses } from '../payments/pay-address.ts';
 
 export interface RedeployedSplit {
   wallet: string;
@@ -35,7 +36,11 @@ export async function redeployMissingDevSplits(p: { db: Db; chain: ChainDeps; lo
     if (code !== undefined && code !== '0x') continue;
     const deployed = await deploySplit({ walletClient, publicClient: chain.publicClient, recipients: row.recipients });
     const address = deployed.address.toLowerCase();
-    await p.db.update(splitConfigs).set({ address }).where(eq(splitConfigs.wallet, row.wallet));
+    await p.db.transaction(async (tx) => {
+      await tx.update(splitConfigs).set({ address }).where(eq(splitConfigs.wallet, row.wallet));
+      // Payment addresses are derived from the split: unpaid receipts get new ones.
+      await forgetUnpaidPayAddresses(tx, row.wallet);
+    });
     logger.warn({ wallet: row.wallet, previous: row.address, address }, 'dev chain: split contract missing from the chain; deployed it again');
     redeployed.push({ wallet: row.wallet, previous: row.address, address });
   }

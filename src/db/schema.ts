@@ -27,6 +27,8 @@ export interface StoredLineItem {
   kind?: 'item' | 'tax' | 'fee';
 }
 
+export type ReceiptException = 'underpaid' | 'overpaid' | 'wrong_token' | 'expired' | 'paid_late';
+
 export interface TaxJurisdiction {
   code: string;
   /** Rate in parts per million (82500 = 8.25%). */
@@ -81,6 +83,21 @@ export const receipts = pgTable(
      * Null for rows written before it existed; lists render those in SQL.
      */
     summaryJson: text('summary_json'),
+    /**
+     * The receipt's own payment address (src/chain/payment-address.ts): the CREATE2 address of a
+     * forwarder into the merchant's split. Filled in by the chain worker once the merchant's split
+     * is known; it is derived from the merchant, the receipt id and the split alone, so a retry or
+     * a journal replay gives the same address.
+     */
+    payAddress: text('pay_address'),
+    /** After this, a receipt with nothing received becomes failed (exception expired). */
+    expiresAt: ms('expires_at').notNull(),
+    /** null, underpaid, overpaid, wrong_token, expired or paid_late (src/payments/states.ts). */
+    exception: text('exception').$type<ReceiptException>(),
+    /** What the receipt's counted transfers brought, token base units as a decimal string. */
+    paidUnits: text('paid_units').notNull().default('0'),
+    /** When the receipt expired with nothing received; money arriving afterwards is paid_late. */
+    expiredAt: ms('expired_at'),
     createdAt: ms('created_at').notNull(),
     updatedAt: ms('updated_at').notNull(),
   },
@@ -88,6 +105,9 @@ export const receipts = pgTable(
     primaryKey({ columns: [t.wallet, t.id] }),
     uniqueIndex('receipts_pay_token_idx').on(t.payToken),
     index('receipts_wallet_created_idx').on(t.wallet, t.createdAt.desc(), t.id.desc()),
+    uniqueIndex('receipts_pay_address_idx').on(t.payAddress),
+    index('receipts_unaddressed_idx').on(t.wallet).where(sql`${t.payAddress} is null`),
+    index('receipts_expiry_idx').on(t.expiresAt).where(sql`${t.expiredAt} is null and ${t.paidUnits} = '0'`),
   ],
 );
 
@@ -349,33 +369,78 @@ export const leases = pgTable('leases', {
 });
 
 /**
- * A buyer's payment of a receipt: a transaction hash submitted from the payment page, or a
- * transfer the indexer matched. (transaction_hash, log_index) is unique, so one on-chain
- * transfer settles at most one receipt.
+ * Token transfers into a receipt's payment address ('in') and out of it into the merchant's split
+ * (the sweep, 'sweep'): the only facts a receipt's payment is read from. One row per log, from
+ * the block it was read in; a reorganisation that removes the block withdraws the row.
  */
-export const receiptPayments = pgTable(
-  'receipt_payments',
+export const receiptTransfers = pgTable(
+  'receipt_transfers',
+  {
+    transactionHash: text('transaction_hash').notNull(),
+    logIndex: integer('log_index').notNull(),
+    wallet: text('wallet').notNull(),
+    receiptId: text('receipt_id').notNull(),
+    kind: text('kind').$type<'in' | 'sweep'>().notNull(),
+    /** The ERC-20 contract that emitted the Transfer. */
+    token: text('token').notNull(),
+    fromAddress: text('from_address').notNull(),
+    amountUnits: text('amount_units').notNull(),
+    blockNumber: bigint('block_number', { mode: 'bigint' }).notNull(),
+    blockHash: text('block_hash').notNull(),
+    timestamp: ms('timestamp').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.transactionHash, t.logIndex] }),
+    index('receipt_transfers_receipt_idx').on(t.wallet, t.receiptId),
+    index('receipt_transfers_block_idx').on(t.blockNumber),
+  ],
+);
+
+/**
+ * Receipts whose money the chain worker still has to follow: something arrived and the receipt is
+ * not yet completed at depth, or a sweep is owed. The worker reads this small set every pass
+ * instead of every open receipt.
+ */
+export const receiptWatch = pgTable('receipt_watch', {
+  wallet: text('wallet').notNull(),
+  receiptId: text('receipt_id').notNull(),
+  /** The last sweep sent for this receipt and when; a sweep not seen on chain is sent again later. */
+  sweepTx: text('sweep_tx'),
+  sweepSentAt: ms('sweep_sent_at'),
+  since: ms('since').notNull(),
+}, (t) => [primaryKey({ columns: [t.wallet, t.receiptId] })]);
+
+/**
+ * Transaction hashes a payment page sent: hints of where to look sooner, never a claim on money.
+ * A receipt holds at most a few unresolved ones; the worker checks them oldest-checked first.
+ */
+export const paymentHints = pgTable(
+  'payment_hints',
   {
     wallet: text('wallet').notNull(),
     receiptId: text('receipt_id').notNull(),
     transactionHash: text('transaction_hash').notNull(),
-    /** The USDC Transfer log that pays the receipt, once found. */
-    logIndex: integer('log_index'),
-    blockNumber: bigint('block_number', { mode: 'bigint' }),
-    blockHash: text('block_hash'),
-    amountUnits: text('amount_units'),
-    payer: text('payer'),
-    status: text('status').$type<'submitted' | 'validated' | 'completed' | 'mismatch' | 'failed'>().notNull(),
-    reason: text('reason'),
-    source: text('source').$type<'submitted' | 'indexed'>().notNull(),
     createdAt: ms('created_at').notNull(),
-    updatedAt: ms('updated_at').notNull(),
+    checkedAt: ms('checked_at').notNull().default(0),
+    resolvedAt: ms('resolved_at'),
+    /** mined (the block scan covers it), or not_found. */
+    outcome: text('outcome'),
   },
   (t) => [
     primaryKey({ columns: [t.wallet, t.receiptId, t.transactionHash] }),
-    uniqueIndex('receipt_payments_transfer_idx').on(t.transactionHash, t.logIndex),
-    index('receipt_payments_open_idx').on(t.status, t.updatedAt),
+    index('payment_hints_open_idx').on(t.checkedAt).where(sql`${t.resolvedAt} is null`),
   ],
+);
+
+/** Hashes of the blocks the chain worker read, to notice a reorganisation. */
+export const chainBlocks = pgTable(
+  'chain_blocks',
+  {
+    cursor: text('cursor').notNull(),
+    number: bigint('number', { mode: 'bigint' }).notNull(),
+    hash: text('hash').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.cursor, t.number] })],
 );
 
 /** How far each chain scanner has read. */

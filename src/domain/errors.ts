@@ -52,8 +52,8 @@ export class SplitRequired extends AppError {
 }
 
 export class RateLimited extends AppError {
-  constructor(resetAt: number) {
-    super(429, 'rate_limited', 'Rate limit exceeded; retry after resetAt', { resetAt });
+  constructor(resetAt: number, message = 'Rate limit exceeded; retry after resetAt') {
+    super(429, 'rate_limited', message, { resetAt });
   }
 }
 

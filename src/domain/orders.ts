@@ -16,6 +16,7 @@ import { type InventoryRow, UNLIMITED } from './inventory.ts';
 import { centsToUsd, ppmToRate, rateToPpm } from './money.ts';
 import { mergeLines, priceOrder, resolveTax, type OrderLine, type PricedItem } from './pricing.ts';
 import {
+  expiryOf,
   insertReceipt,
   lineItemViews,
   MAX_LINE_ITEMS,
@@ -45,6 +46,8 @@ export interface OrderContext {
   /** Brand shown when the shop has no name of its own. */
   fallbackBrand: string;
   platformRecipientAddress: string | undefined;
+  /** Minutes an order's receipt may be paid in (RECEIPT_TTL_MINUTES); then its stock returns. */
+  receiptTtlMinutes: number;
 }
 
 export interface OrderReceipt {
@@ -160,6 +163,7 @@ export async function createOrder(db: Db, ctx: OrderContext, wallet: string, inp
       requestHash: receiptRequestHash(receiptId, priced.lineItems, priced.totalCents),
       payToken,
       createdAt: now,
+      expiresAt: expiryOf(now, undefined, ctx.receiptTtlMinutes),
       jurisdictionCode: tax.jurisdictionCode,
       taxRatePpm: tax.applies ? Number(tax.ratePpm) : null,
       taxComponents: tax.components,

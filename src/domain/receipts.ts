@@ -8,29 +8,14 @@ import { isConnectionError, type Db, type Tx } from '../db/client.ts';
 import { perDatabase, preparedStatement } from '../db/prepared.ts';
 import { receipts, receiptStatusHistory, shopConfigs, type StoredLineItem } from '../db/schema.ts';
 import { Conflict, InvalidInput, NotFound } from './errors.ts';
-import { centsToUsd, usdToCents } from './money.ts';
+import { nextStatus, type ReceiptException, type ReceiptStatus, type TrackingStatus } from '../payments/states.ts';
+import { centsToTokenUnits, centsToUsd, usdToCents } from './money.ts';
 
-export const RECEIPT_STATUSES = [
-  'generated',
-  'pending',
-  'completed',
-  'failed',
-  'refunded',
-  'tx_mined',
-  'recipient_validated',
-  'tx_mismatch',
-] as const;
-export const TRACKING_STATUSES = ['link_opened', 'buyer_logged_in', 'checkout_initialized'] as const;
-export type TrackingStatus = (typeof TRACKING_STATUSES)[number];
+export { isSensitiveStatus, isTrackingStatus, TRACKING_STATUSES, type TrackingStatus } from '../payments/states.ts';
 
-export function isTrackingStatus(s: string): s is TrackingStatus {
-  return (TRACKING_STATUSES as readonly string[]).includes(s);
-}
-export function isSensitiveStatus(s: string): boolean {
-  return s === 'checkout_success' || s.startsWith('refund_');
-}
-/** States from which a tracking status may still become the receipt's status. */
-export const UNPAID = new Set<string>(['pending', 'generated', ...TRACKING_STATUSES]);
+/** A receipt is payable from creation for this long unless its creation says otherwise. */
+export const DEFAULT_TTL_MINUTES = 60;
+export const MAX_EXPIRES_IN_MINUTES = 43_200;
 
 const RECEIPT_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/;
 export const MAX_LINE_ITEMS = 200;
@@ -55,9 +40,14 @@ export interface ReceiptView {
   createdAt: number;
   brandName: string;
   status: string;
+  exception: ReceiptException | null;
+  expiresAt: number;
+  amountPaid: string;
+  amountDue: string;
 }
 
 export interface ReceiptDetail extends ReceiptView {
+  payTo: string | null;
   jurisdictionCode: string | null;
   taxRate: number;
   taxComponents: string[];
@@ -72,6 +62,10 @@ export interface ReceiptStatusView {
   transactionHash: string | null;
   currency: string;
   amount: number;
+  exception: ReceiptException | null;
+  expiresAt: number;
+  amountPaid: string;
+  amountDue: string;
 }
 
 export interface CreatedReceipt {
@@ -138,11 +132,23 @@ export interface CreateReceiptParams {
   id: string;
   lineItems: LineItemInput[];
   totalUsd: number;
+  /** Minutes the receipt may be paid in; RECEIPT_TTL_MINUTES when absent. */
+  expiresInMinutes?: number | undefined;
 }
 
-/** Fingerprint of a create request: the same id with a different body is a conflict. */
-export function receiptRequestHash(id: string, stored: StoredLineItem[], totalCents: bigint): string {
-  return hash('sha256', JSON.stringify({ id, stored, total: totalCents.toString() }), 'hex');
+/**
+ * Fingerprint of a create request: the same id with a different body is a conflict. A request
+ * without expiresInMinutes hashes as it did before the field existed.
+ */
+export function receiptRequestHash(id: string, stored: StoredLineItem[], totalCents: bigint, expiresInMinutes?: number): string {
+  const body: Record<string, unknown> = { id, stored, total: totalCents.toString() };
+  if (expiresInMinutes !== undefined) body.expiresInMinutes = expiresInMinutes;
+  return hash('sha256', JSON.stringify(body), 'hex');
+}
+
+/** When a receipt created at `createdAt` expires. */
+export function expiryOf(createdAt: number, expiresInMinutes: number | undefined, ttlMinutes: number): number {
+  return createdAt + (expiresInMinutes ?? ttlMinutes) * 60_000;
 }
 
 /** Everything a create needs, checked without touching the database (the journal relies on it). */
@@ -156,7 +162,11 @@ export function prepareReceipt(params: CreateReceiptParams) {
     );
   }
   if (totalCents === 0n) throw new InvalidInput('totalUsd must be greater than zero');
-  return { stored, totalCents, requestHash: receiptRequestHash(params.id, stored, totalCents) };
+  const ttl = params.expiresInMinutes;
+  if (ttl !== undefined && (!Number.isInteger(ttl) || ttl < 1 || ttl > MAX_EXPIRES_IN_MINUTES)) {
+    throw new InvalidInput(`expiresInMinutes must be an integer from 1 to ${MAX_EXPIRES_IN_MINUTES}`);
+  }
+  return { stored, totalCents, requestHash: receiptRequestHash(params.id, stored, totalCents, ttl) };
 }
 
 export interface InsertReceiptParams {
@@ -169,6 +179,7 @@ export interface InsertReceiptParams {
   requestHash: string;
   payToken: string;
   createdAt: number;
+  expiresAt: number;
   jurisdictionCode?: string | null;
   taxRatePpm?: number | null;
   taxComponents?: string[];
@@ -221,6 +232,11 @@ function receiptRecords(rows: InsertReceiptParams[]): string {
         transactionTimestamp: null,
         requestHash: p.requestHash,
         summaryJson: summaryJson({ id: p.id, totalCents: p.totalCents, currency: 'USD', lineItems: p.lineItems, createdAt: p.createdAt }),
+        payAddress: null,
+        expiresAt: p.expiresAt,
+        exception: null,
+        paidUnits: '0',
+        expiredAt: null,
         createdAt: p.createdAt,
         updatedAt: p.createdAt,
       }),
@@ -297,9 +313,10 @@ export async function createReceipt(
   db: Db,
   siteUrl: string,
   params: CreateReceiptParams,
-  opts: { payToken?: string; createdAt?: number } = {},
+  opts: { payToken?: string; createdAt?: number; ttlMinutes?: number } = {},
 ): Promise<CreatedReceipt> {
   const prepared = prepareReceipt(params);
+  const createdAt = opts.createdAt ?? Date.now();
   const row = await receiptCommits(db).submit({
     wallet: params.wallet,
     id: params.id,
@@ -309,7 +326,8 @@ export async function createReceipt(
     totalCents: prepared.totalCents,
     requestHash: prepared.requestHash,
     payToken: opts.payToken ?? newPayToken(),
-    createdAt: opts.createdAt ?? Date.now(),
+    createdAt,
+    expiresAt: expiryOf(createdAt, params.expiresInMinutes, opts.ttlMinutes ?? DEFAULT_TTL_MINUTES),
   });
   return { id: row.id, paymentUrl: paymentUrl(siteUrl, row.id, row.payToken), status: 'pending' };
 }
@@ -378,6 +396,15 @@ const renderedSummary = (() => {
 })();
 
 /**
+ * The members of paymentState as JSON text, each with its leading comma, in the schema's order.
+ * 10,000 token base units make a cent (USDC has 6 decimals).
+ */
+const paymentStateJson = sql<string>`',"exception":' || coalesce(to_json(${receipts.exception})::text, 'null')
+  || ',"expiresAt":' || ${receipts.expiresAt}::text
+  || ',"amountPaid":"' || ${receipts.paidUnits} || '"'
+  || ',"amountDue":"' || greatest(${receipts.totalCents}::numeric * 10000 - ${receipts.paidUnits}::numeric, 0)::text || '"'`;
+
+/**
  * The newest receipts of a merchant as the JSON text of their summaries. A list is the one read
  * whose cost grows with its length: parsing, mapping and serialising a hundred rows cost the
  * service ten times the query. Here PostgreSQL joins each row's stored summary text with its
@@ -389,6 +416,7 @@ const recentReceiptsJson = preparedStatement((db) => {
       id: receipts.id,
       createdAt: receipts.createdAt,
       status: receipts.status,
+      payment: sql<string>`${paymentStateJson}`.as('payment'),
       summary: sql<string>`coalesce(${receipts.summaryJson}, ${renderedSummary})`.as('summary'),
     })
     .from(receipts)
@@ -400,7 +428,7 @@ const recentReceiptsJson = preparedStatement((db) => {
     .as('r');
   return db
     .select({
-      json: sql<string>`'[' || coalesce(string_agg('{' || ${r.summary} || ',"brandName":' || ${brandNameJson} || ',"status":' || to_json(${r.status})::text || '}',
+      json: sql<string>`'[' || coalesce(string_agg('{' || ${r.summary} || ',"brandName":' || ${brandNameJson} || ',"status":' || to_json(${r.status})::text || ${r.payment} || '}',
         ',' order by ${r.createdAt} desc, ${r.id} desc), '') || ']'`,
     })
     .from(r)
@@ -463,6 +491,8 @@ const detailJson = (() => {
   return sql<string>`'{' || coalesce(${receipts.summaryJson}, ${renderedSummary})
     || ',"brandName":' || ${brandNameJson}
     || ',"status":' || to_json(${receipts.status})::text
+    || ${paymentStateJson}
+    || ',"payTo":' || coalesce(to_json(${receipts.payAddress})::text, 'null')
     || ',"jurisdictionCode":' || coalesce(to_json(${receipts.jurisdictionCode})::text, 'null')
     || ',"taxRate":' || coalesce(trim_scale(${receipts.taxRatePpm}::numeric / 1000000)::text, '0')
     || ',"taxComponents":' || ${components}
@@ -508,6 +538,19 @@ export async function getReceiptStatus(db: Db, wallet: string, id: string): Prom
     transactionHash: row.transactionHash,
     currency: 'USDC',
     amount: centsToUsd(row.totalCents),
+    ...paymentState(row),
+  };
+}
+
+/** A receipt's amounts in token base units (USDC, 6 decimals: a cent is 10,000 units). */
+export function paymentState(row: Pick<ReceiptRow, 'exception' | 'expiresAt' | 'paidUnits' | 'totalCents'>) {
+  const amount = centsToTokenUnits(row.totalCents);
+  const paid = BigInt(row.paidUnits);
+  return {
+    exception: row.exception,
+    expiresAt: row.expiresAt,
+    amountPaid: paid.toString(),
+    amountDue: (paid >= amount ? 0n : amount - paid).toString(),
   };
 }
 
@@ -534,7 +577,9 @@ export async function applyTrackingStatus(
     .where(and(eq(receipts.wallet, p.wallet), eq(receipts.id, p.receiptId)))
     .for('update');
   if (row === undefined) throw new NotFound(`Receipt ${p.receiptId} not found`);
-  const moves = UNPAID.has(row.status);
+  const decision = nextStatus(row.status as ReceiptStatus, { type: 'tracking', status: p.status });
+  // null: the receipt already holds this status; { record: true }: money has arrived, history only.
+  const moves = decision === null || 'move' in decision;
   if (moves) {
     await tx
       .update(receipts)

@@ -6,6 +6,7 @@ import { and, eq } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
 import { receipts, receiptStatusHistory } from '../db/schema.ts';
 import { Forbidden, InvalidInput, NotFound } from './errors.ts';
+import { nextStatus, type ReceiptStatus, type SensitiveStatus } from '../payments/states.ts';
 
 const SENSITIVE = /^(checkout_success|refund_[a-z0-9_]{1,40})$/;
 
@@ -16,19 +17,26 @@ export async function setSensitiveStatus(
 ): Promise<void> {
   if (!SENSITIVE.test(p.status)) throw new InvalidInput('status must be checkout_success or refund_<reason>');
   if (p.by !== p.wallet) throw new Forbidden("Only the receipt's merchant can set this status");
+  const status = p.status as SensitiveStatus;
   await db.transaction(async (tx) => {
-    const updated = await tx
-      .update(receipts)
-      .set({ status: p.status, updatedAt: now })
+    const [row] = await tx
+      .select({ status: receipts.status })
+      .from(receipts)
       .where(and(eq(receipts.wallet, p.wallet), eq(receipts.id, p.receiptId)))
-      .returning({ id: receipts.id });
-    if (updated.length === 0) throw new NotFound(`Receipt ${p.receiptId} not found`);
+      .for('update');
+    if (row === undefined) throw new NotFound(`Receipt ${p.receiptId} not found`);
+    // Once money has arrived, only the chain moves the receipt: the status is kept in the history.
+    const decision = nextStatus(row.status as ReceiptStatus, { type: 'sensitive', status });
+    const moves = decision === null || 'move' in decision;
+    if (moves) {
+      await tx.update(receipts).set({ status, updatedAt: now }).where(and(eq(receipts.wallet, p.wallet), eq(receipts.id, p.receiptId)));
+    }
     await tx.insert(receiptStatusHistory).values({
       wallet: p.wallet,
       receiptId: p.receiptId,
-      status: p.status,
+      status,
       source: 'admin',
-      note: `set by ${p.by}`,
+      note: moves ? `set by ${p.by}` : `set by ${p.by}; recorded only, the receipt is ${row.status}`,
       at: now,
     });
   });

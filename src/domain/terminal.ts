@@ -7,7 +7,7 @@ import type { Db } from '../db/client.ts';
 import { InvalidInput, SplitRequired } from './errors.ts';
 import { centsToUsd, ppmToRate, usdToCents } from './money.ts';
 import { priceOrder, resolveTax } from './pricing.ts';
-import { insertReceipt, lineItemViews, newPayToken, paymentUrl, type LineItemView } from './receipts.ts';
+import { expiryOf, insertReceipt, lineItemViews, newPayToken, paymentUrl, type LineItemView } from './receipts.ts';
 import { getShopSettings } from './shop.ts';
 import { getSplitConfig, isConfigured } from './splits.ts';
 
@@ -74,6 +74,7 @@ export async function createTerminalReceipt(
   siteUrl: string,
   wallet: string,
   input: TerminalInput,
+  ttlMinutes: number,
   now = Date.now(),
 ): Promise<TerminalReceipt> {
   const parsed = parseTerminal(input);
@@ -100,6 +101,7 @@ export async function createTerminalReceipt(
       requestHash: id,
       payToken,
       createdAt: now,
+      expiresAt: expiryOf(now, undefined, ttlMinutes),
       jurisdictionCode: tax.jurisdictionCode,
       taxRatePpm: tax.applies ? Number(tax.ratePpm) : null,
       taxComponents: tax.components,

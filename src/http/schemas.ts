@@ -31,6 +31,19 @@ export const LineItem = Type.Object(
   { $id: 'LineItem', title: 'LineItem' },
 );
 
+/** How a receipt's payment stands: on the list, the detail, the status answer (src/payments/states.ts). */
+export const ReceiptExceptionSchema = Type.Union(
+  [Type.Literal('underpaid'), Type.Literal('overpaid'), Type.Literal('wrong_token'), Type.Literal('expired'), Type.Literal('paid_late'), Type.Null()],
+  { description: 'Beside the status: underpaid, overpaid, wrong_token, expired or paid_late; null when the payment is as asked' },
+);
+
+export const PaymentState = {
+  exception: ReceiptExceptionSchema,
+  expiresAt: Type.Integer({ description: 'Unix ms; a receipt with nothing received by then fails with exception expired' }),
+  amountPaid: Type.String({ description: "What the receipt's payment address received in its token, token base units (USDC: 6 decimals)" }),
+  amountDue: Type.String({ description: 'What is still missing, token base units' }),
+};
+
 export const Receipt = Type.Object(
   {
     receiptId: Type.String(),
@@ -40,6 +53,7 @@ export const Receipt = Type.Object(
     createdAt: Type.Integer({ description: 'Unix ms' }),
     brandName: Type.String(),
     status: Type.String(),
+    ...PaymentState,
   },
   { $id: 'Receipt', title: 'Receipt' },
 );

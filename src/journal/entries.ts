@@ -4,7 +4,7 @@
  */
 import type { Db } from '../db/client.ts';
 import { journalApplied, type StoredLineItem } from '../db/schema.ts';
-import { applyTrackingStatus, insertReceipt, isTrackingStatus, type TrackingStatus } from '../domain/receipts.ts';
+import { applyTrackingStatus, DEFAULT_TTL_MINUTES, expiryOf, insertReceipt, isTrackingStatus, type TrackingStatus } from '../domain/receipts.ts';
 
 export interface ReceiptCreatePayload {
   id: string;
@@ -14,6 +14,8 @@ export interface ReceiptCreatePayload {
   requestHash: string;
   payToken: string;
   createdAt: number;
+  /** Absent in entries written before receipts expired: then the default time to live applies. */
+  expiresAt?: number;
 }
 
 export interface ReceiptStatusPayload {
@@ -102,6 +104,7 @@ export function parseEntry(line: string): JournalEntry {
         requestHash: str(p, 'requestHash'),
         payToken: str(p, 'payToken'),
         createdAt: int(p, 'createdAt'),
+        ...(p.expiresAt === undefined ? {} : { expiresAt: int(p, 'expiresAt') }),
       },
     };
   }
@@ -148,6 +151,7 @@ export async function applyEntry(db: Db, e: JournalEntry, now: number): Promise<
       requestHash: p.requestHash,
       payToken: p.payToken,
       createdAt: p.createdAt,
+      expiresAt: p.expiresAt ?? expiryOf(p.createdAt, undefined, DEFAULT_TTL_MINUTES),
     });
     return { outcome: 'applied', tokenMismatch: row.payToken !== p.payToken };
   });

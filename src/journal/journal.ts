@@ -20,6 +20,9 @@ import {
   newPayToken,
   paymentUrl,
   prepareReceipt,
+  paymentState,
+  expiryOf,
+  DEFAULT_TTL_MINUTES,
   type CreatedReceipt,
   type CreateReceiptParams,
   type ReceiptDetail,
@@ -120,7 +123,10 @@ export class Journal {
    * `attempt` carries the token and time already tried against the database, so a create whose
    * commit reached the database but whose answer was lost replays as the same receipt.
    */
-  async recordReceipt(params: CreateReceiptParams, attempt: { payToken?: string; createdAt?: number } = {}): Promise<CreatedReceipt> {
+  async recordReceipt(
+    params: CreateReceiptParams,
+    attempt: { payToken?: string; createdAt?: number; ttlMinutes?: number } = {},
+  ): Promise<CreatedReceipt> {
     const prepared = prepareReceipt(params);
     const existing = this.held.get(receiptKey(params.wallet, params.id))?.create;
     if (existing !== undefined) {
@@ -130,13 +136,15 @@ export class Journal {
       await existing.written;
       return this.created(existing.entry.payload);
     }
+    const createdAt = attempt.createdAt ?? Date.now();
     const payload: ReceiptCreatePayload = {
       id: params.id,
       lineItems: prepared.stored,
       totalCents: prepared.totalCents.toString(),
       requestHash: prepared.requestHash,
       payToken: attempt.payToken ?? newPayToken(),
-      createdAt: attempt.createdAt ?? Date.now(),
+      createdAt,
+      expiresAt: expiryOf(createdAt, params.expiresInMinutes, attempt.ttlMinutes ?? DEFAULT_TTL_MINUTES),
     };
     await this.write({ entryId: randomUUID(), at: Date.now(), kind: 'receipt.create', wallet: params.wallet, payload });
     return this.created(payload);
@@ -175,6 +183,8 @@ export class Journal {
       createdAt: p.createdAt,
       brandName: this.opts.brandName ?? 'Splitline',
       status: history[history.length - 1]!.status,
+      ...paymentState({ exception: null, expiresAt: p.expiresAt ?? expiryOf(p.createdAt, undefined, DEFAULT_TTL_MINUTES), paidUnits: '0', totalCents: BigInt(p.totalCents) }),
+      payTo: null,
       jurisdictionCode: null,
       taxRate: 0,
       taxComponents: [],

@@ -1,41 +1,57 @@
 /**
- * What a buyer must send to pay a receipt: the token, the merchant's split contract and the
- * amount in token base units (USDC: 6 decimals, one cent = 10,000 units).
+ * What a buyer must send to pay a receipt: the token, the receipt's own payment address, and the
+ * amount, what has arrived and what is still due, in token base units (USDC: 6 decimals, one cent
+ * = 10,000 units).
  */
 import { and, eq } from 'drizzle-orm';
 import type { ChainDeps } from '../chain/client.ts';
 import type { Tx } from '../db/client.ts';
 import { receipts } from '../db/schema.ts';
 import { NotFound } from '../domain/errors.ts';
-import { centsToTokenUnits } from '../domain/money.ts';
 import { getSplitConfig } from '../domain/splits.ts';
+import { payAddressOf } from './pay-address.ts';
+import { amountOf } from './settle.ts';
+import { dueOf } from './states.ts';
 
 export interface PaymentQuote {
   chainId: number;
   tokenAddress: string;
   tokenSymbol: string;
   tokenDecimals: number;
-  /** null while the merchant's split contract is not deployed: the receipt cannot be paid yet. */
+  /** The receipt's payment address; null while the merchant has no split contract (nothing to pay into yet). */
+  payTo: string | null;
+  /** The merchant's split contract, where the money is swept. */
   splitAddress: string | null;
-  /** Token base units, as a decimal string. */
+  /** Token base units, as decimal strings. */
   amount: string;
+  paid: string;
+  due: string;
 }
 
 export type ReceiptRow = typeof receipts.$inferSelect;
 
-export function amountUnits(row: Pick<ReceiptRow, 'totalCents'>, decimals: number): bigint {
-  return centsToTokenUnits(row.totalCents, decimals);
+/** The receipt's payment address: stored once known, else derived from its merchant's split. */
+export async function payToOf(db: Tx, row: ReceiptRow, chain: ChainDeps): Promise<{ payTo: string | null; splitAddress: string | null }> {
+  const split = await getSplitConfig(db, row.wallet);
+  if (row.payAddress !== null) return { payTo: row.payAddress, splitAddress: split.address };
+  if (split.address === null || chain.paymentFactory === undefined) return { payTo: null, splitAddress: split.address };
+  return { payTo: payAddressOf({ factory: chain.paymentFactory, split: split.address, wallet: row.wallet, receiptId: row.id }), splitAddress: split.address };
 }
 
 export async function quoteFor(db: Tx, row: ReceiptRow, chain: ChainDeps): Promise<PaymentQuote> {
-  const split = await getSplitConfig(db, row.wallet);
+  const { payTo, splitAddress } = await payToOf(db, row, chain);
+  const amount = amountOf(row, chain.usdc.decimals);
+  const paid = BigInt(row.paidUnits);
   return {
     chainId: chain.chainId,
     tokenAddress: chain.usdc.address.toLowerCase(),
     tokenSymbol: chain.usdc.symbol,
     tokenDecimals: chain.usdc.decimals,
-    splitAddress: split.address,
-    amount: amountUnits(row, chain.usdc.decimals).toString(),
+    payTo,
+    splitAddress,
+    amount: amount.toString(),
+    paid: paid.toString(),
+    due: dueOf(amount, paid).toString(),
   };
 }
 

@@ -1,14 +1,31 @@
 /**
- * The chain worker: under the `chain` lease, one instance at a time verifies submitted payments
- * and indexes split transactions. Other instances stand by and take over when the lease lapses.
+ * The chain worker: under the `chain` lease, one instance at a time follows payments. A pass:
+ *
+ *   1. stores the payment address of every receipt whose merchant's split is known;
+ *   2. reads the new blocks (src/payments/scanner.ts), following reorganisations;
+ *   3. settles every receipt whose transfers changed or that still waits for depth or a sweep
+ *      (src/payments/settle.ts), and sweeps what arrived into the merchant's split;
+ *   4. expires receipts whose time ran out with nothing received;
+ *   5. follows a bounded number of payment-page hints.
+ *
+ * Other instances stand by and take over when the lease lapses. All state lives in the database,
+ * so a restart resumes where the last pass stopped.
  */
 import { randomBytes } from 'node:crypto';
+import { and, eq, isNull, lte, notInArray } from 'drizzle-orm';
+import type { Address, Hex } from 'viem';
 import type { Logger } from 'pino';
 import type { ChainDeps } from '../chain/client.ts';
+import { paymentForwarderFactoryAbi, paymentSalt } from '../chain/payment-address.ts';
+import { sendSerially } from '../chain/wallet-queue.ts';
 import type { Db } from '../db/client.ts';
+import { receipts, receiptWatch, splitConfigs } from '../db/schema.ts';
 import { acquireLease, releaseLease } from '../workers/lease.ts';
-import { SplitIndexer } from './indexer.ts';
-import { PaymentVerifier } from './verifier.ts';
+import { followHints } from './hints.ts';
+import { fillPayAddresses } from './pay-address.ts';
+import { keyOf, PaymentScanner, type ReceiptKey } from './scanner.ts';
+import { expireReceipt, settleReceipt } from './settle.ts';
+import { CHAIN_STATUSES, isAwaitingMoney, type ReceiptStatus } from './states.ts';
 
 export const CHAIN_LEASE = 'chain';
 
@@ -25,8 +42,11 @@ export interface ChainWorkerOptions {
 
 export class ChainWorker {
   readonly holder = `chain-${randomBytes(6).toString('hex')}`;
-  readonly verifier: PaymentVerifier;
-  readonly indexer: SplitIndexer;
+  readonly scanner: PaymentScanner;
+  /** What the last pass did, for /healthz, the bench and the logs. */
+  lastPass: PassStats | undefined;
+  /** Receipts whose money waits at its payment address because nobody here can pay a sweep's gas. */
+  sweepsWaiting = 0;
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<unknown> = Promise.resolve();
   private leaderUntil = 0;
@@ -38,8 +58,14 @@ export class ChainWorker {
   private kicked = false;
 
   constructor(private readonly o: ChainWorkerOptions) {
-    this.verifier = new PaymentVerifier({ db: o.db, chain: o.chain, confirmations: o.confirmations, logger: o.logger });
-    this.indexer = new SplitIndexer({ db: o.db, chain: o.chain, logger: o.logger, platformRecipient: o.platformRecipient, startBlock: o.startBlock });
+    this.scanner = new PaymentScanner({
+      db: o.db,
+      chain: o.chain,
+      logger: o.logger,
+      platformRecipient: o.platformRecipient,
+      startBlock: o.startBlock,
+      maxRange: o.chain.dev !== undefined ? 2000n : 20n,
+    });
   }
 
   get isLeader(): boolean {
@@ -102,7 +128,7 @@ export class ChainWorker {
     this.leaderUntil = 0;
   }
 
-  /** One pass: hold the lease, then verify and index. */
+  /** One pass: hold the lease, then follow payments. */
   async tick(now = Date.now()): Promise<void> {
     const ttl = this.o.leaseTtlMs ?? 15_000;
     if (this.leaderUntil - now < (ttl * 2) / 3) {
@@ -111,7 +137,114 @@ export class ChainWorker {
       this.leaderUntil = won ? now + ttl : 0;
     }
     if (!this.isLeader) return;
-    await this.indexer.pass();
-    await this.verifier.pass();
+    await this.pass(now);
+  }
+
+  /** Steps 1 to 5 of the module comment. */
+  async pass(now = Date.now()): Promise<PassStats> {
+    const { db, chain, logger } = this.o;
+    const cpu = process.cpuUsage();
+    // The head first: a payment in a block up to it was sent to an address its buyer read from a
+    // receipt committed before, which the filling then sees.
+    const head = await this.scanner.head();
+    const factory = chain.paymentFactory;
+    if (factory !== undefined) await fillPayAddresses(db, factory);
+    const scan = await this.scanner.pass(head);
+    const watched = await db.select({ wallet: receiptWatch.wallet, receiptId: receiptWatch.receiptId }).from(receiptWatch).limit(WATCH_PER_PASS);
+    const keys = new Map<string, ReceiptKey>([...watched, ...scan.touched].map((k) => [keyOf(k), k]));
+    const context = {
+      token: chain.usdc.address.toLowerCase(),
+      decimals: chain.usdc.decimals,
+      head: scan.head,
+      confirmations: this.o.confirmations,
+      logger,
+    };
+    let waiting = 0;
+    let sweeps = 0;
+    for (const key of keys.values()) {
+      const outcome = await db.transaction((tx) => settleReceipt(tx, key, { ...context, now: Date.now() }));
+      if (outcome.unswept === 0n || outcome.payAddress === null) continue;
+      const sent = await this.sweep(key, scan.head, now);
+      if (sent === 'no_gas') waiting++;
+      if (sent === 'sent') sweeps++;
+    }
+    this.sweepsWaiting = waiting;
+    const expired = await this.expire(now);
+    const hints = await followHints(db, chain, scan.head, now);
+    const used = process.cpuUsage(cpu);
+    this.lastPass = {
+      head: scan.head,
+      settled: keys.size,
+      sweeps,
+      expired,
+      hints,
+      rpcCalls: scan.rpcCalls + hints + sweeps,
+      cpuMicros: used.user + used.system,
+    };
+    return this.lastPass;
+  }
+
+  /**
+   * Sends the sweep of a receipt's payment address into its split, unless one was sent recently
+   * and has not shown up yet. The money is safe at the address meanwhile: only the split can get it.
+   */
+  private async sweep(key: ReceiptKey, scanned: bigint, now: number): Promise<'sent' | 'pending' | 'no_gas'> {
+    const { db, chain, logger } = this.o;
+    const { walletClient, paymentFactory } = chain;
+    if (walletClient === undefined || paymentFactory === undefined) return 'no_gas';
+    const [watch] = await db.select().from(receiptWatch).where(and(eq(receiptWatch.wallet, key.wallet), eq(receiptWatch.receiptId, key.receiptId)));
+    if (watch?.sweepTx != null && watch.sweepSentAt != null) {
+      const mined = await chain.publicClient.getTransactionReceipt({ hash: watch.sweepTx as Hex }).catch(() => null);
+      // Mined after the scanned head: the next pass reads it. Not mined yet: wait a while for it.
+      if (mined !== null ? mined.blockNumber > scanned : now - watch.sweepSentAt < SWEEP_RETRY_MS) return 'pending';
+    }
+    const [split] = await db.select({ address: splitConfigs.address }).from(splitConfigs).where(eq(splitConfigs.wallet, key.wallet));
+    if (split?.address == null) return 'no_gas';
+    const hash: Hex = await sendSerially(walletClient, () =>
+      walletClient.writeContract({
+        address: paymentFactory,
+        abi: paymentForwarderFactoryAbi,
+        functionName: 'sweep',
+        args: [split.address as Address, paymentSalt(key.wallet, key.receiptId), chain.usdc.address],
+      }),
+    );
+    await db
+      .update(receiptWatch)
+      .set({ sweepTx: hash, sweepSentAt: now })
+      .where(and(eq(receiptWatch.wallet, key.wallet), eq(receiptWatch.receiptId, key.receiptId)));
+    logger.info({ wallet: key.wallet, receiptId: key.receiptId, tx: hash }, 'sweep sent');
+    return 'sent';
+  }
+
+  /** Receipts whose time ran out with nothing received: failed, exception expired. */
+  private async expire(now: number): Promise<number> {
+    const { db } = this.o;
+    const due = await db
+      .select({ wallet: receipts.wallet, receiptId: receipts.id, status: receipts.status })
+      .from(receipts)
+      .where(and(isNull(receipts.expiredAt), eq(receipts.paidUnits, '0'), lte(receipts.expiresAt, now), notInArray(receipts.status, [...CHAIN_STATUSES])))
+      .limit(EXPIRE_PER_PASS);
+    let expired = 0;
+    for (const r of due) {
+      if (!isAwaitingMoney(r.status as ReceiptStatus)) continue;
+      if (await db.transaction((tx) => expireReceipt(tx, r, now))) expired++;
+    }
+    return expired;
   }
 }
+
+export interface PassStats {
+  head: bigint;
+  settled: number;
+  sweeps: number;
+  expired: number;
+  hints: number;
+  rpcCalls: number;
+  cpuMicros: number;
+}
+
+/** Receipts settled per pass besides those whose transfers just changed. */
+const WATCH_PER_PASS = 1000;
+const EXPIRE_PER_PASS = 500;
+/** A sweep not mined after this long is sent again. */
+const SWEEP_RETRY_MS = 60_000;

@@ -7,7 +7,8 @@ import { InvalidInput, NotFound } from '../domain/errors.ts';
 import { newId } from '../gateway/keys.ts';
 import { assertPublicUrl, type UrlPolicy } from './ssrf.ts';
 
-export const WEBHOOK_EVENTS = ['receipt.completed', 'receipt.refunded', 'receipt.tx_mismatch'] as const;
+export { WEBHOOK_EVENT_TYPES as WEBHOOK_EVENTS } from './outbox.ts';
+import { WEBHOOK_EVENT_TYPES as WEBHOOK_EVENTS } from './outbox.ts';
 export const MAX_ENDPOINTS = 10;
 
 export interface EndpointView {

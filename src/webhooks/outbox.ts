@@ -8,7 +8,14 @@ import { webhookAttempts, webhookDeliveries, webhookEndpoints, webhookEvents } f
 import { NotFound } from '../domain/errors.ts';
 import { newId } from '../gateway/keys.ts';
 
-export type WebhookEventType = 'receipt.completed' | 'receipt.refunded' | 'receipt.tx_mismatch';
+export const WEBHOOK_EVENT_TYPES = [
+  'receipt.payment_received',
+  'receipt.completed',
+  'receipt.tx_mismatch',
+  'receipt.expired',
+  'receipt.refunded',
+] as const;
+export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
 /**
  * Retry schedule after each failed attempt (ms): quick at first, then hourly; the last retry

@@ -46,6 +46,7 @@ export function orderRoutes(app: App, deps: Deps): void {
     siteUrl: config.siteUrl,
     fallbackBrand: config.brandName,
     platformRecipientAddress: config.platformRecipientAddress,
+    receiptTtlMinutes: config.receiptTtlMinutes,
   };
 
   app.post(

@@ -10,8 +10,8 @@ import { brandNameOf, lineItemViews, recordTrackingStatus, TRACKING_STATUSES } f
 import { centsToUsd } from '../../domain/money.ts';
 import { getShopSettings } from '../../domain/shop.ts';
 import { quoteFor, receiptByPayToken } from '../../payments/quote.ts';
-import { submitPayment } from '../../payments/verifier.ts';
-import { errorRef } from '../schemas.ts';
+import { recordHint } from '../../payments/hints.ts';
+import { errorRef, ReceiptExceptionSchema } from '../schemas.ts';
 import type { App } from './index.ts';
 
 class ChainUnavailable extends AppError {
@@ -31,6 +31,8 @@ export const PaymentView = Type.Object({
   totalUsd: Type.Number(),
   currency: Type.String(),
   status: Type.String(),
+  exception: ReceiptExceptionSchema,
+  expiresAt: Type.Integer({ description: 'Unix ms after which a receipt with nothing received fails (expired)' }),
   transactionHash: Type.Union([Type.String(), Type.Null()]),
   allowedEmbedOrigins: Type.Array(Type.String(), { description: 'Parent origins the page may post status messages to' }),
   payment: Type.Union([
@@ -39,8 +41,13 @@ export const PaymentView = Type.Object({
       tokenAddress: Type.String(),
       tokenSymbol: Type.String(),
       tokenDecimals: Type.Integer(),
-      splitAddress: Type.Union([Type.String(), Type.Null()]),
-      amount: Type.String({ description: 'Token base units' }),
+      payTo: Type.Union([Type.String(), Type.Null()], {
+        description: "The receipt's own payment address, the only address the buyer pays; null while the merchant has no split",
+      }),
+      splitAddress: Type.Union([Type.String(), Type.Null()], { description: "The merchant's split, where payments are swept" }),
+      amount: Type.String({ description: 'The total, token base units' }),
+      paid: Type.String({ description: "What the receipt's transfers of the token brought so far, token base units" }),
+      due: Type.String({ description: 'What is still missing, token base units' }),
     }),
     Type.Null(),
   ]),
@@ -72,6 +79,8 @@ export function payRoutes(app: App, deps: Deps): void {
         totalUsd: centsToUsd(row.totalCents),
         currency: row.currency,
         status: row.status,
+        exception: row.exception,
+        expiresAt: row.expiresAt,
         transactionHash: row.transactionHash,
         allowedEmbedOrigins: shop.allowedEmbedOrigins,
         payment: deps.chain === undefined ? null : await quoteFor(db, row, deps.chain),
@@ -110,18 +119,21 @@ export function payRoutes(app: App, deps: Deps): void {
       config: { auth: 'public' },
       schema: {
         tags: ['payment page'],
-        summary: "Submit the buyer's transaction hash for verification",
-        description: 'Verification runs in the background; the receipt then moves tx_mined → recipient_validated → completed.',
+        summary: 'Tell the service where to look for the payment sooner',
+        description:
+          "Only a hint: the receipt's payments are the transfers into its payment address (payment.payTo), found on chain " +
+          'whether or not a hash is sent, and a hash never attributes money. At most 5 unresolved hints per receipt ' +
+          '(429 beyond), rate-limited per client address.',
         params: Params,
         querystring: Query,
-        body: Type.Object({ transactionHash: Type.String() }),
-        response: { 202: Type.Object({ status: Type.String() }), ...errors },
+        body: Type.Object({ transactionHash: Type.String({ pattern: '^0x[0-9a-fA-F]{64}$' }) }),
+        response: { 202: Type.Object({ status: Type.String({ description: "The receipt's status now" }) }), ...errors },
       },
     },
     async (request, reply) => {
       if (deps.chain === undefined) throw new ChainUnavailable();
       const row = await receiptByPayToken(db, request.params.id, request.query.t);
-      await submitPayment(db, row, request.body.transactionHash);
+      await recordHint(db, { wallet: row.wallet, receiptId: row.id, hash: request.body.transactionHash, now: Date.now() });
       deps.chainWorker?.kick();
       return reply.status(202).send({ status: row.status });
     },

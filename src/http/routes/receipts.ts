@@ -18,7 +18,7 @@ import { requireSession } from '../../auth/plugin.ts';
 import { setSensitiveStatus } from '../../domain/sensitive-status.ts';
 import { merchantOf } from '../../gateway/plugin.ts';
 import { sendJsonText } from '../json-text.ts';
-import { Degraded, errorRef, keyErrors, LineItem, security } from '../schemas.ts';
+import { Degraded, errorRef, keyErrors, LineItem, PaymentState, security } from '../schemas.ts';
 import type { App } from './index.ts';
 
 const ReceiptDetail = Type.Object({
@@ -29,6 +29,8 @@ const ReceiptDetail = Type.Object({
   createdAt: Type.Integer(),
   brandName: Type.String(),
   status: Type.String(),
+  ...PaymentState,
+  payTo: Type.Union([Type.String(), Type.Null()], { description: "The receipt's own payment address; null until the merchant's split is known" }),
   jurisdictionCode: Type.Union([Type.String(), Type.Null()]),
   taxRate: Type.Number({ description: 'Fraction: 0.0825 means 8.25%' }),
   taxComponents: Type.Array(Type.String()),
@@ -46,6 +48,9 @@ const CreateBody = Type.Object({
   id: Type.String({ description: 'Assigned by the caller; unique per merchant', minLength: 1, maxLength: 64 }),
   lineItems: Type.Array(LineItem, { minItems: 1, maxItems: 200 }),
   totalUsd: Type.Number({ minimum: 0, description: 'Must equal the sum of priceUsd × qty' }),
+  expiresInMinutes: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: 43_200, description: 'Minutes the receipt may be paid in; RECEIPT_TTL_MINUTES (60) by default' }),
+  ),
 });
 
 const Created = Type.Object({
@@ -109,7 +114,7 @@ export function receiptRoutes(app: App, deps: Deps): void {
       const wallet = merchantOf(request);
       const params = { wallet, ...request.body };
       // One token for both paths: a create whose commit landed but whose answer was lost replays as itself.
-      const attempt = { payToken: newPayToken(), createdAt: Date.now() };
+      const attempt = { payToken: newPayToken(), createdAt: Date.now(), ttlMinutes: config.receiptTtlMinutes };
       // While the journal still holds this receipt, it answers (same paymentUrl, or 409).
       if (!journal.holds(wallet, params.id)) {
         try {
@@ -139,6 +144,7 @@ export function receiptRoutes(app: App, deps: Deps): void {
             transactionHash: Type.Union([Type.String(), Type.Null()]),
             currency: Type.String(),
             amount: Type.Number(),
+            ...PaymentState,
           }),
           ...keyErrors(400, 404),
         },

@@ -235,4 +235,4 @@ export const PRODUCTS = [
   { name: 'readonly', description: 'Read-only access' },
 ] as const;
 
-export const WEBHOOK_EVENTS = ['receipt.completed', 'receipt.refunded', 'receipt.tx_mismatch'] as const;
+export const WEBHOOK_EVENTS = ['receipt.payment_received', 'receipt.completed', 'receipt.tx_mismatch', 'receipt.expired', 'receipt.refunded'] as const;

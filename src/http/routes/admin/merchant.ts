@@ -213,7 +213,7 @@ export function adminMerchantRoutes(app: App, deps: Deps): void {
     },
     async (request) => {
       const wallet = normalizeWallet(sessionOf(request).wallet);
-      const receipt = await createTerminalReceipt(db, config.siteUrl, wallet, (request.body ?? {}) as Record<string, unknown>);
+      const receipt = await createTerminalReceipt(db, config.siteUrl, wallet, (request.body ?? {}) as Record<string, unknown>, config.receiptTtlMinutes);
       return { ok: true, receipt };
     },
   );

@@ -1,0 +1,242 @@
+/**
+ * Settles a receipt from the facts the chain holds about its payment address: sums its transfers,
+ * asks the state machine (src/payments/states.ts) what that means, and stores the answer with its
+ * history entry, its webhook and its effect on stock, in one transaction.
+ */
+import { and, eq, sql } from 'drizzle-orm';
+import type { Logger } from 'pino';
+import type { Tx } from '../db/client.ts';
+import { inventoryItems, receipts, receiptStatusHistory, receiptTransfers, receiptWatch, type StoredLineItem } from '../db/schema.ts';
+import { centsToTokenUnits, centsToUsd } from '../domain/money.ts';
+import { enqueueEvent, type WebhookEventType } from '../webhooks/outbox.ts';
+import type { ReceiptKey } from './scanner.ts';
+import { chainEvent, dueOf, exceptionOf, isAwaitingMoney, nextStatus, type PaymentFacts, type ReceiptEvent, type ReceiptStatus } from './states.ts';
+
+type ReceiptRow = typeof receipts.$inferSelect;
+type TransferRow = typeof receiptTransfers.$inferSelect;
+
+export interface SettleContext {
+  /** The receipt's token (lower-case address) and its decimals. */
+  token: string;
+  decimals: number;
+  head: bigint;
+  confirmations: number;
+  now: number;
+  logger: Logger;
+}
+
+export interface SettleOutcome {
+  /** Token base units at the payment address that still have to be swept into the split. */
+  unswept: bigint;
+  payAddress: string | null;
+}
+
+/** The receipt's total in token base units. */
+export function amountOf(row: Pick<ReceiptRow, 'totalCents'>, decimals: number): bigint {
+  return centsToTokenUnits(row.totalCents, decimals);
+}
+
+export function factsOf(row: ReceiptRow, transfers: TransferRow[], c: Pick<SettleContext, 'token' | 'decimals' | 'head' | 'confirmations'>): PaymentFacts & { swept: boolean; sweptUnits: bigint } {
+  const deep = (t: TransferRow) => c.head - t.blockNumber + 1n >= BigInt(c.confirmations);
+  const ins = transfers.filter((t) => t.kind === 'in');
+  const counted = ins.filter((t) => t.token === c.token);
+  const sweeps = transfers.filter((t) => t.kind === 'sweep' && t.token === c.token);
+  const paid = counted.reduce((s, t) => s + BigInt(t.amountUnits), 0n);
+  const sweptUnits = sweeps.reduce((s, t) => s + BigInt(t.amountUnits), 0n);
+  return {
+    amount: amountOf(row, c.decimals),
+    paid,
+    wrongToken: ins.some((t) => t.token !== c.token),
+    atDepth: ins.every(deep),
+    swept: paid > 0n && sweptUnits >= paid,
+    sweptUnits,
+    sweptAtDepth: sweeps.every(deep),
+    expiredBefore: row.expiredAt !== null,
+  };
+}
+
+/** The webhook payload of a receipt's payment. */
+export function paymentEventData(row: ReceiptRow, f: Pick<PaymentFacts, 'amount' | 'paid'>, status: string, exception: string | null) {
+  return {
+    receiptId: row.id,
+    merchant: row.wallet,
+    status,
+    exception,
+    totalUsd: centsToUsd(row.totalCents),
+    currency: row.currency,
+    payTo: row.payAddress,
+    amount: f.amount.toString(),
+    amountPaid: f.paid.toString(),
+    amountDue: dueOf(f.amount, f.paid).toString(),
+    transactionHash: row.transactionHash,
+    transactionTimestamp: row.transactionTimestamp,
+  };
+}
+
+const EVENT_OF_STATUS: Partial<Record<ReceiptStatus, WebhookEventType>> = {
+  completed: 'receipt.completed',
+  tx_mismatch: 'receipt.tx_mismatch',
+};
+
+/** Brings one receipt in line with its transfers. */
+export async function settleReceipt(tx: Tx, key: ReceiptKey, c: SettleContext): Promise<SettleOutcome> {
+  const [row] = await tx
+    .select()
+    .from(receipts)
+    .where(and(eq(receipts.wallet, key.wallet), eq(receipts.id, key.receiptId)))
+    .for('update');
+  if (row === undefined) {
+    await unwatch(tx, key);
+    return { unswept: 0n, payAddress: null };
+  }
+  const transfers = await tx
+    .select()
+    .from(receiptTransfers)
+    .where(and(eq(receiptTransfers.wallet, key.wallet), eq(receiptTransfers.receiptId, key.receiptId)));
+  const f = factsOf(row, transfers, c);
+  const initial = row.source === 'terminal' ? 'generated' : 'pending';
+  const event: ReceiptEvent | null = chainEvent(f) ?? (transfers.length === 0 ? { type: 'withdrawn', initial } : null);
+  const status = row.status as ReceiptStatus;
+  const decision = event === null ? null : nextStatus(status, event);
+  const exception = exceptionOf(f);
+  const newest = transfers
+    .filter((t) => t.kind === 'in' && t.token === c.token)
+    .sort((a, b) => (a.blockNumber === b.blockNumber ? a.logIndex - b.logIndex : a.blockNumber < b.blockNumber ? -1 : 1))
+    .at(-1);
+  const to = decision !== null && 'move' in decision ? decision.move : status;
+  const paidBefore = BigInt(row.paidUnits);
+  const changed = to !== status || exception !== row.exception || f.paid !== paidBefore;
+
+  if (status === 'completed' && event?.type !== 'confirmed' && paidBefore > 0n && f.paid < paidBefore) {
+    // Completed at depth, then money withdrawn: a reorganisation deeper than CONFIRMATIONS.
+    c.logger.error({ wallet: row.wallet, receiptId: row.id, paid: f.paid.toString(), before: paidBefore.toString() }, 'a completed payment left the chain in a reorganisation deeper than CONFIRMATIONS');
+    await history(tx, row, 'completed', `warning: a reorganisation deeper than the confirmation depth removed payments; ${f.paid} of ${f.amount} base units remain on chain`, c.now);
+  }
+
+  if (changed) {
+    const set: Partial<typeof receipts.$inferInsert> = {
+      status: to,
+      exception,
+      paidUnits: f.paid.toString(),
+      transactionHash: newest?.transactionHash ?? null,
+      transactionTimestamp: newest?.timestamp ?? null,
+      updatedAt: c.now,
+    };
+    // Nothing is rewritten after completion: the completed payment keeps its transaction.
+    if (status === 'completed' && to === 'completed') {
+      delete set.transactionHash;
+      delete set.transactionTimestamp;
+    }
+    await tx.update(receipts).set(set).where(and(eq(receipts.wallet, row.wallet), eq(receipts.id, row.id)));
+    const updated = { ...row, ...set } as ReceiptRow;
+    if (to !== status) {
+      const note = `${f.paid} of ${f.amount} base units received${exception === null ? '' : `; ${exception}`}`;
+      // Several steps at once (with CONFIRMATIONS=1 a transfer is deep when first seen): the
+      // history still shows each one the receipt went through.
+      for (const step of stepsBetween(status, to)) await history(tx, row, step, note, c.now);
+    }
+    if (f.paid > paidBefore) {
+      await enqueueEvent(tx, {
+        wallet: row.wallet,
+        type: 'receipt.payment_received',
+        dedupeKey: `${row.id}:${f.paid}`,
+        data: paymentEventData(updated, f, to, exception),
+      }, c.now);
+    }
+    const type = to !== status ? EVENT_OF_STATUS[to] : undefined;
+    if (type !== undefined) {
+      await enqueueEvent(tx, {
+        wallet: row.wallet,
+        type,
+        dedupeKey: type === 'receipt.completed' ? row.id : `${row.id}:${to}:${f.paid}`,
+        data: paymentEventData(updated, f, to, exception),
+      }, c.now);
+    }
+    if (row.exception === 'expired' && exception === 'paid_late' && row.source === 'order') await takeStockAgain(tx, row, c.now);
+  }
+
+  const unswept = f.paid > f.sweptUnits ? f.paid - f.sweptUnits : 0n;
+  const settled = event === null || event.type === 'withdrawn' || event.type === 'confirmed' || event.type === 'short';
+  if (unswept === 0n && settled) await unwatch(tx, key);
+  return { unswept, payAddress: row.payAddress };
+}
+
+/** The chain statuses from `from` to `to`, in order, `to` last. */
+function stepsBetween(from: ReceiptStatus, to: ReceiptStatus): ReceiptStatus[] {
+  const path: ReceiptStatus[] = [];
+  if ((isAwaitingMoney(from) || from === 'failed') && (to === 'tx_mismatch' || to === 'recipient_validated' || to === 'completed')) path.push('tx_mined');
+  if (to === 'completed' && from !== 'recipient_validated') path.push('recipient_validated');
+  path.push(to);
+  return path;
+}
+
+async function unwatch(tx: Tx, key: ReceiptKey): Promise<void> {
+  await tx.delete(receiptWatch).where(and(eq(receiptWatch.wallet, key.wallet), eq(receiptWatch.receiptId, key.receiptId)));
+}
+
+async function history(tx: Tx, row: Pick<ReceiptRow, 'wallet' | 'id'>, status: string, note: string, at: number): Promise<void> {
+  await tx.insert(receiptStatusHistory).values({ wallet: row.wallet, receiptId: row.id, status, source: 'chain', note, at });
+}
+
+/** The limited-stock lines of an order: sku and quantity. */
+function stockLines(items: StoredLineItem[]): { sku: string; qty: number }[] {
+  return items.filter((i) => i.sku !== undefined && (i.kind ?? 'item') === 'item').map((i) => ({ sku: i.sku!, qty: i.qty ?? 1 }));
+}
+
+/**
+ * Expires a receipt that received nothing in time: failed, exception expired; an order's reserved
+ * stock returns to inventory. Returns false when the receipt was no longer expirable.
+ */
+export async function expireReceipt(tx: Tx, key: ReceiptKey, now: number): Promise<boolean> {
+  const [row] = await tx
+    .select()
+    .from(receipts)
+    .where(and(eq(receipts.wallet, key.wallet), eq(receipts.id, key.receiptId)))
+    .for('update');
+  if (row === undefined || row.expiredAt !== null || row.paidUnits !== '0' || row.expiresAt > now) return false;
+  const [watched] = await tx.select({ since: receiptWatch.since }).from(receiptWatch).where(and(eq(receiptWatch.wallet, key.wallet), eq(receiptWatch.receiptId, key.receiptId)));
+  if (watched !== undefined) return false;
+  const decision = nextStatus(row.status as ReceiptStatus, { type: 'expired' });
+  if (decision === null || !('move' in decision)) return false;
+  await tx
+    .update(receipts)
+    .set({ status: decision.move, exception: 'expired', expiredAt: now, updatedAt: now })
+    .where(and(eq(receipts.wallet, row.wallet), eq(receipts.id, row.id)));
+  let note = 'expired with nothing received';
+  if (row.source === 'order') {
+    for (const line of stockLines(row.lineItems)) {
+      await tx
+        .update(inventoryItems)
+        .set({ stockQty: sql`${inventoryItems.stockQty} + ${line.qty}`, updatedAt: now })
+        .where(and(eq(inventoryItems.wallet, row.wallet), eq(inventoryItems.sku, line.sku), sql`${inventoryItems.stockQty} <> -1`));
+    }
+    note += '; reserved stock returned to inventory';
+  }
+  await history(tx, row, decision.move, note, now);
+  const amount = amountOf(row, 6);
+  await enqueueEvent(tx, {
+    wallet: row.wallet,
+    type: 'receipt.expired',
+    dedupeKey: row.id,
+    data: paymentEventData({ ...row, status: decision.move, exception: 'expired' }, { amount, paid: 0n }, decision.move, 'expired'),
+  }, now);
+  return true;
+}
+
+/** An expired order paid after all: its stock is taken again where it can be, and the merchant told where not. */
+async function takeStockAgain(tx: Tx, row: ReceiptRow, now: number): Promise<void> {
+  const short: string[] = [];
+  for (const line of stockLines(row.lineItems)) {
+    const taken = await tx
+      .update(inventoryItems)
+      .set({ stockQty: sql`case when ${inventoryItems.stockQty} = -1 then -1 else ${inventoryItems.stockQty} - ${line.qty} end`, updatedAt: now })
+      .where(and(eq(inventoryItems.wallet, row.wallet), eq(inventoryItems.sku, line.sku), sql`(${inventoryItems.stockQty} = -1 or ${inventoryItems.stockQty} >= ${line.qty})`))
+      .returning({ sku: inventoryItems.sku });
+    if (taken.length === 0) short.push(`${line.qty} × ${line.sku}`);
+  }
+  const note =
+    short.length === 0
+      ? 'paid after expiry: stock taken again'
+      : `paid after expiry: not enough stock to take again for ${short.join(', ')}; nothing was oversold, fulfil or refund by hand`;
+  await history(tx, row, row.status, note, now);
+}

@@ -1,0 +1,128 @@
+/**
+ * The receipt state machine: every status a receipt can hold, every event that can move it, and
+ * one pure function that decides each move. Storage, history and webhooks sit around it
+ * (src/payments/settle.ts and src/domain/receipts.ts); nothing here reads the clock or the chain.
+ *
+ *   pending / generated ─ tracking, sensitive ─▶ that status (while no money has arrived)
+ *        │ money_seen                         covered (swept into the split)      confirmed
+ *        └──────────────▶ tx_mined ───────────────▶ recipient_validated ────────────▶ completed
+ *                            │ short (at depth)                 ▲ top-up
+ *                            └────────────────▶ tx_mismatch ────┘
+ *   unpaid ─ expired ─▶ failed ── late money ─▶ tx_mined … completed (exception paid_late)
+ *   money withdrawn by a reorganisation before completion ─▶ back to pending / generated
+ *   refunds covering the total ─▶ refunded
+ *
+ * Tracking and sensitive statuses never move a receipt backwards and never stop the chain from
+ * moving it forwards: once money has arrived they are recorded in the history only.
+ */
+
+export const CHAIN_STATUSES = ['tx_mined', 'recipient_validated', 'tx_mismatch', 'completed', 'failed', 'refunded'] as const;
+export const INITIAL_STATUSES = ['pending', 'generated'] as const;
+export const TRACKING_STATUSES = ['link_opened', 'buyer_logged_in', 'checkout_initialized'] as const;
+
+export type InitialStatus = (typeof INITIAL_STATUSES)[number];
+export type TrackingStatus = (typeof TRACKING_STATUSES)[number];
+export type SensitiveStatus = 'checkout_success' | `refund_${string}`;
+export type ChainStatus = (typeof CHAIN_STATUSES)[number];
+export type ReceiptStatus = InitialStatus | TrackingStatus | SensitiveStatus | ChainStatus;
+
+export const RECEIPT_EXCEPTIONS = ['underpaid', 'overpaid', 'wrong_token', 'expired', 'paid_late'] as const;
+export type ReceiptException = (typeof RECEIPT_EXCEPTIONS)[number];
+
+export type ReceiptEvent =
+  | { type: 'tracking'; status: TrackingStatus }
+  | { type: 'sensitive'; status: SensitiveStatus }
+  /** A transfer into the payment address is in a block; what arrived does not (yet) settle it. */
+  | { type: 'money_seen' }
+  /** The counted transfers cover the amount and all of it was swept into the split. */
+  | { type: 'covered' }
+  /** covered, with every counted transfer and sweep CONFIRMATIONS deep. */
+  | { type: 'confirmed' }
+  /** At depth, what arrived does not cover the amount (too little, or only another token). */
+  | { type: 'short' }
+  /** A reorganisation removed every transfer the receipt had. */
+  | { type: 'withdrawn'; initial: InitialStatus }
+  /** The receipt's time ran out with nothing received. */
+  | { type: 'expired' }
+  /** Refunds now cover the total. */
+  | { type: 'refunded' };
+
+/** What to do: move to a status, record the event in the history only, or nothing at all. */
+export type Decision = { move: ReceiptStatus } | { record: true } | null;
+
+export function isTrackingStatus(s: string): s is TrackingStatus {
+  return (TRACKING_STATUSES as readonly string[]).includes(s);
+}
+
+export function isSensitiveStatus(s: string): s is SensitiveStatus {
+  return s === 'checkout_success' || s.startsWith('refund_');
+}
+
+/** No money has reached the receipt's payment address yet: the statuses a person may still set. */
+export function isAwaitingMoney(s: ReceiptStatus): boolean {
+  return (INITIAL_STATUSES as readonly string[]).includes(s) || isTrackingStatus(s) || isSensitiveStatus(s);
+}
+
+/** The receipt's status after an event, from its status before. Pure and total. */
+export function nextStatus(state: ReceiptStatus, event: ReceiptEvent): Decision {
+  const awaiting = isAwaitingMoney(state);
+  const to = (status: ReceiptStatus): Decision => (status === state ? null : { move: status });
+  switch (event.type) {
+    case 'tracking':
+    case 'sensitive':
+      return awaiting ? to(event.status) : { record: true };
+    case 'money_seen':
+      return awaiting || state === 'failed' ? to('tx_mined') : null;
+    case 'covered':
+      return state === 'completed' || state === 'refunded' ? null : to('recipient_validated');
+    case 'confirmed':
+      return state === 'refunded' ? null : to('completed');
+    case 'short':
+      return awaiting || state === 'failed' || state === 'tx_mined' || state === 'recipient_validated' ? to('tx_mismatch') : null;
+    case 'withdrawn':
+      return state === 'tx_mined' || state === 'recipient_validated' || state === 'tx_mismatch' ? to(event.initial) : null;
+    case 'expired':
+      return awaiting ? to('failed') : null;
+    case 'refunded':
+      return to('refunded');
+  }
+}
+
+export interface PaymentFacts {
+  /** The receipt's total in token base units. */
+  amount: bigint;
+  /** The sum of its counted transfers (the receipt's token only). */
+  paid: bigint;
+  /** Some transfer of another token reached the payment address. */
+  wrongToken: boolean;
+  /** Every transfer that arrived (counted or not) is at the confirmation depth. */
+  atDepth: boolean;
+  /** Everything counted has been swept into the split. */
+  swept: boolean;
+  /** The sweep into the split is at the confirmation depth too. */
+  sweptAtDepth: boolean;
+  /** The receipt had expired with nothing received before this money came. */
+  expiredBefore: boolean;
+}
+
+/** The chain event the facts amount to, or null when no money has arrived. */
+export function chainEvent(f: PaymentFacts): ReceiptEvent | null {
+  if (f.paid === 0n && !f.wrongToken) return null;
+  if (f.paid >= f.amount && f.swept) return f.atDepth && f.sweptAtDepth ? { type: 'confirmed' } : { type: 'covered' };
+  if (f.paid < f.amount && f.atDepth) return { type: 'short' };
+  return { type: 'money_seen' };
+}
+
+/** The exception a receipt shows beside its status. */
+export function exceptionOf(f: Pick<PaymentFacts, 'amount' | 'paid' | 'wrongToken' | 'expiredBefore'>): ReceiptException | null {
+  if (f.paid === 0n) return f.wrongToken ? 'wrong_token' : f.expiredBefore ? 'expired' : null;
+  if (f.expiredBefore) return 'paid_late';
+  if (f.paid < f.amount) return 'underpaid';
+  if (f.paid > f.amount) return 'overpaid';
+  return null;
+}
+
+/** What is still missing, never negative. */
+export function dueOf(amount: bigint, paid: bigint): bigint {
+  return paid >= amount ? 0n : amount - paid;
+}

@@ -1,0 +1,118 @@
+/**
+ * Every (status, event) pair of the receipt state machine, against a table written out by hand:
+ * a change to the rules has to change this table too.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import {
+  chainEvent,
+  dueOf,
+  exceptionOf,
+  nextStatus,
+  type PaymentFacts,
+  type ReceiptEvent,
+  type ReceiptStatus,
+} from '../../src/payments/states.ts';
+
+const STATES: ReceiptStatus[] = [
+  'pending',
+  'generated',
+  'link_opened',
+  'buyer_logged_in',
+  'checkout_initialized',
+  'checkout_success',
+  'refund_requested',
+  'tx_mined',
+  'recipient_validated',
+  'tx_mismatch',
+  'completed',
+  'failed',
+  'refunded',
+];
+
+const EVENTS: [string, ReceiptEvent][] = [
+  ['link_opened', { type: 'tracking', status: 'link_opened' }],
+  ['buyer_logged_in', { type: 'tracking', status: 'buyer_logged_in' }],
+  ['checkout_initialized', { type: 'tracking', status: 'checkout_initialized' }],
+  ['checkout_success', { type: 'sensitive', status: 'checkout_success' }],
+  ['refund_requested', { type: 'sensitive', status: 'refund_requested' }],
+  ['money_seen', { type: 'money_seen' }],
+  ['covered', { type: 'covered' }],
+  ['confirmed', { type: 'confirmed' }],
+  ['short', { type: 'short' }],
+  ['withdrawn→pending', { type: 'withdrawn', initial: 'pending' }],
+  ['withdrawn→generated', { type: 'withdrawn', initial: 'generated' }],
+  ['expired', { type: 'expired' }],
+  ['refunded', { type: 'refunded' }],
+];
+
+// Columns follow EVENTS; '=' is no change, 'rec' is "history only", anything else the new status.
+const TABLE: Record<string, string[]> = {
+  //                      link   login  init   succ   refund mined  covered   confirmed short    w→p      w→g        expired refunded
+  pending: /*          */ ['link_opened', 'buyer_logged_in', 'checkout_initialized', 'checkout_success', 'refund_requested', 'tx_mined', 'recipient_validated', 'completed', 'tx_mismatch', '=', '=', 'failed', 'refunded'],
+  generated: /*        */ ['link_opened', 'buyer_logged_in', 'checkout_initialized', 'checkout_success', 'refund_requested', 'tx_mined', 'recipient_validated', 'completed', 'tx_mismatch', '=', '=', 'failed', 'refunded'],
+  link_opened: /*      */ ['=', 'buyer_logged_in', 'checkout_initialized', 'checkout_success', 'refund_requested', 'tx_mined', 'recipient_validated', 'completed', 'tx_mismatch', '=', '=', 'failed', 'refunded'],
+  buyer_logged_in: /*  */ ['link_opened', '=', 'checkout_initialized', 'checkout_success', 'refund_requested', 'tx_mined', 'recipient_validated', 'completed', 'tx_mismatch', '=', '=', 'failed', 'refunded'],
+  checkout_initialized: ['link_opened', 'buyer_logged_in', '=', 'checkout_success', 'refund_requested', 'tx_mined', 'recipient_validated', 'completed', 'tx_mismatch', '=', '=', 'failed', 'refunded'],
+  checkout_success: /* */ ['link_opened', 'buyer_logged_in', 'checkout_initialized', '=', 'refund_requested', 'tx_mined', 'recipient_validated', 'completed', 'tx_mismatch', '=', '=', 'failed', 'refunded'],
+  refund_requested: /* */ ['link_opened', 'buyer_logged_in', 'checkout_initialized', 'checkout_success', '=', 'tx_mined', 'recipient_validated', 'completed', 'tx_mismatch', '=', '=', 'failed', 'refunded'],
+  tx_mined: /*         */ ['rec', 'rec', 'rec', 'rec', 'rec', '=', 'recipient_validated', 'completed', 'tx_mismatch', 'pending', 'generated', '=', 'refunded'],
+  recipient_validated:    ['rec', 'rec', 'rec', 'rec', 'rec', '=', '=', 'completed', 'tx_mismatch', 'pending', 'generated', '=', 'refunded'],
+  tx_mismatch: /*      */ ['rec', 'rec', 'rec', 'rec', 'rec', '=', 'recipient_validated', 'completed', '=', 'pending', 'generated', '=', 'refunded'],
+  completed: /*        */ ['rec', 'rec', 'rec', 'rec', 'rec', '=', '=', '=', '=', '=', '=', '=', 'refunded'],
+  failed: /*           */ ['rec', 'rec', 'rec', 'rec', 'rec', 'tx_mined', 'recipient_validated', 'completed', 'tx_mismatch', '=', '=', '=', 'refunded'],
+  refunded: /*         */ ['rec', 'rec', 'rec', 'rec', 'rec', '=', '=', '=', '=', '=', '=', '=', '='],
+};
+
+test('the table names every status and every event', () => {
+  assert.deepEqual(Object.keys(TABLE).sort(), [...STATES].sort());
+  for (const row of Object.values(TABLE)) assert.equal(row.length, EVENTS.length);
+});
+
+for (const state of STATES) {
+  test(`from ${state}: every event`, () => {
+    EVENTS.forEach(([name, event], i) => {
+      const want = TABLE[state]![i]!;
+      const got = nextStatus(state, event);
+      const shown = got === null ? '=' : 'record' in got ? 'rec' : got.move;
+      assert.equal(shown, want, `${state} + ${name}`);
+    });
+  });
+}
+
+const facts = (f: Partial<PaymentFacts>): PaymentFacts => ({
+  amount: 1_000_000n,
+  paid: 0n,
+  wrongToken: false,
+  atDepth: false,
+  swept: false,
+  sweptAtDepth: false,
+  expiredBefore: false,
+  ...f,
+});
+
+test('chain events from payment facts', () => {
+  assert.equal(chainEvent(facts({})), null, 'nothing arrived');
+  assert.deepEqual(chainEvent(facts({ wrongToken: true })), { type: 'money_seen' });
+  assert.deepEqual(chainEvent(facts({ wrongToken: true, atDepth: true })), { type: 'short' }, 'only another token, at depth');
+  assert.deepEqual(chainEvent(facts({ paid: 400_000n })), { type: 'money_seen' }, 'too little, not yet deep');
+  assert.deepEqual(chainEvent(facts({ paid: 400_000n, atDepth: true })), { type: 'short' });
+  assert.deepEqual(chainEvent(facts({ paid: 1_000_000n })), { type: 'money_seen' }, 'enough, not swept');
+  assert.deepEqual(chainEvent(facts({ paid: 1_000_000n, atDepth: true })), { type: 'money_seen' }, 'enough at depth, not swept');
+  assert.deepEqual(chainEvent(facts({ paid: 1_000_000n, swept: true })), { type: 'covered' });
+  assert.deepEqual(chainEvent(facts({ paid: 1_000_000n, swept: true, atDepth: true })), { type: 'covered' }, 'sweep not yet deep');
+  assert.deepEqual(chainEvent(facts({ paid: 1_000_001n, swept: true, atDepth: true, sweptAtDepth: true })), { type: 'confirmed' });
+});
+
+test('exceptions from payment facts', () => {
+  assert.equal(exceptionOf(facts({})), null);
+  assert.equal(exceptionOf(facts({ expiredBefore: true })), 'expired');
+  assert.equal(exceptionOf(facts({ wrongToken: true })), 'wrong_token');
+  assert.equal(exceptionOf(facts({ paid: 1n })), 'underpaid');
+  assert.equal(exceptionOf(facts({ paid: 1_000_000n })), null);
+  assert.equal(exceptionOf(facts({ paid: 1_000_000n, wrongToken: true })), null, 'another token beside a full payment is not an exception');
+  assert.equal(exceptionOf(facts({ paid: 1_000_001n })), 'overpaid');
+  assert.equal(exceptionOf(facts({ paid: 1_000_000n, expiredBefore: true })), 'paid_late');
+  assert.equal(dueOf(1_000_000n, 400_000n), 600_000n);
+  assert.equal(dueOf(1_000_000n, 2_000_000n), 0n);
+});
