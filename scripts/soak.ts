@@ -8,7 +8,7 @@
  * SOAK_SECONDS, it runs at once:
  *   - API workers: receipt lists and reads, receipt writes, orders, users search, tracking statuses;
  *   - buyers: the nine free test-mnemonic accounts pay receipts in test USDC through the service's
- *     /dev/rpc, and submit the hashes; a checker follows each payment to `completed`.
+ *     /dev/rpc to each receipt's own payment address, and send the hashes as hints; a checker follows each payment to `completed`.
  * Every SOAK_REPORT_SECONDS it prints throughput, p99 latency per kind, and the server's RSS and heap
  * (reported by scripts/soak-memory-probe.ts, preloaded into the server process). At the end it
  * prints a summary with the linear-regression slope of RSS and heap over time after the warm-up,
@@ -357,9 +357,9 @@ async function buyer(index: number, s: Setup, load: Load): Promise<void> {
       const quote = await call('GET', `/api/pay/${id}${search}`);
       if (quote.status !== 200 || quote.body.payment === null) throw new Error(`quote ${quote.status} ${JSON.stringify(quote.body)}`);
       stats.record('quote', quote.ms);
-      const { splitAddress, amount } = quote.body.payment as { splitAddress: Hex; amount: string };
+      const { payTo, due } = quote.body.payment as { payTo: Hex; due: string };
       const t0 = performance.now();
-      const hash = await wallet.writeContract({ address: s.usdc, abi: erc20Abi, functionName: 'transfer', args: [splitAddress, BigInt(amount)] });
+      const hash = await wallet.writeContract({ address: s.usdc, abi: erc20Abi, functionName: 'transfer', args: [payTo, BigInt(due)] });
       const mined = await reader.waitForTransactionReceipt({ hash, timeout: 60_000 });
       if (mined.status !== 'success') throw new Error(`transfer ${hash} ${mined.status}`);
       stats.record('transfer', performance.now() - t0);

@@ -180,7 +180,7 @@ describe('an RPC endpoint that errors or stalls', { timeout: 150_000 }, () => {
       const search = new URL(created.body.paymentUrl).search;
       const { payment } = (await t.call(null, 'GET', `/api/pay/${id}${search}`)).body;
       // The buyer's wallet talks to the node directly; only the service's endpoint is faulty.
-      const hash = await buyer.writeContract({ address: payment.tokenAddress, abi: erc20Abi, functionName: 'transfer', args: [payment.splitAddress, BigInt(payment.amount)] });
+      const hash = await buyer.writeContract({ address: payment.tokenAddress, abi: erc20Abi, functionName: 'transfer', args: [payment.payTo, BigInt(payment.due)] });
       await tc.chain.publicClient.waitForTransactionReceipt({ hash });
       return { search, hash };
     };
@@ -194,10 +194,10 @@ describe('an RPC endpoint that errors or stalls', { timeout: 150_000 }, () => {
     assert.equal((await t.call(null, 'POST', `/api/pay/rpc-ok/transaction${first.search}`, { transactionHash: first.hash })).status, 202);
     await completed('rpc-ok');
 
-    // 500s: a paid receipt is submitted, and stays put while every pass fails and backs off.
-    const paid = await pay('rpc-fault');
+    // 500s: a receipt paid once the service's endpoint fails stays put while every pass fails and backs off.
     rpc.set('error');
     const errorFrom = Date.now();
+    const paid = await pay('rpc-fault');
     assert.equal((await t.call(null, 'POST', `/api/pay/rpc-fault/transaction${paid.search}`, { transactionHash: paid.hash })).status, 202);
     // Until six passes have failed: backoffs of 200, 400, 800, 1600 and 3200 ms between them.
     await waitFor('six failed passes', async () => (failedPasses(errorFrom).length >= 6 ? true : undefined), 45_000);

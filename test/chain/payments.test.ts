@@ -509,6 +509,45 @@ describe('webhooks, restarts and reorganisations', () => {
     }
   });
 
+  test('with no key to pay the gas, the money waits at the payment address until anyone sweeps it into the split', async () => {
+    const sh = await shop();
+    const r = await receipt(sh, 'nogas-1', 3);
+    await t.deps.chainWorker!.stop();
+    const gasless = new ChainWorker({
+      db: t.deps.database.db,
+      chain: { ...tc.chain, walletClient: undefined },
+      logger: t.deps.logger,
+      confirmations: 1,
+      platformRecipient: PLATFORM,
+      startBlock: 0n,
+    });
+    try {
+      await transfer(4, usdc(), r.payment.payTo, 3_000_000n);
+      await gasless.pass();
+      await gasless.pass();
+      assert.equal(gasless.sweepsWaiting, 1);
+      assert.equal((await detail(sh, 'nogas-1')).status, 'tx_mined', 'not completed while the money is not in the split');
+      assert.equal(await balance(usdc(), r.payment.payTo), 3_000_000n, 'the money is safe at the address');
+      // The merchant sweeps from their own wallet with the transaction the admin app hands over
+      // (any account may send it; the money can only go to the split).
+      const offer = await admin(t, sh.s, 'GET', '/api/admin/receipts/nogas-1/sweep');
+      assert.equal(offer.status, 200, JSON.stringify(offer.body));
+      assert.equal(offer.body.waiting, '3000000');
+      assert.equal(offer.body.payTo, r.payment.payTo);
+      assert.equal(offer.body.transaction.to, tc.chain.paymentFactory!.toLowerCase());
+      const stranger = await signIn(t);
+      assert.equal((await admin(t, stranger, 'GET', '/api/admin/receipts/nogas-1/sweep')).status, 404, "another merchant's receipt is not found");
+      const hash = await buyer(5).sendTransaction({ to: offer.body.transaction.to, data: offer.body.transaction.data });
+      await tc.chain.publicClient.waitForTransactionReceipt({ hash });
+      await gasless.pass();
+      const done = await detail(sh, 'nogas-1');
+      assert.equal(done.status, 'completed');
+      assert.equal(gasless.sweepsWaiting, 0);
+    } finally {
+      t.deps.chainWorker!.start();
+    }
+  });
+
   test("a recipient's release appears as a split transaction", async () => {
     const sh = await shop();
     await transfer(7, usdc(), sh.split, 1_000_000n);

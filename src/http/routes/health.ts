@@ -14,6 +14,18 @@ export function healthRoutes(app: App, deps: Deps): void {
             status: Type.Literal('ok'),
             database: Type.Union([Type.Literal('up'), Type.Literal('unavailable')]),
             journalPending: Type.Integer({ description: 'Writes waiting in the local journal for the database' }),
+            payments: Type.Optional(
+              Type.Object(
+                {
+                  leader: Type.Boolean({ description: 'This instance runs the chain worker now' }),
+                  scannedBlock: Type.Union([Type.String(), Type.Null()], { description: 'The newest block its last pass read' }),
+                  sweepsWaitingForGas: Type.Integer({
+                    description: 'Receipts whose money waits at its payment address because no key here pays the sweep gas (SPLIT_DEPLOYER_KEY)',
+                  }),
+                },
+                { description: 'Present when the instance has a chain' },
+              ),
+            ),
           }),
         },
       },
@@ -23,7 +35,21 @@ export function healthRoutes(app: App, deps: Deps): void {
         () => true,
         () => false,
       );
-      return { status: 'ok' as const, database: up ? ('up' as const) : ('unavailable' as const), journalPending: deps.journal.pending };
+      const worker = deps.chainWorker;
+      return {
+        status: 'ok' as const,
+        database: up ? ('up' as const) : ('unavailable' as const),
+        journalPending: deps.journal.pending,
+        ...(worker === undefined
+          ? {}
+          : {
+              payments: {
+                leader: worker.isLeader,
+                scannedBlock: worker.lastPass?.head.toString() ?? null,
+                sweepsWaitingForGas: worker.sweepsWaiting,
+              },
+            }),
+      };
     },
   );
 }

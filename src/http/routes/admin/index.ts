@@ -7,6 +7,7 @@ import { adminRoleRoutes } from './roles.ts';
 import { adminSubscriptionRoutes } from './subscriptions.ts';
 import { adminUserRoutes } from './users.ts';
 import { adminWebhookRoutes } from './webhooks.ts';
+import { adminSweepRoutes } from './sweeps.ts';
 import { apkRoutes } from './apk.ts';
 
 /** Sign-in and every admin operation (session cookie + CSRF; never a subscription key). */
@@ -18,6 +19,7 @@ export function registerAdminRoutes(app: App, deps: Deps): void {
   adminUserRoutes(app, deps);
   adminWebhookRoutes(app, deps);
   adminPlatformRoutes(app, deps);
+  adminSweepRoutes(app, deps);
   // Encapsulated: its raw-body content-type parser must not reach other routes.
   void app.register(async (scope) => apkRoutes(scope, deps));
 }
