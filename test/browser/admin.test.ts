@@ -4,9 +4,18 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { chromium, type Browser } from 'playwright-core';
+import { createWalletClient, erc20Abi, http, type Hex } from 'viem';
+import { devAccount } from '../../src/chain/dev-accounts.ts';
 import { upsertUsers } from '../../src/domain/users.ts';
+import { ensureWebBuild } from '../../scripts/ensure-web-build.ts';
+import type { TestApp } from '../helpers/app.ts';
+import { admin, signIn } from '../helpers/session.ts';
+import { startChainApp, startTestChain, waitFor, type TestChain } from '../chain/helpers.ts';
 import {
+  CHROMIUM,
   eventually,
+  PLATFORM,
   screenshot,
   setUpSplit,
   signInThroughPage,
@@ -206,6 +215,11 @@ describe('admin web app', { skip: skipReason, timeout: 150_000 }, () => {
     // 2 × 9.50 = 19.00, tax 8.875% = 1.69 (half up), total 20.69.
     assert.equal(await card.getByTestId('created-total').innerText(), '$20.69');
     await card.getByTestId('qr-code').waitFor();
+    // Followed live: nothing paid yet, all of it due, and the time left.
+    await card.getByTestId('live-state').filter({ hasText: 'Waiting for the buyer to pay' }).waitFor();
+    assert.equal(await card.getByTestId('live-paid').innerText(), '0 USDC');
+    assert.equal(await card.getByTestId('live-due').innerText(), '20.69 USDC');
+    assert.match(await card.getByTestId('countdown').innerText(), /^Pay within (1:00:00|59:[0-5]\d)$/);
     await screenshot(m.page, 'order-created');
     const list = (await m.api('GET', '/api/receipts?limit=200')).body.receipts;
     assert.equal(list.length, 1);
@@ -240,6 +254,9 @@ describe('admin web app', { skip: skipReason, timeout: 150_000 }, () => {
     assert.ok(box !== null && box.width >= 150, 'the QR code is drawn at a scannable size');
     assert.ok(((await qr.locator('path').getAttribute('d')) ?? '').length > 1000, 'the QR code has modules');
     assert.match(await card.getByTestId('payment-url').innerText(), /^http:\/\/pay\.test\/pay\/pos_/);
+    await card.getByTestId('live-state').filter({ hasText: 'Waiting for the buyer to pay' }).waitFor();
+    assert.equal(await card.getByTestId('live-due').innerText(), '21.65 USDC');
+    await card.getByTestId('countdown').waitFor();
     await screenshot(m.page, 'terminal-receipt');
     noProblems(m);
   });
@@ -354,7 +371,8 @@ describe('admin web app', { skip: skipReason, timeout: 150_000 }, () => {
     await m.page.getByTestId('webhook').waitFor();
     await screenshot(m.page, 'webhooks');
     const listed = (await m.api('GET', '/api/admin/webhooks')).body.webhooks;
-    assert.deepEqual(listed.map((w: { events: string[] }) => w.events), [['receipt.completed', 'receipt.refunded']]);
+    // Every event but the one unchecked, in the server's order.
+    assert.deepEqual(listed.map((w: { events: string[] }) => w.events), [['receipt.payment_received', 'receipt.completed', 'receipt.expired', 'receipt.refunded']]);
     await m.page.getByTestId('webhook').getByRole('button', { name: 'Delete' }).click();
     await m.page.getByText('No endpoints yet.').waitFor();
     assert.deepEqual((await m.api('GET', '/api/admin/webhooks')).body.webhooks, []);
@@ -434,5 +452,94 @@ describe('admin web app', { skip: skipReason, timeout: 150_000 }, () => {
     assert.ok(Number(width) <= 390, `the terminal receipt is ${width} px wide`);
     await screenshot(m.page, 'phone-terminal-receipt');
     noProblems(m);
+  });
+});
+
+/**
+ * The terminal as a card reader: after the sale is rung up, its card follows the receipt live
+ * until a transfer on the dev chain into the receipt's own payment address completes it.
+ */
+describe('terminal on a dev chain', { skip: skipReason, timeout: 150_000 }, () => {
+  let tc: TestChain;
+  let t: TestApp;
+  let base: string;
+  let browser: Browser;
+  before(async () => {
+    await ensureWebBuild((line) => console.log(line));
+    tc = await startTestChain();
+    t = await startChainApp(tc.chain, { CONFIRMATIONS: '1' });
+    t.deps.startWorkers();
+    await t.app.listen({ host: '127.0.0.1', port: 0 });
+    const address = t.app.server.address();
+    if (address === null || typeof address === 'string') throw new Error('the app is not listening on a TCP port');
+    base = `http://127.0.0.1:${address.port}`;
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--headless', '--no-sandbox', '--disable-gpu'], timeout: 30_000 });
+  });
+  after(async () => {
+    await browser?.close();
+    await t?.close();
+    await tc?.close();
+  });
+
+  test('the card shows the live status, paid and due, and "Paid" once the transfer to payTo completes it', async () => {
+    const s = await signIn(t);
+    const split = await admin(t, s, 'POST', '/api/split/deploy', {
+      recipients: [
+        { address: s.wallet, sharesBps: 9950 },
+        { address: PLATFORM, sharesBps: 50 },
+      ],
+    });
+    assert.equal(split.status, 200, JSON.stringify(split.body));
+    const context = await browser.newContext({ baseURL: base, viewport: { width: 1280, height: 800 }, locale: 'en-US', timezoneId: 'UTC' });
+    const [name, value] = s.cookie.split('=') as [string, string];
+    await context.addCookies([{ name, value, url: base }]);
+    const page = await context.newPage();
+    const problems: string[] = [];
+    page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
+    page.on('console', (msg) => {
+      if (msg.type() === 'error' && !msg.text().startsWith('Failed to load resource')) problems.push(`console: ${msg.text()}`);
+    });
+
+    await page.goto('/admin/terminal');
+    await page.getByTestId('signed-in-wallet').waitFor();
+    for (const k of ['1', '2', '0', '0']) await page.getByRole('button', { name: k, exact: true }).click();
+    await page.getByRole('button', { name: 'Charge $12.00' }).click();
+    const card = page.getByTestId('created-receipt');
+    await card.waitFor();
+    await card.getByTestId('qr-code').waitFor();
+    const url = new URL(await card.getByTestId('payment-url').innerText());
+    const id = decodeURIComponent(url.pathname.split('/').pop()!);
+    await card.getByTestId('live-state').filter({ hasText: 'Waiting for the buyer to pay' }).waitFor();
+    assert.equal(await card.getByTestId('live-paid').innerText(), '0 USDC');
+    assert.equal(await card.getByTestId('live-due').innerText(), '12 USDC');
+    assert.match(await card.getByTestId('countdown').innerText(), /^Pay within (1:00:00|59:[0-5]\d)$/);
+    await screenshot(page, 'terminal-live-waiting');
+
+    // The buyer pays from any wallet to the receipt's own payment address (as its QR-code page says).
+    const key = await t.key(s.wallet);
+    const payTo = await waitFor('the receipt to have its payment address', async () => {
+      const res = await t.call(key, 'GET', `/api/receipts/${encodeURIComponent(id)}`);
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      return (res.body.payTo as Hex | null) ?? undefined;
+    });
+    const wallet = createWalletClient({ chain: tc.chain.publicClient.chain, transport: http(tc.chain.rpcUrl), account: devAccount(1) });
+    const hash = await wallet.writeContract({ address: tc.chain.usdc.address, abi: erc20Abi, functionName: 'transfer', args: [payTo, 12_000_000n] });
+    assert.equal((await tc.chain.publicClient.waitForTransactionReceipt({ hash })).status, 'success');
+
+    await card.getByTestId('live-paid-banner').filter({ hasText: 'Paid' }).waitFor({ timeout: 30_000 });
+    assert.equal(await card.getByTestId('live-paid').innerText(), '12 USDC');
+    assert.equal(await card.getByTestId('live-due').innerText(), '0 USDC');
+    assert.equal(await card.getByTestId('live-status').getAttribute('data-status'), 'completed');
+    assert.equal(await card.getByRole('heading', { level: 2 }).innerText(), 'Payment complete');
+    assert.equal(await card.getByTestId('countdown').count(), 0);
+    await screenshot(page, 'terminal-live-paid');
+    const detail = (await t.call(key, 'GET', `/api/receipts/${encodeURIComponent(id)}`)).body;
+    assert.deepEqual([detail.status, detail.exception, detail.amountPaid, detail.amountDue], ['completed', null, '12000000', '0']);
+
+    // Closing the card (New sale) leaves the terminal ready for the next one.
+    await card.getByRole('button', { name: 'New sale' }).click();
+    await page.getByTestId('terminal-amount').filter({ hasText: '$0.00' }).waitFor();
+    assert.deepEqual(problems, []);
+    await context.close();
   });
 });

@@ -1,17 +1,24 @@
 import type { CreatedReceipt } from '../lib/api.ts';
 import { formatCents, usdToCents } from '../lib/decimal.ts';
 import { CopyButton, Link, StatusBadge } from './ui.tsx';
+import { LiveStatus, useLiveReceipt } from './LiveReceipt.tsx';
 import { QrCode } from './QrCode.tsx';
 
-/** A receipt just created: its lines, and the payment link (shown only now) as text and QR code. */
+/**
+ * A receipt just created: its lines, the payment link (shown only now) as text and QR code, and
+ * its payment followed live until it is paid (the reading stops when the card closes).
+ */
 export function CreatedReceiptCard(props: { receipt: CreatedReceipt; title: string; onNext?: () => void; nextLabel?: string }) {
   const r = props.receipt;
+  const live = useLiveReceipt(r.receiptId);
+  const status = live.payment?.status ?? r.status;
   return (
     <div className="card created" data-testid="created-receipt">
       <div className="created-head">
-        <h2>{props.title}</h2>
-        <StatusBadge status={r.status} />
+        <h2>{status === 'completed' ? 'Payment complete' : props.title}</h2>
+        <StatusBadge status={status} />
       </div>
+      <LiveStatus live={live} />
       <div className="created-body">
         <div>
           <table className="table lines">

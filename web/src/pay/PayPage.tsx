@@ -1,17 +1,32 @@
 /**
- * The hosted payment page: what is being paid, a browser-wallet payment, an EIP-681 QR code for
- * phones, and the receipt's live status, which it also posts to an allowed parent when framed.
+ * The hosted payment page: what is being paid, a browser-wallet payment to the receipt's own
+ * payment address, an EIP-681 QR code for phones, the time left, and the receipt's live status,
+ * which it also posts to an allowed parent when framed.
  */
 import { useCallback, useEffect, useRef, useState, type ReactNode } from 'react';
 import { ApiError, messageOf } from '../lib/http.ts';
 import { payApi, payLinkFromLocation, type PaymentView, type TrackingStatus } from './api.ts';
 import { postStatus } from './embed.ts';
-import { Note, QrPanel, StatusPanel, Summary, tokenAmount } from './parts.tsx';
-import { chainName, FINAL, IN_FLIGHT, UNPAID } from './status.ts';
-import { connect, DEV_CHAIN_ID, eip681, ensureChain, injectedWallet, sendTransfer, WalletError } from './wallet-pay.ts';
+import { Amounts, Note, Overpaid, PayOffer, StatusPanel, Summary, tokenUnits } from './parts.tsx';
+import { canOfferPayment, chainName, FINAL, IN_FLIGHT, isUnpaid, phaseOf } from './status.ts';
+import {
+  connect,
+  DEV_CHAIN_ID,
+  ensureChain,
+  injectedWallet,
+  sendTransfer,
+  shortMessage,
+  WalletError,
+  type Payable,
+} from './wallet-pay.ts';
 
 type Load = { kind: 'loading' } | { kind: 'not_found' } | { kind: 'error'; status: number; message: string } | { kind: 'ready'; view: PaymentView };
-type Step = { kind: 'idle' } | { kind: 'busy'; what: string } | { kind: 'sent'; hash: string } | { kind: 'error'; message: string };
+/** `paidBefore`: what the server counted when the transaction was sent; more than that means it arrived. */
+type Step =
+  | { kind: 'idle' }
+  | { kind: 'busy'; what: string }
+  | { kind: 'sent'; hash: string; paidBefore: string }
+  | { kind: 'error'; message: string };
 
 const link = payLinkFromLocation(window.location);
 /**
@@ -24,10 +39,6 @@ const POLL_IDLE_MS = 3000;
 const POLL_HIDDEN_MS = 10_000;
 /** After a 429, wait this long before asking again. */
 const POLL_LIMITED_MS = 10_000;
-const NO_WALLET =
-  'No browser wallet was found in this browser. Install a wallet extension (or open this page in your wallet app’s browser), ' +
-  'or scan the QR code with a mobile wallet.';
-
 async function track(status: TrackingStatus): Promise<void> {
   // Tracking helps the merchant see where buyers stop; it never blocks a payment.
   await payApi.track(link, status).catch((err: unknown) => console.warn(`tracking status ${status} was not recorded: ${messageOf(err)}`));
@@ -41,16 +52,23 @@ async function describeChain(chainId: number) {
   return { chainName: chainName(chainId), rpcUrls: [dev.rpcUrl] };
 }
 
-/** Tells the merchant's server the hash; a network hiccup is retried, since the tokens already moved. */
-async function submitHash(hash: string): Promise<void> {
+/**
+ * Tells the service where to look sooner. Only a hint: the worker finds the transfer into the
+ * payment address without it, so a refusal (at most 5 unresolved hints per receipt) is no error
+ * for the buyer; a network hiccup is retried once.
+ */
+async function sendHint(hash: string): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     try {
       await payApi.submit(link, hash);
       return;
     } catch (err) {
-      const transient = err instanceof ApiError && (err.status === 0 || err.status === 429 || err.status >= 500);
-      if (!transient || attempt >= 4) throw err;
-      await new Promise((resolve) => setTimeout(resolve, attempt * 1000));
+      const transient = err instanceof ApiError && (err.status === 0 || err.status >= 500);
+      if (!transient || attempt >= 2) {
+        console.warn(`the transaction hint was not accepted (the payment is still found on chain): ${messageOf(err)}`);
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 1000));
     }
   }
 }
@@ -91,10 +109,11 @@ export function PayPage() {
       const next = await refresh();
       if (stopped || next.kind === 'not_found') return;
       if (next.kind === 'ready') {
-        if (!opened.current && UNPAID.has(next.view.status)) {
+        if (!opened.current && isUnpaid(next.view.status)) {
           opened.current = true;
           void track('link_opened');
         }
+        // An expired receipt is still watched: money that arrives late is credited.
         if (FINAL.has(next.view.status)) return;
       }
       const inFlight = active.current || (next.kind === 'ready' && IN_FLIGHT.has(next.view.status));
@@ -142,20 +161,24 @@ export function PayPage() {
   if (load.kind === 'error') {
     return (
       <Shell>
-        <Note kind="error">The payment could not be loaded: {load.message}. The page retries on its own.</Note>
+        <Note kind="error">The payment could not be loaded: {shortMessage(load.message)}. The page retries on its own.</Note>
       </Shell>
     );
   }
 
   const v = load.view;
   const payment = v.payment;
-  const split = payment?.splitAddress ?? null;
-  const payable = payment !== null && split !== null ? { ...payment, splitAddress: split } : null;
-  const waitingForServer = step.kind === 'sent' && UNPAID.has(v.status);
-  const canPay = payable !== null && !FINAL.has(v.status) && !IN_FLIGHT.has(v.status) && step.kind !== 'busy' && !waitingForServer;
+  const phase = phaseOf({
+    status: v.status,
+    exception: v.exception,
+    paid: payment?.paid ?? null,
+    due: payment?.due ?? null,
+    paidWhenSent: step.kind === 'sent' ? step.paidBefore : null,
+  });
+  const payable: Payable | null =
+    payment !== null && payment.payTo !== null && BigInt(payment.due) > 0n && canOfferPayment(phase) ? { ...payment, payTo: payment.payTo } : null;
 
-  async function pay() {
-    if (payable === null) return;
+  async function pay(target: Payable, paidBefore: string) {
     const wallet = injectedWallet();
     if (wallet === null) {
       // The note above the button turns into an alert, rather than saying it twice.
@@ -170,17 +193,13 @@ export function PayPage() {
       const from = await connect(wallet);
       setAccount(from);
       void track('buyer_logged_in');
-      setStep({ kind: 'busy', what: `Switching your wallet to ${chainName(payable.chainId)}…` });
-      await ensureChain(wallet, payable.chainId, { describe: describeChain });
+      setStep({ kind: 'busy', what: `Switching your wallet to ${chainName(target.chainId)}…` });
+      await ensureChain(wallet, target.chainId, { describe: describeChain });
       await track('checkout_initialized');
-      setStep({ kind: 'busy', what: `Confirm the transfer of ${tokenAmount(payable)} in your wallet…` });
-      const hash = await sendTransfer(wallet, from, payable);
-      setStep({ kind: 'busy', what: 'Sending the transaction to the merchant…' });
-      await submitHash(hash).catch((err: unknown) => {
-        throw new Error(`Your transaction ${hash} was sent, but the merchant could not be told about it (${messageOf(err)}). Keep this page open: payments are also recognised on chain.`);
-      });
-      setStep({ kind: 'sent', hash });
-      void refresh();
+      setStep({ kind: 'busy', what: `Confirm the transfer of ${tokenUnits(target.due, target)} in your wallet…` });
+      const hash = await sendTransfer(wallet, from, target);
+      setStep({ kind: 'sent', hash, paidBefore });
+      void sendHint(hash).then(() => refresh());
     } catch (err) {
       setStep({ kind: 'error', message: messageOf(err) });
     }
@@ -188,44 +207,40 @@ export function PayPage() {
 
   return (
     <Shell brand={v.brandName} receiptId={v.receiptId}>
-      {offline !== null && <Note kind="warn">Connection trouble ({offline}); retrying…</Note>}
+      {offline !== null && <Note kind="warn">Connection trouble ({shortMessage(offline)}); retrying…</Note>}
       <Summary view={v} />
-      <StatusPanel status={v.status} transactionHash={v.transactionHash ?? (step.kind === 'sent' ? step.hash : null)} />
+      <StatusPanel
+        status={v.status}
+        exception={v.exception}
+        phase={phase}
+        transactionHash={v.transactionHash ?? (step.kind === 'sent' ? step.hash : null)}
+      />
       {payment === null ? (
         <Note kind="error" testId="no-chain">
           Payments are not available on this server right now. Please contact the merchant.
         </Note>
-      ) : payable === null ? (
+      ) : payment.payTo === null ? (
         <Note kind="error" testId="no-split">
           <strong>This shop cannot take payments yet:</strong> its split contract is not deployed. Please let the merchant know.
         </Note>
       ) : (
-        !FINAL.has(v.status) && (
-          <>
-            <section className="pay-panel" aria-label="Pay with a browser wallet">
-              {!hasWallet && (
-                <Note kind={walletAsked ? 'error' : 'info'} testId="no-wallet">
-                  {NO_WALLET}
-                </Note>
-              )}
-              <button type="button" className="btn btn-primary btn-pay" disabled={!canPay} onClick={() => void pay()}>
-                {v.status === 'failed' || v.status === 'tx_mismatch' ? 'Try again' : 'Pay'} {tokenAmount(payable)} with a browser wallet
-              </button>
-              {account !== null && (
-                <p className="muted small" data-testid="buyer-account">
-                  From <span className="mono break">{account}</span>
-                </p>
-              )}
-              {step.kind === 'busy' && <p className="step">{step.what}</p>}
-              {step.kind === 'error' && (
-                <Note kind="error" testId="pay-error">
-                  {step.message}
-                </Note>
-              )}
-            </section>
-            <QrPanel uri={eip681(payable)} amount={tokenAmount(payable)} />
-          </>
-        )
+        <>
+          {BigInt(payment.paid) > 0n && <Amounts payment={payment} />}
+          {phase === 'completed' && v.exception === 'overpaid' && <Overpaid payment={payment} />}
+          {payable !== null && (
+            <PayOffer
+              payable={payable}
+              phase={phase}
+              expiresAt={v.expiresAt}
+              busy={step.kind === 'busy' ? step.what : null}
+              error={step.kind === 'error' ? step.message : null}
+              account={account}
+              hasWallet={hasWallet}
+              walletAsked={walletAsked}
+              onPay={() => void pay(payable, payment.paid)}
+            />
+          )}
+        </>
       )}
     </Shell>
   );

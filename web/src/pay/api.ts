@@ -10,8 +10,14 @@ const payment = record({
   tokenAddress: str,
   tokenSymbol: str,
   tokenDecimals: num,
+  /** The receipt's own payment address: the only address the buyer pays. Null while the merchant has no split. */
+  payTo: nullable(str),
+  /** The merchant's split, where the money is swept; never paid directly. */
   splitAddress: nullable(str),
+  /** Token base units as decimal strings: the total, what arrived so far, what is still missing. */
   amount: str,
+  paid: str,
+  due: str,
 });
 export type Payment = ReturnType<typeof payment>;
 
@@ -22,6 +28,9 @@ const view = record({
   totalUsd: num,
   currency: str,
   status: str,
+  exception: nullable(str),
+  /** Unix ms after which a receipt with nothing received fails (expired). */
+  expiresAt: num,
   transactionHash: nullable(str),
   allowedEmbedOrigins: arr(str),
   payment: nullable(payment),
@@ -54,6 +63,7 @@ export const payApi = {
   get: (link: PayLink) => call('GET', path(link), view, { query: { t: link.token } }),
   track: (link: PayLink, status: TrackingStatus) =>
     call('POST', path(link, '/status'), record({ status: str }), { query: { t: link.token }, body: { status } }),
+  /** Only a hint of where to look sooner: the service finds the payment on chain either way. */
   submit: (link: PayLink, transactionHash: string) =>
     call('POST', path(link, '/transaction'), record({ status: str }), { query: { t: link.token }, body: { transactionHash } }),
   /** The dev chain's public RPC URL (CHAIN=dev only), for wallet_addEthereumChain. */

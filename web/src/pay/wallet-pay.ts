@@ -1,7 +1,8 @@
 /**
  * Paying with an injected EIP-1193 wallet: connect, move the wallet to the receipt's chain
- * (adding the chain when the wallet does not know it), then an ERC-20 transfer of the exact
- * amount to the merchant's split contract.
+ * (adding the chain when the wallet does not know it), then an ERC-20 transfer of what is due to
+ * the receipt's own payment address (never the merchant's split: a transfer is attributed to a
+ * receipt only by the address it reaches).
  */
 import { encodeFunctionData, erc20Abi, type Hex } from 'viem';
 import { injectedWallet, WalletError } from '../lib/wallet.ts';
@@ -25,6 +26,18 @@ const KNOWN_CHAINS: Record<number, ChainParams> = {
 
 export const DEV_CHAIN_ID = 31337;
 
+/** What a payment needs: the token, the chain, the receipt's payment address and the base units still due. */
+export type Payable = Pick<Payment, 'chainId' | 'tokenAddress' | 'tokenSymbol' | 'tokenDecimals' | 'due'> & { payTo: string };
+
+/** Wallet errors can be kilobytes (viem dumps the request); one short line is kept for the page. */
+const MAX_DETAIL = 160;
+
+export function shortMessage(text: string, max = MAX_DETAIL): string {
+  const line = text.split(/\r?\n/).find((l) => l.trim() !== '') ?? text;
+  const flat = line.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
 function errorCode(err: unknown): unknown {
   const e = (typeof err === 'object' && err !== null ? err : {}) as { code?: unknown; data?: { originalError?: { code?: unknown } } };
   // Some mobile wallets wrap "unknown chain" (4902) inside a generic -32603.
@@ -36,7 +49,9 @@ function walletMessage(err: unknown, action: string): WalletError {
   if (errorCode(err) === 4001) return new WalletError(`You declined the ${action} in your wallet.`);
   const e = (typeof err === 'object' && err !== null ? err : {}) as { message?: unknown };
   const detail = typeof e.message === 'string' ? e.message : String(err);
-  return new WalletError(`The wallet could not complete the ${action}: ${detail}`);
+  // The whole message goes to the console for whoever debugs; the page shows one short line.
+  console.warn(`wallet ${action} failed:`, err);
+  return new WalletError(`The wallet could not complete the ${action}: ${shortMessage(detail)}`);
 }
 
 async function ask<T>(wallet: Provider, action: string, method: string, params?: unknown[]): Promise<T> {
@@ -80,16 +95,16 @@ export async function ensureChain(wallet: Provider, chainId: number, opts: Switc
   await ask(wallet, 'network switch', 'wallet_switchEthereumChain', [{ chainId: hexId }]);
 }
 
-export function transferData(payment: Payment & { splitAddress: string }): Hex {
+export function transferData(payment: Payable): Hex {
   return encodeFunctionData({
     abi: erc20Abi,
     functionName: 'transfer',
-    args: [payment.splitAddress as Hex, BigInt(payment.amount)],
+    args: [payment.payTo as Hex, BigInt(payment.due)],
   });
 }
 
 /** Sends the transfer and returns its hash once the wallet has broadcast it. */
-export async function sendTransfer(wallet: Provider, from: Hex, payment: Payment & { splitAddress: string }): Promise<Hex> {
+export async function sendTransfer(wallet: Provider, from: Hex, payment: Payable): Promise<Hex> {
   const hash = await ask<unknown>(wallet, 'payment', 'eth_sendTransaction', [
     { from, to: payment.tokenAddress, data: transferData(payment), value: '0x0' },
   ]);
@@ -97,7 +112,7 @@ export async function sendTransfer(wallet: Provider, from: Hex, payment: Payment
   return hash as Hex;
 }
 
-/** EIP-681: a mobile wallet scanning this opens the same transfer, on the right chain. */
-export function eip681(payment: Payment & { splitAddress: string }): string {
-  return `ethereum:${payment.tokenAddress}@${payment.chainId}/transfer?address=${payment.splitAddress}&uint256=${payment.amount}`;
+/** EIP-681: a mobile wallet scanning this opens the same transfer of what is due, on the right chain. */
+export function eip681(payment: Payable): string {
+  return `ethereum:${payment.tokenAddress}@${payment.chainId}/transfer?address=${payment.payTo}&uint256=${payment.due}`;
 }
