@@ -98,7 +98,19 @@ describe('GET /api/split/transactions', () => {
       timestamp: '2024-01-02T03:04:05.006Z',
       transactionHash: first.transactionHash,
       fees: 0.0075,
+      amountBaseUnits: '1500000',
+      feesBaseUnits: '7500',
     });
+  });
+
+  test('amounts beyond what a JSON number holds exactly are exact in amountBaseUnits and feesBaseUnits', async () => {
+    const wallet = randomWallet();
+    const huge = transfer(wallet, { splitAddress: randomWallet(), amountUnits: '123456789012345678901', feeUnits: '617283945061728394' });
+    assert.equal(await recordSplitTransaction(db, huge), true);
+    const [row] = (await t.call(await t.key(wallet), 'GET', '/api/split/transactions')).body;
+    assert.equal(row.amountBaseUnits, '123456789012345678901');
+    assert.equal(row.feesBaseUnits, '617283945061728394');
+    assert.notEqual(String(BigInt(Math.round(row.amount * 1e6))), row.amountBaseUnits, 'the number alone would have lost digits');
   });
 
   test('address filters by split address or counterparty, within the merchant only', async () => {

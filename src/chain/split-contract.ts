@@ -79,6 +79,8 @@ export const paymentSplitterAbi = [
 
 /** The artifact's full ABI and creation bytecode, as OpenZeppelin compiled them. */
 export const paymentSplitterArtifact = { abi: splitterArtifact.abi as Abi, bytecode: splitterArtifact.bytecode as Hex };
+/** The runtime code of that PaymentSplitter (it has no immutables, so every deployment's is the same). */
+const PAYMENT_SPLITTER_RUNTIME = (splitterArtifact.deployedBytecode as string).toLowerCase();
 
 /** No real split has more payees than this; reading stops here rather than loop on a hostile contract. */
 const MAX_PAYEES = 256;
@@ -145,6 +147,9 @@ export async function readSplit(p: { publicClient: Public; address: string }): P
   const blockNumber = await call('blockNumber', () => p.publicClient.getBlockNumber({ cacheTime: 0 }));
   const code = await call('code', () => p.publicClient.getCode({ address, blockNumber }));
   if (code === undefined || code === '0x') throw new SplitReadError(address, 'code', 'no_code');
+  // A contract that merely answers payee() and shares() could pay anyone anything: only the exact
+  // code of the PaymentSplitter the service deploys itself is a split.
+  if (code.toLowerCase() !== PAYMENT_SPLITTER_RUNTIME) throw new SplitReadError(address, 'code', 'not_a_splitter');
   const read = { address, abi: paymentSplitterAbi, blockNumber } as const;
 
   const payees: Address[] = [];
@@ -203,7 +208,7 @@ export async function verifySplitMatches(p: {
       return { ok: false, reason: 'no_code', message: `No contract is deployed at ${err.address} on this chain` };
     }
     if (err instanceof SplitReadError && err.reason === 'not_a_splitter') {
-      return { ok: false, reason: 'not_a_splitter', message: `The contract at ${err.address} is not a PaymentSplitter` };
+      return { ok: false, reason: 'not_a_splitter', message: `The contract at ${err.address} is not the PaymentSplitter this service deploys (its code differs)` };
     }
     throw err;
   }

@@ -50,12 +50,17 @@ export const shopConfigs = pgTable('shop_configs', {
   updatedAt: ms('updated_at').notNull(),
 });
 
-export const splitConfigs = pgTable('split_configs', {
-  wallet: text('wallet').primaryKey(),
-  address: text('address'),
-  recipients: jsonb('recipients').$type<SplitRecipient[]>().notNull(),
-  createdAt: ms('created_at').notNull(),
-});
+export const splitConfigs = pgTable(
+  'split_configs',
+  {
+    wallet: text('wallet').primaryKey(),
+    address: text('address'),
+    recipients: jsonb('recipients').$type<SplitRecipient[]>().notNull(),
+    createdAt: ms('created_at').notNull(),
+  },
+  // A split contract belongs to one merchant: its transfers are indexed under that merchant alone.
+  (t) => [uniqueIndex('split_configs_address_idx').on(t.address)],
+);
 
 export const receipts = pgTable(
   'receipts',
@@ -286,10 +291,20 @@ export const refunds = pgTable(
     amountCents: bigint('amount_cents', { mode: 'bigint' }).notNull(),
     items: jsonb('items').$type<RefundItem[]>().notNull(),
     txHash: text('tx_hash'),
+    /** The Transfer log of txHash that pays the buyer, once verified on chain; one refund per transfer. */
+    logIndex: integer('log_index'),
+    /** Token base units that transfer moved, as a decimal string. */
+    amountUnits: text('amount_units'),
+    /** When the chain confirmed the transfer; null for an unverified (bookkeeping) refund. */
+    verifiedAt: ms('verified_at'),
     createdBy: text('created_by').notNull(),
     createdAt: ms('created_at').notNull(),
   },
-  (t) => [primaryKey({ columns: [t.wallet, t.id] }), index('refunds_receipt_idx').on(t.wallet, t.receiptId)],
+  (t) => [
+    primaryKey({ columns: [t.wallet, t.id] }),
+    index('refunds_receipt_idx').on(t.wallet, t.receiptId),
+    uniqueIndex('refunds_transfer_idx').on(t.txHash, t.logIndex),
+  ],
 );
 
 export const webhookEndpoints = pgTable(

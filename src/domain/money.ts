@@ -94,6 +94,15 @@ export function bpsOf(amount: bigint, bps: number | bigint): bigint {
   return divRoundHalfUp(amount * BigInt(bps), BPS);
 }
 
+/**
+ * A payee's part of an amount paid into a PaymentSplitter whose shares are basis points (total
+ * 10,000), as the contract computes it: amount × shares / total, rounded down. The parts of the
+ * indexed payments then never add up to more than the payee can release.
+ */
+export function splitterShare(amount: bigint, bps: number | bigint): bigint {
+  return (amount * BigInt(bps)) / BPS;
+}
+
 /** USDC has six decimals: one cent is 10,000 base units. */
 export const USDC_DECIMALS = 6;
 export function centsToTokenUnits(cents: bigint, decimals = USDC_DECIMALS): bigint {

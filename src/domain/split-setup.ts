@@ -5,7 +5,7 @@
 import { eq } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
 import { splitConfigs, type SplitRecipient } from '../db/schema.ts';
-import { InvalidInput } from './errors.ts';
+import { Conflict, InvalidInput } from './errors.ts';
 import { parseSplitRecipients, type SplitView } from './splits.ts';
 import { isAddress, normalizeWallet } from './wallet.ts';
 
@@ -55,6 +55,12 @@ export function checkRecipients(value: unknown, platform: PlatformShare) {
   return recipients;
 }
 
+/** A split contract belongs to one merchant: another's address is refused with 409. */
+async function assertSplitUnowned(db: Db, address: string): Promise<void> {
+  const [taken] = await db.select({ wallet: splitConfigs.wallet }).from(splitConfigs).where(eq(splitConfigs.address, address));
+  if (taken !== undefined) throw new Conflict('This split contract is already registered by another merchant');
+}
+
 export async function setUpSplit(
   db: Db,
   wallet: string,
@@ -74,6 +80,7 @@ export async function setUpSplit(
   if (input.recipients === undefined) throw new InvalidInput('recipients are required to configure a split');
   const recipients = checkRecipients(input.recipients, platform);
   let address = typeof input.splitAddress === 'string' ? normalizeWallet(input.splitAddress) : null;
+  if (address !== null) await assertSplitUnowned(db, address);
   if (address !== null && chain !== undefined) {
     const match = await chain.verify(address, recipients);
     if (!match.ok) throw new InvalidInput(`splitAddress does not match the recipients (${match.reason}): ${match.message}`);
@@ -88,8 +95,10 @@ export async function setUpSplit(
     .onConflictDoNothing()
     .returning();
   if (stored === undefined) {
-    // Another request configured it between our read and write: answer as a repeat.
+    // Another request configured it between our read and write: answer as a repeat. Or another
+    // merchant registered the same address meanwhile: the unique index kept theirs.
     const [row] = await db.select().from(splitConfigs).where(eq(splitConfigs.wallet, owner));
+    if (row === undefined && address !== null) await assertSplitUnowned(db, address);
     return { split: { address: row?.address ?? null, recipients: row?.recipients ?? [] }, idempotent: true };
   }
   return { split: { address: stored.address, recipients: stored.recipients }, idempotent: false };

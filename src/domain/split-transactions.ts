@@ -25,6 +25,9 @@ export interface SplitTransactionView {
   timestamp: string;
   transactionHash: string;
   fees: number;
+  /** The exact amount and fees, token base units as decimal strings (the numbers above round past ~9e15 units). */
+  amountBaseUnits: string;
+  feesBaseUnits: string;
 }
 
 const BASE_UNITS = /^(0|[1-9]\d*)$/;
@@ -53,6 +56,8 @@ function toView(r: Row): SplitTransactionView {
     timestamp: new Date(r.timestamp).toISOString(),
     transactionHash: r.transactionHash,
     fees: unitsToTokens(r.feeUnits),
+    amountBaseUnits: r.amountUnits,
+    feesBaseUnits: r.feeUnits,
   };
 }
 

@@ -24,7 +24,7 @@ import type { ChainDeps } from '../chain/client.ts';
 import { paymentSplitterAbi } from '../chain/split-contract.ts';
 import type { Db, Tx } from '../db/client.ts';
 import { chainBlocks, chainCursors, receipts, receiptTransfers, receiptWatch, splitConfigs, splitTransactions, type SplitRecipient } from '../db/schema.ts';
-import { bpsOf } from '../domain/money.ts';
+import { splitterShare } from '../domain/money.ts';
 import { recordSplitTransaction } from '../domain/split-transactions.ts';
 
 export const CURSOR = 'payments';
@@ -253,7 +253,7 @@ export class PaymentScanner {
           counterparty: from,
           receiptId: receiptFrom !== undefined && receiptFrom.wallet === split.wallet ? receiptFrom.receiptId : null,
           amountUnits: log.args.value.toString(),
-          feeUnits: bpsOf(log.args.value, split.platformBps).toString(),
+          feeUnits: splitterShare(log.args.value, split.platformBps).toString(),
           currency: chain.usdc.symbol,
           status: 'received',
           transactionHash: base.transactionHash,

@@ -193,10 +193,8 @@ export class ChainWorker {
     const { walletClient, paymentFactory } = chain;
     if (walletClient === undefined || paymentFactory === undefined) return 'no_gas';
     const [watch] = await db.select().from(receiptWatch).where(and(eq(receiptWatch.wallet, key.wallet), eq(receiptWatch.receiptId, key.receiptId)));
-    if (watch?.sweepTx != null && watch.sweepSentAt != null) {
-      const mined = await chain.publicClient.getTransactionReceipt({ hash: watch.sweepTx as Hex }).catch(() => null);
-      // Mined after the scanned head: the next pass reads it. Not mined yet: wait a while for it.
-      if (mined !== null ? mined.blockNumber > scanned : now - watch.sweepSentAt < SWEEP_RETRY_MS) return 'pending';
+    if (watch?.sweepTx != null && watch.sweepSentAt != null && (await this.sweepPending(watch.sweepTx as Hex, watch.sweepSentAt, scanned, now))) {
+      return 'pending';
     }
     const [split] = await db.select({ address: splitConfigs.address }).from(splitConfigs).where(eq(splitConfigs.wallet, key.wallet));
     if (split?.address == null) return 'no_gas';
@@ -214,6 +212,19 @@ export class ChainWorker {
       .where(and(eq(receiptWatch.wallet, key.wallet), eq(receiptWatch.receiptId, key.receiptId)));
     logger.info({ wallet: key.wallet, receiptId: key.receiptId, tx: hash }, 'sweep sent');
     return 'sent';
+  }
+
+  /**
+   * Whether the last sweep sent may still land: mined after the scanned head (the next pass reads
+   * it), or waiting in the node's pool for less than SWEEP_RETRY_MS. A sweep the node no longer
+   * knows (a reorganisation dropped it) or that is mined and read is not pending.
+   */
+  private async sweepPending(hash: Hex, sentAt: number, scanned: bigint, now: number): Promise<boolean> {
+    const { publicClient } = this.o.chain;
+    const mined = await publicClient.getTransactionReceipt({ hash }).catch(() => null);
+    if (mined !== null) return mined.blockNumber > scanned;
+    const known = await publicClient.getTransaction({ hash }).catch(() => null);
+    return known !== null && now - sentAt < SWEEP_RETRY_MS;
   }
 
   /** Receipts whose time ran out with nothing received: failed, exception expired. */

@@ -232,3 +232,14 @@ describe('priceOrder', () => {
     assert.throws(() => resolveTax({ jurisdictionCode: 'nowhere' }, []), InvalidInput);
   });
 });
+
+test('a payee share of a split payment is rounded down, as PaymentSplitter computes it', async () => {
+  const { splitterShare } = await import('../../src/domain/money.ts');
+  assert.equal(splitterShare(1_000_000n, 50), 5_000n);
+  assert.equal(splitterShare(199n, 50), 0n, '0.995 units round down to 0, never up');
+  assert.equal(splitterShare(399n, 50), 1n, '1.995 units round down to 1');
+  // Per-transfer shares never add up to more than the share of the sum.
+  const parts = [199n, 199n, 1n, 3_333_333n];
+  const sum = parts.reduce((a, b) => a + b, 0n);
+  assert.ok(parts.reduce((a, b) => a + splitterShare(b, 50), 0n) <= splitterShare(sum, 50));
+});

@@ -23,7 +23,9 @@ const SplitTransaction = Type.Object({
   status: Type.String(),
   timestamp: Type.String({ description: 'ISO 8601' }),
   transactionHash: Type.String(),
-  fees: Type.Number({ description: "The platform's share, in token units" }),
+  fees: Type.Number({ description: "The platform's share, in token units, as the contract computes it (rounded down)" }),
+  amountBaseUnits: Type.String({ description: 'amount exactly, token base units (USDC: 6 decimals)' }),
+  feesBaseUnits: Type.String({ description: 'fees exactly, token base units' }),
 });
 
 /** The withdraw route is gone: recipients release their own funds from the split contract. */

@@ -1,0 +1,180 @@
+/**
+ * Reorganisations on the real dev chain, made on the anvil node's own port (anvil_reorg), never
+ * through /dev/rpc. The chain worker runs with CONFIRMATIONS=3 and is driven pass by pass. After
+ * every reorganisation, each receipt's amount paid and the merchant's split transactions must
+ * equal what the chain that won says, to the base unit.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { and, eq } from 'drizzle-orm';
+import { createTestClient, createWalletClient, encodeFunctionData, erc20Abi, getAbiItem, http, type Hex } from 'viem';
+import { devAccount } from '../../src/chain/dev-accounts.ts';
+import { receiptStatusHistory, receiptTransfers } from '../../src/db/schema.ts';
+import type { ChainWorker } from '../../src/payments/worker.ts';
+import { admin, signIn, type Session } from '../helpers/session.ts';
+import type { TestApp } from '../helpers/app.ts';
+import { PLATFORM, startChainApp, startTestChain, type TestChain } from './helpers.ts';
+
+let tc: TestChain;
+let t: TestApp;
+let worker: ChainWorker;
+before(async () => {
+  tc = await startTestChain();
+  t = await startChainApp(tc.chain, { CONFIRMATIONS: '3', PLATFORM_RECIPIENT_ADDRESS: PLATFORM });
+  worker = t.deps.chainWorker!;
+});
+after(async () => {
+  await t?.close();
+  await tc?.close();
+});
+
+const anvil = () => createTestClient({ chain: tc.chain.publicClient.chain, mode: 'anvil', transport: http(tc.chain.rpcUrl) });
+const buyer = (i: number) => createWalletClient({ chain: tc.chain.publicClient.chain, transport: http(tc.chain.rpcUrl), account: devAccount(i) });
+const usdc = () => tc.chain.usdc.address;
+const TRANSFER = getAbiItem({ abi: erc20Abi, name: 'Transfer' });
+
+interface Shop {
+  s: Session;
+  wallet: string;
+  key: string;
+  split: Hex;
+}
+
+async function shop(): Promise<Shop> {
+  const s = await signIn(t);
+  const res = await admin(t, s, 'POST', '/api/split/deploy', {
+    recipients: [
+      { address: s.wallet, sharesBps: 9950 },
+      { address: PLATFORM, sharesBps: 50 },
+    ],
+  });
+  assert.equal(res.status, 200, JSON.stringify(res.body));
+  return { s, wallet: s.wallet.toLowerCase(), key: await t.key(s.wallet), split: res.body.split.address };
+}
+
+async function receipt(sh: Shop, id: string, totalUsd: number): Promise<Hex> {
+  const res = await t.call(sh.key, 'POST', '/api/receipts', { id, lineItems: [{ label: 'Item', priceUsd: totalUsd }], totalUsd });
+  assert.equal(res.status, 201);
+  const page = await t.call(null, 'GET', `/api/pay/${id}${new URL(res.body.paymentUrl).search}`);
+  return page.body.payment.payTo;
+}
+
+const transferData = (to: Hex, amount: bigint) => encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [to, amount] });
+
+async function pay(from: number, to: Hex, amount: bigint): Promise<{ hash: Hex; block: bigint; nonce: number }> {
+  const nonce = await tc.chain.publicClient.getTransactionCount({ address: devAccount(from).address, blockTag: 'pending' });
+  const hash = await buyer(from).sendTransaction({ to: usdc(), data: transferData(to, amount), nonce });
+  const mined = await tc.chain.publicClient.waitForTransactionReceipt({ hash });
+  return { hash, block: mined.blockNumber, nonce };
+}
+
+/** anvil_reorg: replaces the newest `depth` blocks; `txs` go into the new ones at their offsets. */
+async function reorg(depth: bigint, txs: [unknown, number][] = []): Promise<void> {
+  await anvil().request({ method: 'anvil_reorg' as never, params: [Number(depth), txs] as never });
+}
+
+async function passes(n: number): Promise<void> {
+  for (let i = 0; i < n; i++) await worker.pass();
+}
+
+async function detail(sh: Shop, id: string) {
+  const res = await t.call(sh.key, 'GET', `/api/receipts/${id}`);
+  assert.equal(res.status, 200);
+  return res.body;
+}
+
+/** The token the chain says reached an address, summed over every Transfer into it. */
+async function receivedOnChain(to: Hex): Promise<bigint> {
+  const logs = await tc.chain.publicClient.getLogs({ address: usdc(), event: TRANSFER, args: { to }, fromBlock: 0n, toBlock: 'latest' });
+  return logs.reduce((s, l) => s + (l.args.value ?? 0n), 0n);
+}
+
+/** Receipts' amounts paid and the split transactions equal the chain, to the base unit. */
+async function assertMatchesChain(sh: Shop, receipts: Record<string, Hex>): Promise<void> {
+  for (const [id, payTo] of Object.entries(receipts)) {
+    assert.equal(BigInt((await detail(sh, id)).amountPaid), await receivedOnChain(payTo), `${id}: amount paid equals the chain`);
+    const rows = await t.deps.database.db
+      .select({ hash: receiptTransfers.transactionHash, logIndex: receiptTransfers.logIndex, block: receiptTransfers.blockNumber, blockHash: receiptTransfers.blockHash })
+      .from(receiptTransfers)
+      .where(and(eq(receiptTransfers.wallet, sh.wallet), eq(receiptTransfers.receiptId, id), eq(receiptTransfers.kind, 'in')));
+    for (const r of rows) {
+      const mined = await tc.chain.publicClient.getTransactionReceipt({ hash: r.hash as Hex });
+      assert.equal(mined.blockHash.toLowerCase(), r.blockHash, `${id}: the transfer row names the block the chain has`);
+      assert.equal(mined.blockNumber, r.block);
+      assert.ok(mined.logs.some((l) => l.logIndex === r.logIndex && l.address.toLowerCase() === usdc().toLowerCase()), `${id}: and its log index`);
+    }
+  }
+  const indexed = (await t.call(sh.key, 'GET', `/api/split/transactions?address=${sh.split}`)).body as { amountBaseUnits: string; status: string }[];
+  const indexedIn = indexed.filter((x) => x.status === 'received').reduce((s, x) => s + BigInt(x.amountBaseUnits), 0n);
+  assert.equal(indexedIn, await receivedOnChain(sh.split), 'indexed split payments equal what the split received');
+}
+
+describe('reorganisations', () => {
+  test('a payment replaced at the same nonce by a payment to another receipt: the first goes back to pending, the second completes', async () => {
+    const sh = await shop();
+    const first = await receipt(sh, 'nonce-a', 4);
+    const second = await receipt(sh, 'nonce-b', 4);
+    const paid = await pay(1, first, 4_000_000n);
+    await passes(2);
+    assert.equal((await detail(sh, 'nonce-a')).status, 'recipient_validated', 'covered and swept, not yet 3 deep');
+    await assertMatchesChain(sh, { 'nonce-a': first, 'nonce-b': second });
+
+    const head = await tc.chain.publicClient.getBlockNumber({ cacheTime: 0 });
+    await reorg(head - paid.block + 1n, [[{ from: devAccount(1).address, to: usdc(), data: transferData(second, 4_000_000n), nonce: paid.nonce }, 0]]);
+    const replaced = await tc.chain.publicClient.getTransactionReceipt({ hash: paid.hash }).catch(() => null);
+    assert.equal(replaced, null, 'the first payment is gone from the chain');
+    await passes(3);
+    const a = await detail(sh, 'nonce-a');
+    assert.equal(a.status, 'pending');
+    assert.equal(a.amountPaid, '0');
+    await anvil().mine({ blocks: 3 });
+    await passes(3);
+    const b = await detail(sh, 'nonce-b');
+    assert.equal(b.status, 'completed');
+    assert.equal(b.amountPaid, '4000000');
+    await assertMatchesChain(sh, { 'nonce-a': first, 'nonce-b': second });
+  });
+
+  test('a payment moved to another block and log index is followed there', async () => {
+    const sh = await shop();
+    const payTo = await receipt(sh, 'moved-1', 3);
+    const paid = await pay(2, payTo, 3_000_000n);
+    await passes(2);
+    const raw = (await anvil().request({ method: 'eth_getRawTransactionByHash' as never, params: [paid.hash] as never })) as Hex;
+    const head = await tc.chain.publicClient.getBlockNumber({ cacheTime: 0 });
+    // The same signed transaction, one block later, after another transfer in the same block.
+    await reorg(head - paid.block + 1n, [
+      [{ from: devAccount(3).address, to: usdc(), data: transferData(devAccount(4).address, 1n) }, 1],
+      [raw, 1],
+    ]);
+    const moved = await tc.chain.publicClient.getTransactionReceipt({ hash: paid.hash });
+    assert.equal(moved.blockNumber, paid.block + 1n, 'the payment now sits one block later');
+    await passes(3);
+    await anvil().mine({ blocks: 3 });
+    await passes(3);
+    assert.equal((await detail(sh, 'moved-1')).status, 'completed');
+    await assertMatchesChain(sh, { 'moved-1': payTo });
+  });
+
+  test('a reorganisation deeper than the confirmations after completion is logged and shown, not rewritten silently', async () => {
+    const sh = await shop();
+    const payTo = await receipt(sh, 'deep-1', 5);
+    const paid = await pay(5, payTo, 5_000_000n);
+    await passes(2);
+    await anvil().mine({ blocks: 3 });
+    await passes(2);
+    assert.equal((await detail(sh, 'deep-1')).status, 'completed');
+    const head = await tc.chain.publicClient.getBlockNumber({ cacheTime: 0 });
+    await reorg(head - paid.block + 1n);
+    await passes(2);
+    const after = await detail(sh, 'deep-1');
+    assert.equal(after.status, 'completed', 'a completed receipt is not moved back');
+    assert.equal(after.amountPaid, '0', 'but its figures are what the chain says');
+    const notes = await t.deps.database.db
+      .select({ note: receiptStatusHistory.note })
+      .from(receiptStatusHistory)
+      .where(and(eq(receiptStatusHistory.wallet, sh.wallet), eq(receiptStatusHistory.receiptId, 'deep-1')));
+    assert.ok(notes.some((n) => n.note?.includes('deeper than the confirmation depth')), 'the merchant is told in the history');
+    await assertMatchesChain(sh, { 'deep-1': payTo });
+  });
+});
