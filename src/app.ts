@@ -115,7 +115,9 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
           'Stablecoin payments split on-chain among recipients. Developer routes need the ' +
           '`Ocp-Apim-Subscription-Key` header; errors are `{error, message}`.',
       },
-      servers: [{ url: config.siteUrl + base }],
+      // Relative: "Try it out" on /docs then calls the host the page was opened from (127.0.0.1,
+      // localhost or a public name alike), never a cross-origin SITE_URL.
+      servers: [{ url: base === '' ? '/' : base, description: 'This service, wherever /docs was opened from' }],
       components: {
         securitySchemes: {
           subscriptionKey: { type: 'apiKey', in: 'header', name: 'Ocp-Apim-Subscription-Key' },

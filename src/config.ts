@@ -19,6 +19,8 @@ export interface Config {
   jwtSecret: string | undefined;
   superadminWallets: string[];
   platformRecipientAddress: string | undefined;
+  /** True when platformRecipientAddress is the dev chain's ninth test account (CHAIN=dev, none configured). */
+  platformRecipientIsDevDefault: boolean;
   platformFeeBps: number;
   chain: ChainName;
   /** EIP-155 id of the chain: 31337 for the dev chain, 8453 Base, 84532 Base Sepolia. */
@@ -78,6 +80,13 @@ export interface Config {
 }
 
 export const CHAIN_IDS: Record<ChainName, number> = { dev: 31337, base: 8453, 'base-sepolia': 84532 };
+
+/**
+ * The ninth account of the dev chain's test mnemonic (index 8): the platform recipient when
+ * CHAIN=dev and PLATFORM_RECIPIENT_ADDRESS is not set, so a bare start can take a payment.
+ * test/unit/dev-accounts.test.ts checks it against the mnemonic.
+ */
+export const DEV_PLATFORM_RECIPIENT = '0x23618e81e3f5cdf7f54c3d65f7fbc0abf5b21e8f';
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -221,7 +230,12 @@ export function loadConfig(env: Env = process.env): Config {
     jwtSecret,
     superadminWallets: wallets('SUPERADMIN_WALLETS'),
     platformRecipientAddress:
-      platformRecipient !== undefined && isAddress(platformRecipient) ? normalizeWallet(platformRecipient) : undefined,
+      platformRecipient !== undefined && isAddress(platformRecipient)
+        ? normalizeWallet(platformRecipient)
+        : platformRecipient === undefined && chain === 'dev'
+          ? DEV_PLATFORM_RECIPIENT
+          : undefined,
+    platformRecipientIsDevDefault: platformRecipient === undefined && chain === 'dev',
     platformFeeBps: int('PLATFORM_FEE_BPS', 50, 0, 10000),
     chain,
     chainId: CHAIN_IDS[chain],

@@ -35,7 +35,7 @@ async function main(): Promise<void> {
   console.log(
     [
       '',
-      `  Splitline  ${local}`,
+      `  Splitline  ${local}/admin/   (the merchant app: sign in with a browser wallet)`,
       `  API reference   ${local}/docs`,
       `  OpenAPI         ${local}/openapi.json`,
       `  Health          ${local}/healthz`,
@@ -80,6 +80,9 @@ function chainLines(deps: Deps): string[] {
   return [
     `  Dev chain       ${deps.config.siteUrl}/dev/rpc  (chain id ${chain.chainId}; details at /dev/chain)`,
     `  Test USDC       ${chain.usdc.address}  (1,000,000 in each of the ten test-mnemonic accounts)`,
+    ...(deps.config.platformRecipientIsDevDefault
+      ? [`  Platform fee    to the ninth test account ${deps.config.platformRecipientAddress} (set PLATFORM_RECIPIENT_ADDRESS to change)`]
+      : []),
   ];
 }
 

@@ -291,14 +291,17 @@ describe('POST /api/orders: concurrency', () => {
 });
 
 describe('platform recipient', () => {
-  test('unset on the deployment: 400 platform_recipient_not_configured, after split_required', async () => {
-    const bare = await startTestApp({ PLATFORM_RECIPIENT_ADDRESS: '' });
+  test('unset on the deployment: 400 platform_recipient_not_configured naming the variable, after split_required', async () => {
+    // On the dev chain the ninth test account is the default (test/unit/dev-accounts.test.ts);
+    // elsewhere nothing is.
+    const bare = await startTestApp({ PLATFORM_RECIPIENT_ADDRESS: '', CHAIN: 'base-sepolia', RPC_URL: 'http://127.0.0.1:9' });
     try {
       assert.equal(bare.config.platformRecipientAddress, undefined);
       const m = await setUpMerchant(bare, { items: menu });
       const res = await bare.call(m.key, 'POST', '/api/orders', { items: [{ sku: 'coffee', qty: 1 }] });
       assert.equal(res.status, 400);
       assert.equal(res.body.error, 'platform_recipient_not_configured');
+      assert.match(res.body.message, /PLATFORM_RECIPIENT_ADDRESS/);
       const noSplit = await setUpMerchant(bare, { split: false, items: menu });
       const first = await bare.call(noSplit.key, 'POST', '/api/orders', { items: [{ sku: 'coffee', qty: 1 }] });
       assert.equal(first.body.error, 'split_required');

@@ -27,3 +27,12 @@ test('GET /api/site/container without a valid key is 401', async () => {
     assert.equal(res.body.error, 'unauthorized');
   }
 });
+
+test('the root leads to the merchant app, and the OpenAPI server is relative so /docs works from any host name', async () => {
+  const root = await t.app.inject({ method: 'GET', url: '/' });
+  assert.equal(root.statusCode, 302);
+  assert.equal(root.headers.location, '/admin/');
+  const doc = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+  assert.equal(doc.servers.length, 1);
+  assert.equal(doc.servers[0].url, '/');
+});

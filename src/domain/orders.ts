@@ -141,7 +141,7 @@ export async function createOrder(db: Db, ctx: OrderContext, wallet: string, inp
   if (input.taxRate !== undefined) rateToPpm(input.taxRate, 'taxRate');
   if (!isConfigured(await getSplitConfig(db, wallet))) throw new SplitRequired();
   if (ctx.platformRecipientAddress === undefined) {
-    throw new InvalidInput('The platform recipient address is not set up on this deployment', 'platform_recipient_not_configured');
+    throw new InvalidInput('The platform recipient address is not configured: set PLATFORM_RECIPIENT_ADDRESS on the server', 'platform_recipient_not_configured');
   }
   const shop = await getShopSettings(db, wallet);
   const tax = resolveTax(input, shop.taxJurisdictions);

@@ -43,7 +43,7 @@ export function checkRecipients(value: unknown, platform: PlatformShare) {
   const recipients = parseSplitRecipients(value);
   if (platform.feeBps > 0) {
     if (platform.address === undefined) {
-      throw new InvalidInput('The platform recipient address is not configured', 'platform_recipient_not_configured');
+      throw new InvalidInput('The platform recipient address is not configured: set PLATFORM_RECIPIENT_ADDRESS on the server', 'platform_recipient_not_configured');
     }
     const mine = recipients.find((r) => r.address === platform.address);
     if (mine === undefined || mine.sharesBps !== platform.feeBps) {

@@ -98,6 +98,11 @@ export async function registerWebApp(app: FastifyInstance, opts: WebAppOptions):
         .send(html.replace(BASE_TAG, `<base href="${prefix}/admin/" />`));
     }
 
+    // The service's root is the merchant app.
+    scope.get('/', { schema: { hide: true } }, async (request, reply) => {
+      const prefix = request.originalUrl.startsWith(opts.publicBasePath) && opts.publicBasePath !== '' ? opts.publicBasePath : '';
+      return reply.redirect(`${prefix}/admin/`, 302);
+    });
     scope.get('/admin', { schema: { hide: true } }, async (request, reply) => {
       const query = request.url.includes('?') ? request.url.slice(request.url.indexOf('?')) : '';
       return reply.redirect(`admin/${query}`, 301);
