@@ -4,6 +4,7 @@
 import { buildApp } from './app.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { createDeps, type Deps } from './deps.ts';
+import { DataDirLocked } from './db/data-dir-lock.ts';
 
 async function main(): Promise<void> {
   let config;
@@ -87,6 +88,8 @@ function chainLines(deps: Deps): string[] {
 }
 
 main().catch((err: unknown) => {
-  console.error(err);
+  // A start-up refusal that names its cause and the way out is one line, not a stack trace.
+  if (err instanceof DataDirLocked) console.error(err.message);
+  else console.error(err);
   process.exit(1);
 });

@@ -5,6 +5,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, renameSync, rmdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
+import { lockDataDir, type DataDirLock } from './data-dir-lock.ts';
 import { fileURLToPath } from 'node:url';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
@@ -46,6 +47,17 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
 
 async function openPglite(dataDir: string, onCreate?: (location: string) => void): Promise<Database> {
   const location = dataDir === 'memory://' ? dataDir : path.resolve(dataDir, 'pglite');
+  if (location !== 'memory://') mkdirSync(path.resolve(dataDir), { recursive: true, mode: 0o700 });
+  const lock = location === 'memory://' ? undefined : lockDataDir(path.resolve(dataDir));
+  try {
+    return await openPgliteAt(location, lock, onCreate);
+  } catch (err) {
+    lock?.release();
+    throw err;
+  }
+}
+
+async function openPgliteAt(location: string, lock: DataDirLock | undefined, onCreate?: (location: string) => void): Promise<Database> {
   if (location !== 'memory://' && !existsSync(path.join(location, 'PG_VERSION'))) {
     onCreate?.(location);
     await createPglite(location);
@@ -66,7 +78,10 @@ async function openPglite(dataDir: string, onCreate?: (location: string) => void
     ping: async () => {
       await client.query('select 1');
     },
-    close: () => client.close(),
+    close: async () => {
+      await client.close();
+      lock?.release();
+    },
   };
 }
 
