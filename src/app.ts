@@ -33,6 +33,11 @@ import type { Logger } from 'pino';
 
 export { BODY_LIMIT } from './http/limits.ts';
 
+/** Fastify's trustProxy for TRUST_PROXY; a hop count as the function Fastify itself makes of one. */
+function trustProxyOption(trust: Deps['config']['trustProxy']): boolean | string[] | ((address: string, hop: number) => boolean) {
+  return typeof trust === 'number' ? (_address, hop) => hop < trust : trust;
+}
+
 export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   const { config } = deps;
   const base = config.publicBasePath;
@@ -47,7 +52,9 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     ...serverLimits(config.requestTimeoutMs, config.apkUploadTimeoutMs),
     clientErrorHandler: clientErrorHandler(https),
     frameworkErrors: frameworkErrorHandler(https),
-    trustProxy: config.edgeSecret !== undefined,
+    // TRUST_PROXY alone decides whose X-Forwarded-For is believed (none by default): the edge
+    // secret proves a request passed the proxy, not which hop in the header is the client's.
+    trustProxy: trustProxyOption(config.trustProxy),
     genReqId: (req) => correlationId(req.headers['x-correlation-id']),
     // PUBLIC_BASE_PATH: every route also answers under the prefix.
     rewriteUrl: (req) => {
@@ -93,6 +100,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     limiter: deps.limiter,
     edgeSecret: config.edgeSecret,
     publicRateLimitPerMinute: config.publicRateLimitPerMinute,
+    invalidKeyRateLimitPerMinute: config.invalidKeyRateLimitPerMinute,
   });
   registerSessionAuth(app, { auth: deps.auth, siteUrl: config.siteUrl, limiter: deps.limiter });
   // LOG_LEVEL is fixed at start-up: below debug, requests skip this hook altogether.

@@ -2,6 +2,7 @@
  * The only reader of process.env. Every setting is parsed and checked here, and every bad value
  * is reported at once, so a misconfigured deployment fails at start-up with a full list.
  */
+import { isIP } from 'node:net';
 import { isAddress, normalizeWallet } from './domain/wallet.ts';
 
 export type ChainName = 'dev' | 'base' | 'base-sepolia';
@@ -43,6 +44,11 @@ export interface Config {
   receiptTtlMinutes: number;
   /** 0x-prefixed 32-byte key that deploys split contracts server-side (the dev chain has its own). */
   splitDeployerKey: `0x${string}` | undefined;
+  /**
+   * Split contracts the service deploys (and pays the gas of) in one UTC day, all merchants
+   * together; 0: none. Each wallet also has its own daily cap (src/domain/split-setup.ts).
+   */
+  splitDeploysPerDay: number;
   /** Loopback port of the dev chain; 0 lets it pick a free one. */
   devChainPort: number;
   /** Seconds between dev chain blocks; 0 mines each transaction at once. */
@@ -56,6 +62,17 @@ export interface Config {
   /** Largest APK upload accepted, in bytes. */
   apkMaxBytes: number;
   edgeSecret: string | undefined;
+  /**
+   * TRUST_PROXY: the proxies whose X-Forwarded-For is believed, as Fastify's trustProxy takes them:
+   * a hop count, or addresses and CIDR ranges. false (the default): none is, so the client address
+   * is the connection's and a client cannot choose the address its rate limits count against.
+   */
+  trustProxy: false | number | string[];
+  /**
+   * Invalid subscription keys one client address may present per minute; beyond it, 429 before
+   * any database lookup.
+   */
+  invalidKeyRateLimitPerMinute: number;
   /**
    * Longest a client may take to send one whole request (headers and body); then 408 and the
    * connection closes. The APK upload's body has apkUploadTimeoutMs instead, but may never go this
@@ -96,6 +113,47 @@ export class ConfigError extends Error {
 }
 
 type Env = Record<string, string | undefined>;
+
+/** The shortest JWT_SECRET accepted in production: 256 bits, the HS256 key size. */
+export const MIN_JWT_SECRET_BYTES = 32;
+
+/**
+ * TRUST_PROXY: unset or empty, none; a whole number from 1 to 20, that many hops from the right of
+ * X-Forwarded-For; otherwise a comma list of IPv4/IPv6 addresses, CIDR ranges, or proxy-addr's
+ * names loopback, linklocal and uniquelocal. `true` (every hop) is refused: it is the setting that
+ * lets a client pick its own address.
+ */
+function parseTrustProxy(raw: string | undefined, problems: string[]): false | number | string[] {
+  if (raw === undefined || raw === 'false' || raw === '0') return false;
+  if (/^\d+$/.test(raw)) {
+    const hops = Number(raw);
+    if (hops >= 1 && hops <= 20) return hops;
+    problems.push(`TRUST_PROXY as a hop count must be from 1 to 20 (got "${raw}")`);
+    return false;
+  }
+  if (raw === 'true') {
+    problems.push('TRUST_PROXY=true would believe every X-Forwarded-For hop, so any client could choose its address; give a hop count or the proxies\' addresses');
+    return false;
+  }
+  const entries = raw.split(',').map((e) => e.trim()).filter((e) => e !== '');
+  const bad = entries.filter((e) => !isProxyEntry(e));
+  if (bad.length > 0 || entries.length === 0) {
+    problems.push(`TRUST_PROXY must be a hop count or a comma list of addresses and CIDR ranges (bad: ${bad.map((b) => `"${b}"`).join(', ') || 'empty'})`);
+    return false;
+  }
+  return entries;
+}
+
+function isProxyEntry(entry: string): boolean {
+  if (['loopback', 'linklocal', 'uniquelocal'].includes(entry)) return true;
+  const slash = entry.indexOf('/');
+  const address = slash === -1 ? entry : entry.slice(0, slash);
+  const family = isIP(address);
+  if (family === 0) return false;
+  if (slash === -1) return true;
+  const bits = entry.slice(slash + 1);
+  return /^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128);
+}
 
 export function loadConfig(env: Env = process.env): Config {
   const problems: string[] = [];
@@ -215,6 +273,17 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push(`APK_UPLOAD_TIMEOUT_MS (${apkUploadTimeoutMs}) must be at least REQUEST_TIMEOUT_MS (${requestTimeoutMs})`);
   }
 
+  const trustProxy = parseTrustProxy(str('TRUST_PROXY'), problems);
+  const webhookAllowPrivate = bool('WEBHOOK_ALLOW_PRIVATE');
+  if (nodeEnv === 'production') {
+    // Settings that are fine on a laptop and unsafe with real money: refused together, each named.
+    if (chain === 'dev') problems.push('CHAIN=dev (the default: a local test chain) is refused when NODE_ENV=production; set CHAIN=base or base-sepolia');
+    if (webhookAllowPrivate) problems.push('WEBHOOK_ALLOW_PRIVATE=true is refused when NODE_ENV=production: webhooks could reach the private network');
+    if (jwtSecret !== undefined && Buffer.byteLength(jwtSecret, 'utf8') < MIN_JWT_SECRET_BYTES) {
+      problems.push(`JWT_SECRET must be at least ${MIN_JWT_SECRET_BYTES} bytes when NODE_ENV=production (got ${Buffer.byteLength(jwtSecret, 'utf8')})`);
+    }
+  }
+
   const databaseUrl = url('DATABASE_URL', ['postgres:', 'postgresql:']);
   const redisUrl = url('REDIS_URL', ['redis:', 'rediss:']);
 
@@ -246,6 +315,8 @@ export function loadConfig(env: Env = process.env): Config {
     paymentFactoryAddress: factory !== undefined && isAddress(factory) ? (normalizeWallet(factory) as `0x${string}`) : undefined,
     receiptTtlMinutes: int('RECEIPT_TTL_MINUTES', 60, 1, 43_200),
     splitDeployerKey: deployerKey !== undefined && /^0x[0-9a-fA-F]{64}$/.test(deployerKey) ? (deployerKey as `0x${string}`) : undefined,
+    // The dev chain's gas is test ETH: no platform budget there unless one is set.
+    splitDeploysPerDay: int('SPLIT_DEPLOYS_PER_DAY', chain === 'dev' ? 1_000_000 : 100, 0, 1_000_000),
     devChainPort: int('DEV_CHAIN_PORT', 0, 0, 65535),
     devChainBlockTime: int('DEV_CHAIN_BLOCK_TIME', 0, 0, 3600),
     containerType: oneOf('CONTAINER_TYPE', ['platform', 'partner'] as const, 'platform'),
@@ -256,10 +327,12 @@ export function loadConfig(env: Env = process.env): Config {
     apkBlobPrefix: (str('APK_BLOB_PREFIX') ?? 'brands').replace(/^\/+|\/+$/g, ''),
     apkMaxBytes: int('APK_MAX_BYTES', 512 * 1024 * 1024, 1024, 4 * 1024 * 1024 * 1024),
     edgeSecret: str('EDGE_SECRET'),
+    trustProxy,
+    invalidKeyRateLimitPerMinute: int('INVALID_KEY_RATE_LIMIT_PER_MINUTE', 30, 1, 1_000_000),
     requestTimeoutMs,
     apkUploadTimeoutMs,
     corsOrigins,
-    webhookAllowPrivate: bool('WEBHOOK_ALLOW_PRIVATE'),
+    webhookAllowPrivate,
     keyCacheTtlMs: int('KEY_CACHE_TTL_MS', 5000, 0, 60000),
     publicRateLimitPerMinute: int('PUBLIC_RATE_LIMIT_PER_MINUTE', 120, 1, 1_000_000),
     leaseTtlMs: int('LEASE_TTL_MS', 15_000, 3_000, 600_000),

@@ -10,6 +10,7 @@ import { KeyResolver } from './gateway/key-resolver.ts';
 import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from './gateway/rate-limit.ts';
 import { Journal } from './journal/journal.ts';
 import { AuthService } from './auth/sessions.ts';
+import { Purger } from './auth/purge.ts';
 import { loadJwtKey } from './auth/secret.ts';
 import { createSignatureVerifier } from './auth/signature.ts';
 import type { BlobStore } from './storage/blob-store.ts';
@@ -31,6 +32,8 @@ export interface Deps {
   blobs: BlobStore;
   /** Sends due webhooks while this instance holds the webhooks lease. */
   webhooks: WebhookDispatcher;
+  /** Deletes expired sign-in challenges and ended sessions on a timer (src/auth/purge.ts). */
+  purger: Purger;
   /** Verifies payments and indexes split transactions while this instance holds the chain lease. */
   chainWorker?: ChainWorker;
   /** Starts the background workers (main.ts does; tests start what they exercise). */
@@ -46,6 +49,8 @@ export interface DepsOptions {
   pgliteDir?: string;
   /** Prefix for Redis keys, so tests sharing one Redis stay apart. */
   redisPrefix?: string;
+  /** How often expired challenges and sessions are purged (tests shorten it). */
+  purgeIntervalMs?: number;
   /** How often the journal looks for the database while writes wait (tests shorten it). */
   journalReplayIntervalMs?: number;
   /**
@@ -110,6 +115,7 @@ export async function createDeps(config: Config, opts: DepsOptions = {}): Promis
     superadmins: config.superadminWallets,
     verify: createSignatureVerifier(chain?.publicClient),
   });
+  const purger = new Purger({ db: database.db, auth, logger, intervalMs: opts.purgeIntervalMs });
   const blobs = await createBlobStore(config);
   const webhooks = new WebhookDispatcher({
     db: database.db,
@@ -141,11 +147,14 @@ export async function createDeps(config: Config, opts: DepsOptions = {}): Promis
     blobs,
     webhooks,
     chainWorker,
+    purger,
     startWorkers() {
       webhooks.start();
       chainWorker?.start();
+      purger.start();
     },
     async close() {
+      await purger.stop();
       await chainWorker?.stop();
       await webhooks.stop();
       await journal.close();

@@ -4,9 +4,13 @@
 import { buildApp } from './app.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { createDeps, type Deps } from './deps.ts';
+import { secureDataDir, SERVICE_UMASK } from './data-dir.ts';
 import { DataDirLocked } from './db/data-dir-lock.ts';
 
 async function main(): Promise<void> {
+  // Before anything is written: every file the service (and the PGlite, anvil and build children
+  // it starts, which inherit it) creates is its user's alone.
+  process.umask(SERVICE_UMASK);
   let config;
   try {
     config = loadConfig();
@@ -17,7 +21,15 @@ async function main(): Promise<void> {
     }
     throw err;
   }
+  // Tighten what an earlier version, another umask or a copy left readable by others.
+  const tightened = secureDataDir(config.dataDir);
   const deps = await createDeps(config, { chain: true });
+  if (tightened.changed > 0 || tightened.failed.length > 0 || tightened.truncated) {
+    deps.logger.warn(
+      { dataDir: config.dataDir, tightened: tightened.changed, failed: tightened.failed, truncated: tightened.truncated },
+      'DATA_DIR: removed group and other permissions from files and directories other users could reach',
+    );
+  }
   const app = await buildApp(deps);
   await app.listen({ port: config.port, host: config.host });
   const address = app.server.address();

@@ -16,6 +16,8 @@ import { randomWallet, startTestApp, type Res, type TestApp } from './helpers/ap
 import { DEVELOPER_ROUTES, RECEIPT_ID, SKU, type Route } from './helpers/developer-routes.ts';
 
 const uniq = () => randomBytes(6).toString('hex');
+/** The matrix gives one merchant a key per (route, case): far more than a merchant may hold. */
+const MATRIX_KEYS = 10_000;
 
 
 let t: TestApp;
@@ -57,7 +59,7 @@ function assertRefused(res: Res, status: 401 | 403, code: string): void {
 }
 
 async function keyWith(scopes: Scope[]): Promise<string> {
-  return (await createSubscription(t.deps.database.db, { wallet: merchant, scopes, rateLimitPerMinute: 100_000 })).primaryKey;
+  return (await createSubscription(t.deps.database.db, { wallet: merchant, scopes, rateLimitPerMinute: 100_000, maxActive: MATRIX_KEYS })).primaryKey;
 }
 
 interface Case {
@@ -107,7 +109,7 @@ const CASES: Case[] = [
     name: () => 'a revoked key is 401 unauthorized',
     applies: () => true,
     run: async (r) => {
-      const sub = await createSubscription(t.deps.database.db, { wallet: merchant });
+      const sub = await createSubscription(t.deps.database.db, { wallet: merchant, maxActive: MATRIX_KEYS });
       await revokeSubscription(t.deps.database.db, sub.id);
       assertRefused(await send(r, sub.primaryKey), 401, 'unauthorized');
       assertRefused(await send(r, sub.secondaryKey), 401, 'unauthorized');
@@ -117,7 +119,7 @@ const CASES: Case[] = [
     name: () => 'a rotated-away key is 401 unauthorized',
     applies: () => true,
     run: async (r) => {
-      const sub = await createSubscription(t.deps.database.db, { wallet: merchant });
+      const sub = await createSubscription(t.deps.database.db, { wallet: merchant, maxActive: MATRIX_KEYS });
       await rotateKey(t.deps.database.db, sub.id, 'primary');
       assertRefused(await send(r, sub.primaryKey), 401, 'unauthorized');
     },

@@ -4,7 +4,7 @@
  * with the session.
  */
 import { createHmac, randomBytes } from 'node:crypto';
-import { and, eq, gt, isNull } from 'drizzle-orm';
+import { and, eq, gt, inArray, isNotNull, isNull, lte, or } from 'drizzle-orm';
 import { jwtVerify, SignJWT } from 'jose';
 import type { Hex } from 'viem';
 import type { Db } from '../db/client.ts';
@@ -148,6 +148,36 @@ export class AuthService {
       .update(sessions)
       .set({ revokedAt: now })
       .where(and(eq(sessions.wallet, normalizeWallet(wallet)), isNull(sessions.revokedAt)));
+  }
+
+  /**
+   * Deletes what can never be used again: challenges that were used or have expired, and sessions
+   * that ended (logged out, revoked) or expired. Each challenge request writes a row without any
+   * credential, so without this the table grows for good. In batches of `batch` rows, so one pass
+   * never holds a long lock; returns how many rows went.
+   */
+  async purgeExpired(now = Date.now(), batch = 5000): Promise<{ nonces: number; sessions: number }> {
+    const n = authNonces;
+    const s = sessions;
+    let nonces = 0;
+    let ended = 0;
+    for (;;) {
+      const gone = await this.o.db
+        .delete(n)
+        .where(inArray(n.nonce, this.o.db.select({ nonce: n.nonce }).from(n).where(or(lte(n.expiresAt, now), isNotNull(n.usedAt))).limit(batch)))
+        .returning({ nonce: n.nonce });
+      nonces += gone.length;
+      if (gone.length < batch) break;
+    }
+    for (;;) {
+      const gone = await this.o.db
+        .delete(s)
+        .where(inArray(s.id, this.o.db.select({ id: s.id }).from(s).where(or(lte(s.expiresAt, now), isNotNull(s.revokedAt))).limit(batch)))
+        .returning({ id: s.id });
+      ended += gone.length;
+      if (gone.length < batch) break;
+    }
+    return { nonces, sessions: ended };
   }
 
   csrfFor(sessionId: string): string {

@@ -15,10 +15,11 @@ export class ChainUnavailable extends AppError {
   }
 }
 
-export function splitChainOf(chain: ChainDeps | undefined): SplitChain | undefined {
+export function splitChainOf(chain: ChainDeps | undefined, deploysPerDay?: number): SplitChain | undefined {
   if (chain === undefined) return undefined;
   const { publicClient, walletClient } = chain;
   return {
+    ...(deploysPerDay === undefined ? {} : { deploysPerDay }),
     async verify(address, recipients) {
       const match = await verifySplitMatches({ publicClient, address, recipients }).catch((err: unknown) => {
         throw new ChainUnavailable('checking the split contract', err);

@@ -127,8 +127,16 @@ export const receiptStatusHistory = pgTable(
     source: text('source').notNull(),
     note: text('note'),
     at: ms('at').notNull(),
+    /**
+     * How many times this entry was recorded: a tracking status sent again for the same receipt
+     * adds to the count of its one row instead of a new row, so strangers cannot grow a history.
+     */
+    count: integer('count').notNull().default(1),
   },
-  (t) => [index('receipt_status_history_receipt_idx').on(t.wallet, t.receiptId, t.seq)],
+  (t) => [
+    index('receipt_status_history_receipt_idx').on(t.wallet, t.receiptId, t.seq),
+    uniqueIndex('receipt_status_history_tracking_idx').on(t.wallet, t.receiptId, t.status).where(sql`${t.source} = 'tracking'`),
+  ],
 );
 
 export const inventoryItems = pgTable(
@@ -242,13 +250,18 @@ export const journalApplied = pgTable('journal_applied', {
 });
 
 /** Sign-in challenges: single use, short-lived; the signed message is rebuilt from this row. */
-export const authNonces = pgTable('auth_nonces', {
-  nonce: text('nonce').primaryKey(),
-  wallet: text('wallet').notNull(),
-  issuedAt: ms('issued_at').notNull(),
-  expiresAt: ms('expires_at').notNull(),
-  usedAt: ms('used_at'),
-});
+export const authNonces = pgTable(
+  'auth_nonces',
+  {
+    nonce: text('nonce').primaryKey(),
+    wallet: text('wallet').notNull(),
+    issuedAt: ms('issued_at').notNull(),
+    expiresAt: ms('expires_at').notNull(),
+    usedAt: ms('used_at'),
+  },
+  // The purge (src/auth/purge.ts) finds expired challenges through it.
+  (t) => [index('auth_nonces_expires_idx').on(t.expiresAt)],
+);
 
 /** Admin sessions: the JWT names one, so logout and revocation take effect on the server. */
 export const sessions = pgTable(
@@ -260,7 +273,23 @@ export const sessions = pgTable(
     expiresAt: ms('expires_at').notNull(),
     revokedAt: ms('revoked_at'),
   },
-  (t) => [index('sessions_wallet_idx').on(t.wallet)],
+  (t) => [index('sessions_wallet_idx').on(t.wallet), index('sessions_expires_idx').on(t.expiresAt)],
+);
+
+/**
+ * Per-merchant counters behind the caps the database enforces (src/db/counters.ts): active
+ * subscriptions, webhook endpoints, server-side split deployments of one day. A slot is taken by
+ * one conditional increment, so concurrent requests can never get past a cap together.
+ */
+export const usageCounters = pgTable(
+  'usage_counters',
+  {
+    wallet: text('wallet').notNull(),
+    /** What is counted: subscriptions, webhook_endpoints, split_deploys:<YYYY-MM-DD>. */
+    name: text('name').notNull(),
+    n: integer('n').notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.wallet, t.name] })],
 );
 
 /** Platform roles granted to wallets (superadmins come from configuration). */

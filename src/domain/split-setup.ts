@@ -5,7 +5,8 @@
 import { eq } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
 import { splitConfigs, type SplitRecipient } from '../db/schema.ts';
-import { Conflict, InvalidInput } from './errors.ts';
+import { purgeDailyCounters, takeSlot } from '../db/counters.ts';
+import { Conflict, InvalidInput, RateLimited } from './errors.ts';
 import { parseSplitRecipients, type SplitView } from './splits.ts';
 import { isAddress, normalizeWallet } from './wallet.ts';
 
@@ -33,6 +34,54 @@ export interface SplitChain {
   verify(address: string, recipients: readonly SplitRecipient[]): Promise<{ ok: true } | { ok: false; reason: string; message: string }>;
   /** Deploys a split contract for the recipients; absent when the service has no deployer account. */
   deploy?(recipients: readonly SplitRecipient[]): Promise<string>;
+  /** Server-side deployments the platform pays for in one UTC day, all merchants together. */
+  deploysPerDay?: number;
+}
+
+/**
+ * Server-side deployments one merchant wallet may cause in a UTC day. A wallet's split is set up
+ * once, so only concurrent first calls or failed attempts come near it; the platform's own daily
+ * budget (SPLIT_DEPLOYS_PER_DAY) bounds what many new wallets together can spend.
+ */
+export const MAX_SPLIT_DEPLOYS_PER_WALLET_PER_DAY = 3;
+const DEPLOYS_COUNTER = 'split_deploys:';
+/** The usage_counters wallet of the platform-wide counters. */
+export const PLATFORM_COUNTER_WALLET = '*';
+
+const dayOf = (now: number) => new Date(now).toISOString().slice(0, 10);
+
+/** Deletes the deployment counters of past days (the purge runs it). */
+export function purgeDeployCounters(db: Db, now = Date.now()): Promise<number> {
+  return purgeDailyCounters(db, DEPLOYS_COUNTER, dayOf(now));
+}
+
+/** Thrown inside reserveDeployment's transaction to roll the wallet's slot back. */
+class DeployBudgetSpent extends Error {}
+
+/**
+ * Takes a deployment slot of the wallet and of the platform for today, or refuses with 429 until
+ * the next UTC day: the server pays the gas of every deployment. A deployment that fails keeps its
+ * slot, since its transaction may have cost gas all the same.
+ */
+async function reserveDeployment(db: Db, wallet: string, now: number, platformPerDay: number): Promise<void> {
+  const name = `${DEPLOYS_COUNTER}${dayOf(now)}`;
+  const refusal = await db.transaction(async (tx) => {
+    if (!(await takeSlot(tx, wallet, name, MAX_SPLIT_DEPLOYS_PER_WALLET_PER_DAY))) {
+      return `This wallet has had ${MAX_SPLIT_DEPLOYS_PER_WALLET_PER_DAY} split contracts deployed for it today`;
+    }
+    if (!(await takeSlot(tx, PLATFORM_COUNTER_WALLET, name, platformPerDay))) {
+      // Give the wallet's slot back with the transaction.
+      throw new DeployBudgetSpent();
+    }
+    return null;
+  }).catch((err: unknown) => {
+    if (err instanceof DeployBudgetSpent) return 'The platform has spent its budget of server-side split deployments for today';
+    throw err;
+  });
+  if (refusal !== null) {
+    const tomorrow = Date.parse(`${dayOf(now)}T00:00:00Z`) + 86_400_000;
+    throw new RateLimited(tomorrow, `${refusal}; retry after resetAt, or deploy the split from your own wallet and pass splitAddress`);
+  }
 }
 
 /**
@@ -87,6 +136,7 @@ export async function setUpSplit(
   } else if (address === null && chain?.deploy !== undefined) {
     // Two concurrent first calls may both deploy; the insert below keeps one and the other
     // contract is simply never used.
+    await reserveDeployment(db, owner, now, chain.deploysPerDay ?? Number.MAX_SAFE_INTEGER);
     address = normalizeWallet(await chain.deploy(recipients));
   }
   const [stored] = await db

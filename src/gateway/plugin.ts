@@ -32,6 +32,7 @@ const STRIPPED_HEADERS = ['x-wallet', 'wallet', 'x-subscription-id'];
 /** Budget of one signed-in wallet using the admin app. */
 export const SESSION_RATE_LIMIT_PER_MINUTE = 600;
 const CORRELATION = /^[A-Za-z0-9._:-]{8,128}$/;
+const INVALID_KEYS_MESSAGE = 'Too many invalid subscription keys from this address; retry after resetAt';
 
 export function correlationId(header: unknown): string {
   return typeof header === 'string' && CORRELATION.test(header) ? header : randomUUID();
@@ -42,6 +43,8 @@ export interface GatewayOptions {
   limiter: RateLimiter;
   edgeSecret: string | undefined;
   publicRateLimitPerMinute: number;
+  /** Invalid subscription keys per client address and minute (INVALID_KEY_RATE_LIMIT_PER_MINUTE). */
+  invalidKeyRateLimitPerMinute: number;
   /**
    * Called instead of key authentication when a request to a key route carries no key but does
    * carry the admin session cookie: the admin app reads and writes the signed-in merchant's own
@@ -106,8 +109,18 @@ async function authenticate(
     }
     throw new Unauthorized('Missing Ocp-Apim-Subscription-Key header');
   }
-  const principal = await opts.keys.resolve(key);
-  if (principal === null) throw new Unauthorized('Invalid or revoked subscription key');
+  // Invalid keys are counted per client address; once an address has spent its budget, keys it
+  // presents that would need a database lookup are refused before it (a cached key still passes).
+  const failures = `badkey:${request.ip}`;
+  const principal = await opts.keys.resolve(key, Date.now(), async () => {
+    const budget = await opts.limiter.peek(failures, opts.invalidKeyRateLimitPerMinute);
+    if (!budget.allowed) throw new RateLimited(budget.resetAt, INVALID_KEYS_MESSAGE);
+  });
+  if (principal === null) {
+    const spent = await opts.limiter.hit(failures, opts.invalidKeyRateLimitPerMinute);
+    if (!spent.allowed) throw new RateLimited(spent.resetAt, INVALID_KEYS_MESSAGE);
+    throw new Unauthorized('Invalid or revoked subscription key');
+  }
   // The key is a credential: it must not reach handlers or logs past this point.
   delete request.headers[KEY_HEADER];
   const decision = await opts.limiter.hit(`sub:${principal.subscriptionId}`, principal.rateLimitPerMinute);

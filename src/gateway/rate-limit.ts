@@ -15,6 +15,8 @@ export interface RateDecision {
 export interface RateLimiter {
   readonly kind: 'memory' | 'redis';
   hit(key: string, limit: number, now?: number): Promise<RateDecision>;
+  /** Whether one more hit would still be allowed, without counting one. */
+  peek(key: string, limit: number, now?: number): Promise<RateDecision>;
   close(): Promise<void>;
 }
 
@@ -44,6 +46,12 @@ export class MemoryRateLimiter implements RateLimiter {
     const count = (this.counts.get(key) ?? 0) + 1;
     this.counts.set(key, count);
     return decide(count, limit, windowStart);
+  }
+
+  async peek(key: string, limit: number, now = Date.now()): Promise<RateDecision> {
+    const windowStart = now - (now % WINDOW_MS);
+    const count = windowStart === this.window ? (this.counts.get(key) ?? 0) : 0;
+    return decide(count + 1, limit, windowStart);
   }
 
   async close(): Promise<void> {
@@ -109,6 +117,18 @@ export class RedisRateLimiter implements RateLimiter {
         setImmediate(this.flush);
       }
     });
+  }
+
+  async peek(key: string, limit: number, now = Date.now()): Promise<RateDecision> {
+    const windowStart = now - (now % WINDOW_MS);
+    try {
+      const count = Number((await this.redis.get(`${this.prefix}${key}:${windowStart}`)) ?? 0);
+      return decide(count + 1, limit, windowStart);
+    } catch (err) {
+      // Open, as hit() is when Redis is away.
+      this.onError(err);
+      return { allowed: true, limit, remaining: limit, resetAt: windowStart + WINDOW_MS };
+    }
   }
 
   private readonly flush = (): void => {

@@ -4,6 +4,7 @@
  */
 import { and, desc, eq, isNull } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
+import { releaseSlot, takeSlot } from '../db/counters.ts';
 import { subscriptionKeys, subscriptions } from '../db/schema.ts';
 import { InvalidInput, NotFound } from '../domain/errors.ts';
 import { normalizeWallet, isAddress } from '../domain/wallet.ts';
@@ -11,6 +12,13 @@ import { generateKey, hashKey, keyPrefix, newId } from './keys.ts';
 import { DEFAULT_PRODUCT, PRODUCTS, isScope, type Scope } from './scopes.ts';
 
 export type KeySlot = 'primary' | 'secondary';
+
+/**
+ * Active subscriptions one merchant may hold: each carries its own rate limit, so without a cap a
+ * merchant multiplies its budget by minting keys. Enforced by the database (src/db/counters.ts).
+ */
+export const MAX_SUBSCRIPTIONS_PER_MERCHANT = 20;
+const SUBSCRIPTIONS_COUNTER = 'subscriptions';
 
 export interface SubscriptionView {
   id: string;
@@ -36,6 +44,11 @@ export interface CreateSubscriptionParams {
   product?: string | undefined;
   scopes?: string[] | undefined;
   rateLimitPerMinute?: number | undefined;
+  /**
+   * The merchant's cap on active subscriptions; MAX_SUBSCRIPTIONS_PER_MERCHANT unless a caller
+   * that is not a merchant (a test building a matrix of keys) sets another.
+   */
+  maxActive?: number | undefined;
 }
 
 export async function createSubscription(
@@ -45,7 +58,8 @@ export async function createSubscription(
 ): Promise<SubscriptionView & IssuedKeys> {
   if (!isAddress(params.wallet)) throw new InvalidInput('wallet must be a 0x-prefixed 40-hex address', 'invalid_wallet');
   const productName = params.product ?? DEFAULT_PRODUCT;
-  const product = PRODUCTS[productName];
+  // Own keys only: "__proto__" or "constructor" must not find Object's members.
+  const product = Object.hasOwn(PRODUCTS, productName) ? PRODUCTS[productName] : undefined;
   if (product === undefined) {
     throw new InvalidInput(`Unknown product "${productName}"; products: ${Object.keys(PRODUCTS).join(', ')}`);
   }
@@ -62,10 +76,15 @@ export async function createSubscription(
   const id = newId('sub');
   const primaryKey = generateKey();
   const secondaryKey = generateKey();
+  const wallet = normalizeWallet(params.wallet);
   await db.transaction(async (tx) => {
+    const cap = params.maxActive ?? MAX_SUBSCRIPTIONS_PER_MERCHANT;
+    if (!(await takeSlot(tx, wallet, SUBSCRIPTIONS_COUNTER, cap))) {
+      throw new InvalidInput(`At most ${cap} active subscriptions per merchant; revoke one to create another`);
+    }
     await tx.insert(subscriptions).values({
       id,
-      wallet: normalizeWallet(params.wallet),
+      wallet,
       name: params.name ?? `${productName} subscription`,
       product: productName,
       scopes,
@@ -159,6 +178,7 @@ export async function revokeSubscription(db: Db, id: string, now = Date.now()): 
     if (sub === undefined) throw new NotFound(`Subscription ${id} not found`);
     if (sub.status === 'active') {
       await tx.update(subscriptions).set({ status: 'revoked', revokedAt: now }).where(eq(subscriptions.id, id));
+      await releaseSlot(tx, sub.wallet, SUBSCRIPTIONS_COUNTER);
     }
     const keys = await tx
       .update(subscriptionKeys)

@@ -2,6 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { and, desc, eq, isNull } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
+import { releaseSlot, takeSlot } from '../db/counters.ts';
 import { webhookEndpoints } from '../db/schema.ts';
 import { InvalidInput, NotFound } from '../domain/errors.ts';
 import { newId } from '../gateway/keys.ts';
@@ -10,6 +11,7 @@ import { assertPublicUrl, type UrlPolicy } from './ssrf.ts';
 export { WEBHOOK_EVENT_TYPES as WEBHOOK_EVENTS } from './outbox.ts';
 import { WEBHOOK_EVENT_TYPES as WEBHOOK_EVENTS } from './outbox.ts';
 export const MAX_ENDPOINTS = 10;
+const ENDPOINTS_COUNTER = 'webhook_endpoints';
 
 export interface EndpointView {
   id: string;
@@ -33,12 +35,17 @@ export async function createEndpoint(
     if (bad.length > 0) throw new InvalidInput(`Unknown events: ${bad.join(', ')}; events: ${WEBHOOK_EVENTS.join(', ')}`);
     events = [...new Set(input.events as string[])];
   }
-  const active = await listEndpoints(db, wallet);
-  if (active.length >= MAX_ENDPOINTS) throw new InvalidInput(`At most ${MAX_ENDPOINTS} webhook endpoints per merchant`);
   const id = newId('wh');
   // Standard Webhooks secrets: "whsec_" + base64 of 24 random bytes.
   const secret = `whsec_${randomBytes(24).toString('base64')}`;
-  await db.insert(webhookEndpoints).values({ wallet, id, url: url.toString(), events, secret, createdAt: now });
+  await db.transaction(async (tx) => {
+    // The cap is a counter the database increments conditionally: counting the endpoints first
+    // let concurrent registrations all see room (18 of 30 got through on PostgreSQL).
+    if (!(await takeSlot(tx, wallet, ENDPOINTS_COUNTER, MAX_ENDPOINTS))) {
+      throw new InvalidInput(`At most ${MAX_ENDPOINTS} webhook endpoints per merchant`);
+    }
+    await tx.insert(webhookEndpoints).values({ wallet, id, url: url.toString(), events, secret, createdAt: now });
+  });
   return { id, url: url.toString(), events, secret, createdAt: now };
 }
 
@@ -52,10 +59,13 @@ export async function listEndpoints(db: Db, wallet: string): Promise<EndpointVie
 }
 
 export async function deleteEndpoint(db: Db, wallet: string, id: string, now = Date.now()): Promise<void> {
-  const updated = await db
-    .update(webhookEndpoints)
-    .set({ disabledAt: now })
-    .where(and(eq(webhookEndpoints.wallet, wallet), eq(webhookEndpoints.id, id), isNull(webhookEndpoints.disabledAt)))
-    .returning({ id: webhookEndpoints.id });
-  if (updated.length === 0) throw new NotFound(`Webhook endpoint ${id} not found`);
+  await db.transaction(async (tx) => {
+    const updated = await tx
+      .update(webhookEndpoints)
+      .set({ disabledAt: now })
+      .where(and(eq(webhookEndpoints.wallet, wallet), eq(webhookEndpoints.id, id), isNull(webhookEndpoints.disabledAt)))
+      .returning({ id: webhookEndpoints.id });
+    if (updated.length === 0) throw new NotFound(`Webhook endpoint ${id} not found`);
+    await releaseSlot(tx, wallet, ENDPOINTS_COUNTER);
+  });
 }

@@ -4,7 +4,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { getAddress } from 'viem';
+import { encodeFunctionData, erc20Abi, getAddress, parseEther, type Hex } from 'viem';
+import { devAccount } from '../../src/chain/dev-accounts.ts';
 import { eq } from 'drizzle-orm';
 import type { ChainDeps } from '../../src/chain/client.ts';
 import { redeployMissingDevSplits } from '../../src/chain/dev-reconcile.ts';
@@ -12,7 +13,7 @@ import { deploySplit, verifySplitMatches } from '../../src/chain/split-contract.
 import { splitConfigs } from '../../src/db/schema.ts';
 import { randomWallet, startTestApp, type TestApp } from '../helpers/app.ts';
 import { admin, signIn } from '../helpers/session.ts';
-import { PLATFORM, startChainApp, startTestChain, testLogger, type TestChain } from './helpers.ts';
+import { PLATFORM, startChainApp, startTestChain, testLogger, waitFor, type TestChain } from './helpers.ts';
 
 let tc: TestChain;
 let chain: ChainDeps;
@@ -79,6 +80,135 @@ describe('POST /dev/rpc', () => {
       assert.equal((await plain.call(null, 'GET', '/dev/chain')).status, 404);
     } finally {
       await plain.close();
+    }
+  });
+});
+
+describe('POST /dev/rpc passes an explicit list of methods', () => {
+  const call = async (method: string, params: unknown[] = [], id: number | string = 1) =>
+    (await rpc({ jsonrpc: '2.0', id, method, params })).body as { id: unknown; result?: any; error?: { code: number; message: string } };
+  const usdcBalance = async (owner: string) =>
+    BigInt(
+      (await call('eth_call', [
+        { to: chain.usdc.address, data: encodeFunctionData({ abi: erc20Abi, functionName: 'balanceOf', args: [owner as Hex] }) },
+        'latest',
+      ])).result,
+    );
+  const transferCall = (from: string) => ({
+    from,
+    to: chain.usdc.address,
+    data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [randomWallet() as Hex, 1_000_000n] }),
+  });
+
+  test('nothing sends as an account without its signature: each refusal is a JSON-RPC error naming the method', async () => {
+    const victim = chain.dev!.accounts[0]!;
+    const before = await usdcBalance(victim);
+    const refused: [string, unknown[]][] = [
+      ['eth_sendTransaction', [transferCall(victim)]],
+      ['eth_sendUnsignedTransaction', [transferCall(victim)]],
+      ['eth_sign', [victim, '0xdeadbeef']],
+      ['eth_signTransaction', [transferCall(victim)]],
+      ['eth_signTypedData_v4', [victim, '{}']],
+      ['personal_sign', ['0xdeadbeef', victim]],
+      ['personal_unlockAccount', [victim, '', 0]],
+      ['anvil_impersonateAccount', [victim]],
+      ['anvil_autoImpersonateAccount', [true]],
+      ['anvil_setCode', [victim, '0x00']],
+      ['anvil_setStorageAt', [chain.usdc.address, '0x0', '0x' + '00'.repeat(32)]],
+      ['anvil_reset', []],
+      ['evm_revert', ['0x1']],
+      ['evm_snapshot', []],
+      ['evm_increaseTime', [3600]],
+      ['debug_traceTransaction', ['0x' + '00'.repeat(32)]],
+      ['eth_', []],
+    ];
+    for (const [method, params] of refused) {
+      const answer = await call(method, params, method);
+      assert.equal(answer.result, undefined, method);
+      assert.equal(answer.id, method);
+      assert.equal(answer.error?.code, -32601, method);
+      assert.ok(answer.error?.message.startsWith(`${method} is not available through /dev/rpc`), answer.error?.message);
+    }
+    // The same in a batch: each refused call answers for itself, the allowed ones pass.
+    const batch = await rpc([
+      { jsonrpc: '2.0', id: 1, method: 'eth_sendUnsignedTransaction', params: [transferCall(victim)] },
+      { jsonrpc: '2.0', id: 2, method: 'eth_chainId', params: [] },
+      { jsonrpc: '2.0', id: 3, method: 'eth_sendTransaction', params: [transferCall(victim)] },
+    ]);
+    assert.equal(batch.status, 200);
+    const byId = new Map((batch.body as { id: number }[]).map((r) => [r.id, r as Record<string, any>]));
+    assert.match(byId.get(1)?.error?.message, /^eth_sendUnsignedTransaction is not available/);
+    assert.equal(byId.get(2)?.result, '0x7a69');
+    assert.match(byId.get(3)?.error?.message, /^eth_sendTransaction is not available/);
+    assert.equal(await usdcBalance(victim), before, "the victim's test USDC did not move");
+  });
+
+  test('a transaction its sender signed passes through eth_sendRawTransaction', async () => {
+    const sender = devAccount(3);
+    const to = randomWallet();
+    const nonce = Number(BigInt((await call('eth_getTransactionCount', [sender.address, 'pending'])).result));
+    const gasPrice = BigInt((await call('eth_gasPrice')).result);
+    const raw = await sender.signTransaction({
+      chainId: 31337,
+      type: 'legacy',
+      nonce,
+      gas: 100_000n,
+      gasPrice: gasPrice * 2n,
+      to: chain.usdc.address,
+      data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [to as Hex, 250_000n] }),
+    });
+    const sent = await call('eth_sendRawTransaction', [raw]);
+    assert.match(String(sent.result), /^0x[0-9a-f]{64}$/, JSON.stringify(sent));
+    const receipt = await waitFor('the receipt', async () => (await call('eth_getTransactionReceipt', [sent.result])).result ?? undefined);
+    assert.equal(receipt.status, '0x1');
+    assert.equal(await usdcBalance(to), 250_000n);
+  });
+
+  test('anvil_mine and evm_mine are bounded and never move the clock', async () => {
+    const height = async () => BigInt((await call('eth_blockNumber')).result);
+    const start = await height();
+    assert.equal((await call('anvil_mine', ['0x5'])).error, undefined);
+    assert.equal(await height(), start + 5n);
+    assert.equal((await call('evm_mine')).error, undefined);
+    assert.equal(await height(), start + 6n);
+    for (const [method, params] of [
+      ['anvil_mine', ['0x65']],
+      ['anvil_mine', [1_000_000_000]],
+      ['anvil_mine', ['0xffffffffffffffffffff']],
+      ['anvil_mine', [1, 86_400]],
+      ['anvil_mine', ['lots']],
+      ['evm_mine', [2_000_000_000]],
+      ['evm_mine', [{ timestamp: 2_000_000_000 }]],
+      ['evm_mine', [{ blocks: 2 }]],
+    ] as const) {
+      const answer = await call(method, [...params]);
+      assert.equal(answer.error?.code, -32602, `${method} ${JSON.stringify(params)}`);
+      assert.ok(answer.error?.message.startsWith(`${method} refused`), answer.error?.message);
+    }
+    assert.equal(await height(), start + 6n, 'nothing refused was mined');
+  });
+
+  test("anvil_setBalance gives bounded test ETH to any account but the service's own", async () => {
+    const wallet = randomWallet();
+    assert.equal((await call('anvil_setBalance', [wallet, `0x${parseEther('5').toString(16)}`])).error, undefined);
+    assert.equal(BigInt((await call('eth_getBalance', [wallet, 'latest'])).result), parseEther('5'));
+    const service = chain.walletClient!.account.address;
+    const before = BigInt((await call('eth_getBalance', [service, 'latest'])).result);
+    const drained = await call('anvil_setBalance', [service, '0x0']);
+    assert.equal(drained.error?.code, -32602);
+    assert.match(drained.error!.message, /^anvil_setBalance refused: the service's own account/);
+    assert.equal(BigInt((await call('eth_getBalance', [service, 'latest'])).result), before);
+    assert.equal((await call('anvil_setBalance', [wallet, `0x${parseEther('10001').toString(16)}`])).error?.code, -32602);
+    assert.equal((await call('anvil_setBalance', ['not-an-address', '0x1'])).error?.code, -32602);
+  });
+
+  test('the /dev routes exist only with CHAIN=dev, even when a dev node is reachable', async () => {
+    const other = await startTestApp({ CHAIN: 'base-sepolia', RPC_URL: chain.rpcUrl }, { chain });
+    try {
+      assert.equal((await other.call(null, 'POST', '/dev/rpc', { jsonrpc: '2.0', id: 1, method: 'eth_chainId' })).status, 404);
+      assert.equal((await other.call(null, 'GET', '/dev/chain')).status, 404);
+    } finally {
+      await other.close();
     }
   });
 });

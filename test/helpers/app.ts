@@ -71,6 +71,9 @@ export async function startTestApp(env: Record<string, string> = {}, opts: { cha
     SITE_URL: 'http://pay.test',
     PLATFORM_RECIPIENT_ADDRESS: '0x000000000000000000000000000000000000beef',
     LOG_LEVEL: 'silent',
+    // Many tests present bad keys on purpose from the one inject address; the tests of this
+    // limit set their own.
+    INVALID_KEY_RATE_LIMIT_PER_MINUTE: '1000000',
     ...(fresh ? { DATABASE_URL: fresh.url } : {}),
     ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
     ...env,
@@ -92,6 +95,8 @@ export async function startTestApp(env: Record<string, string> = {}, opts: { cha
         wallet,
         scopes: opts.scopes,
         rateLimitPerMinute: opts.rateLimitPerMinute ?? 100_000,
+        // Test set-up, not a merchant: the per-merchant cap has tests of its own.
+        maxActive: 1_000,
       });
       return sub.primaryKey;
     },

@@ -3,9 +3,14 @@
  * anvil node so a browser wallet or a script can use {SITE_URL}/dev/rpc, and GET /dev/chain with
  * what a newcomer needs to connect.
  *
- * /dev/rpc forwards the standard eth_, net_ and web3_ methods, plus evm_mine, anvil_mine and
- * anvil_setBalance (test ETH for your own wallet). Other node controls (anvil_reset, evm_revert,
- * anvil_setCode...) are refused: they would rewrite the chain under the service's feet.
+ * /dev/rpc passes an explicit list of methods: reads, eth_sendRawTransaction (a transaction the
+ * sender signed), and three bounded test conveniences (evm_mine, one block; anvil_mine, at most
+ * MAX_MINED_BLOCKS blocks; neither moving the clock; anvil_setBalance, test ETH for any account
+ * but the service's own, at most MAX_TEST_ETH). Everything else is refused with a JSON-RPC error
+ * naming the method: what sends as an account without its signature (eth_sendTransaction,
+ * eth_sendUnsignedTransaction, eth_sign*, personal_*, anvil_impersonateAccount) would let anyone
+ * spend any account's money, and the other node controls (anvil_reset, evm_revert, anvil_setCode...)
+ * would rewrite the chain under the service's feet.
  */
 import { Type } from '@sinclair/typebox';
 import type { Deps } from '../../deps.ts';
@@ -14,8 +19,63 @@ import type { App } from './index.ts';
 
 export const DEV_RPC_BODY_LIMIT = 1024 * 1024;
 const MAX_BATCH = 100;
-const ALLOWED_PREFIXES = ['eth_', 'net_', 'web3_'];
-const ALLOWED_METHODS = new Set(['evm_mine', 'anvil_mine', 'anvil_setBalance']);
+/** The most blocks one anvil_mine call may mine. */
+export const MAX_MINED_BLOCKS = 100;
+/** The most test ETH anvil_setBalance may give an account, in wei (10,000 ETH). */
+export const MAX_TEST_ETH = 10_000n * 10n ** 18n;
+
+/** Methods that read the chain or the node, or send a transaction its sender signed. */
+export const DEV_RPC_METHODS: ReadonlySet<string> = new Set([
+  'web3_clientVersion',
+  'web3_sha3',
+  'net_version',
+  'net_listening',
+  'net_peerCount',
+  'eth_chainId',
+  'eth_protocolVersion',
+  'eth_syncing',
+  'eth_mining',
+  'eth_hashrate',
+  'eth_accounts',
+  'eth_blockNumber',
+  'eth_gasPrice',
+  'eth_maxPriorityFeePerGas',
+  'eth_blobBaseFee',
+  'eth_feeHistory',
+  'eth_getBalance',
+  'eth_getCode',
+  'eth_getStorageAt',
+  'eth_getTransactionCount',
+  'eth_getProof',
+  'eth_call',
+  'eth_estimateGas',
+  'eth_createAccessList',
+  'eth_getBlockByNumber',
+  'eth_getBlockByHash',
+  'eth_getBlockReceipts',
+  'eth_getBlockTransactionCountByNumber',
+  'eth_getBlockTransactionCountByHash',
+  'eth_getUncleCountByBlockNumber',
+  'eth_getUncleCountByBlockHash',
+  'eth_getUncleByBlockNumberAndIndex',
+  'eth_getUncleByBlockHashAndIndex',
+  'eth_getTransactionByHash',
+  'eth_getTransactionByBlockNumberAndIndex',
+  'eth_getTransactionByBlockHashAndIndex',
+  'eth_getTransactionReceipt',
+  'eth_getLogs',
+  'eth_newFilter',
+  'eth_newBlockFilter',
+  'eth_newPendingTransactionFilter',
+  'eth_getFilterChanges',
+  'eth_getFilterLogs',
+  'eth_uninstallFilter',
+  'eth_sendRawTransaction',
+]);
+
+/** The bounded test conveniences, checked by their parameters (checkDevRpcCall). */
+const BOUNDED_METHODS = new Set(['evm_mine', 'anvil_mine', 'anvil_setBalance']);
+
 const UPSTREAM_TIMEOUT_MS = 30_000;
 
 type RpcId = string | number | null;
@@ -43,8 +103,50 @@ function isRpcRequest(value: unknown): value is RpcRequest {
   return v.jsonrpc === '2.0' && typeof v.method === 'string' && v.method.length <= 100 && idOk && paramsOk;
 }
 
-export function isAllowedDevRpcMethod(method: string): boolean {
-  return ALLOWED_METHODS.has(method) || ALLOWED_PREFIXES.some((p) => method.startsWith(p));
+/** A whole number as JSON-RPC writes it (0x-hex quantity, decimal string or number); null otherwise. */
+function quantity(value: unknown): bigint | null {
+  if (typeof value === 'number') return Number.isSafeInteger(value) && value >= 0 ? BigInt(value) : null;
+  if (typeof value !== 'string' || value.length > 80) return null;
+  if (/^0x[0-9a-fA-F]+$/.test(value) || /^[0-9]+$/.test(value)) return BigInt(value);
+  return null;
+}
+
+const paramList = (params: unknown): unknown[] | null => (params === undefined || params === null ? [] : Array.isArray(params) ? params : null);
+
+/**
+ * Why a call may not pass, as a JSON-RPC error (naming the method), or null when it may.
+ * `serviceAccount`: the service's own dev account, whose ETH pays its deployments and sweeps.
+ */
+export function checkDevRpcCall(call: { method: string; params?: unknown }, serviceAccount?: string): { code: number; message: string } | null {
+  const { method } = call;
+  if (DEV_RPC_METHODS.has(method)) return null;
+  if (!BOUNDED_METHODS.has(method)) {
+    return { code: -32601, message: `${method} is not available through /dev/rpc: it passes reads, eth_sendRawTransaction and bounded test helpers only` };
+  }
+  const bad = (why: string) => ({ code: -32602, message: `${method} refused: ${why}` });
+  const params = paramList(call.params);
+  if (params === null) return bad('params must be an array');
+  if (method === 'anvil_mine') {
+    const blocks = params[0] === undefined || params[0] === null ? 1n : quantity(params[0]);
+    if (blocks === null || blocks < 1n || blocks > BigInt(MAX_MINED_BLOCKS)) return bad(`mines 1 to ${MAX_MINED_BLOCKS} blocks at a time`);
+    const interval = params[1] === undefined || params[1] === null ? 0n : quantity(params[1]);
+    if (interval !== 0n || params.length > 2) return bad('the interval between blocks cannot be set (it would move the chain clock)');
+    return null;
+  }
+  if (method === 'evm_mine') {
+    // One block; its options (a timestamp, a block count) are refused: anvil_mine mines several.
+    if (params.length === 0 || (params.length === 1 && params[0] === null)) return null;
+    return bad('takes no parameters (a timestamp would move the chain clock; anvil_mine mines several blocks)');
+  }
+  // anvil_setBalance [address, wei]
+  const [address, value] = params;
+  if (params.length !== 2 || typeof address !== 'string' || !/^0x[0-9a-fA-F]{40}$/.test(address)) return bad('takes [address, wei]');
+  if (serviceAccount !== undefined && address.toLowerCase() === serviceAccount.toLowerCase()) {
+    return bad("the service's own account pays its deployments and sweeps; its balance is not for sale");
+  }
+  const wei = quantity(value);
+  if (wei === null || wei > MAX_TEST_ETH) return bad(`gives at most ${MAX_TEST_ETH / 10n ** 18n} test ETH`);
+  return null;
 }
 
 export function devChainRoutes(app: App, deps: Deps): void {
@@ -52,6 +154,7 @@ export function devChainRoutes(app: App, deps: Deps): void {
   if (deps.config.chain !== 'dev' || chain?.dev === undefined) return;
   const dev = chain.dev;
   const publicRpcUrl = `${deps.config.siteUrl}/dev/rpc`;
+  const serviceAccount = chain.walletClient?.account.address;
 
   const forward = async (body: unknown): Promise<unknown> => {
     const res = await fetch(chain.rpcUrl, {
@@ -81,8 +184,10 @@ export function devChainRoutes(app: App, deps: Deps): void {
         tags: ['dev'],
         summary: 'JSON-RPC of the dev chain (CHAIN=dev only)',
         description:
-          'A JSON-RPC 2.0 request or a batch (at most 100) forwarded to the embedded anvil node. Standard eth_, net_ ' +
-          'and web3_ methods, evm_mine, anvil_mine and anvil_setBalance are forwarded; other methods answer error -32601.',
+          'A JSON-RPC 2.0 request or a batch (at most 100) forwarded to the embedded anvil node. Read methods, ' +
+          'eth_sendRawTransaction, evm_mine (one block), anvil_mine (at most 100 blocks; neither moves the clock) and anvil_setBalance (at ' +
+          'most 10,000 test ETH, not the service account) pass; other methods answer error -32601 naming the method, ' +
+          'out-of-bounds parameters -32602. Nothing sends as an account without its signature.',
         body: Type.Unknown(),
         response: {
           200: Type.Unknown({ description: 'The JSON-RPC response or batch of responses' }),
@@ -103,9 +208,11 @@ export function devChainRoutes(app: App, deps: Deps): void {
       const forwarded: RpcRequest[] = [];
       for (const item of items) {
         if (!isRpcRequest(item)) answers.push(rpcError(null, -32600, 'Invalid JSON-RPC 2.0 request'));
-        else if (!isAllowedDevRpcMethod(item.method)) {
-          answers.push(rpcError(item.id ?? null, -32601, `${item.method} is not available through /dev/rpc`));
-        } else forwarded.push(item);
+        else {
+          const refused = checkDevRpcCall(item, serviceAccount);
+          if (refused !== null) answers.push(rpcError(item.id ?? null, refused.code, refused.message));
+          else forwarded.push(item);
+        }
       }
       if (!batch && answers.length > 0) {
         // A malformed request is the client's fault (400); a refused method is a normal JSON-RPC error.

@@ -101,7 +101,15 @@ export function adminSubscriptionRoutes(app: App, deps: Deps): void {
       if (body.rateLimitPerMinute !== undefined && !isSuper(session)) {
         throw new Forbidden('Only a superadmin sets a custom rate limit');
       }
-      const created = await createSubscription(db, { ...body, wallet });
+      // Field by field: the body may carry extra properties, and none of them may reach the domain
+      // (maxActive, the per-merchant cap, is not the caller's to set).
+      const created = await createSubscription(db, {
+        wallet,
+        product: body.product,
+        scopes: body.scopes,
+        name: body.name,
+        rateLimitPerMinute: body.rateLimitPerMinute,
+      });
       return reply.status(201).send(created);
     },
   );

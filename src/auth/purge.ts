@@ -1,0 +1,55 @@
+/**
+ * The purge: on a timer started with the background workers, deletes sign-in challenges and
+ * sessions that can never be used again, and the daily split-deployment counters of past days.
+ * Every instance may run it; deleting what another instance already deleted changes nothing.
+ */
+import type { Logger } from 'pino';
+import type { Db } from '../db/client.ts';
+import { purgeDeployCounters } from '../domain/split-setup.ts';
+import type { AuthService } from './sessions.ts';
+
+export const PURGE_INTERVAL_MS = 10 * 60_000;
+
+export interface PurgeOptions {
+  db: Db;
+  auth: AuthService;
+  logger: Logger;
+  intervalMs?: number;
+  now?: () => number;
+}
+
+export class Purger {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+
+  constructor(private readonly o: PurgeOptions) {}
+
+  /** Purges at once, then every intervalMs, until stop(). */
+  start(): void {
+    if (this.timer !== undefined) return;
+    const tick = () => {
+      this.running ??= this.runOnce()
+        .then(() => undefined)
+        .catch((err: unknown) => this.o.logger.warn({ err }, 'purge of expired sessions and challenges failed; retrying later'))
+        .finally(() => (this.running = undefined));
+    };
+    this.timer = setInterval(tick, this.o.intervalMs ?? PURGE_INTERVAL_MS);
+    this.timer.unref();
+    tick();
+  }
+
+  async runOnce(): Promise<{ nonces: number; sessions: number; counters: number }> {
+    const now = this.o.now?.() ?? Date.now();
+    const { nonces, sessions } = await this.o.auth.purgeExpired(now);
+    const counters = await purgeDeployCounters(this.o.db, now);
+    if (nonces + sessions + counters > 0) this.o.logger.debug({ nonces, sessions, counters }, 'purged expired sign-in rows');
+    return { nonces, sessions, counters };
+  }
+
+  /** Stops the timer and waits for a pass under way. */
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    await this.running;
+  }
+}
