@@ -11,7 +11,7 @@ export function loadJwtKey(config: Config): Uint8Array {
   if (config.jwtSecret !== undefined) return new TextEncoder().encode(config.jwtSecret);
   const file = path.resolve(config.dataDir, 'jwt-secret');
   if (!existsSync(file)) {
-    mkdirSync(path.dirname(file), { recursive: true });
+    mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
     writeFileSync(file, randomBytes(32).toString('base64url'), { mode: 0o600, flag: 'wx' });
   }
   chmodSync(file, 0o600);

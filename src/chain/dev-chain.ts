@@ -231,7 +231,7 @@ class Supervisor implements DevChain {
   }
 
   async start(): Promise<void> {
-    mkdirSync(path.dirname(this.statePath), { recursive: true });
+    mkdirSync(path.dirname(this.statePath), { recursive: true, mode: 0o700 });
     this.opts.logger.info({ statePath: this.statePath }, 'dev chain: starting anvil');
     await this.boot(this.opts.port ?? 0);
     process.on('exit', this.onProcessExit);

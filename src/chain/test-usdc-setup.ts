@@ -45,7 +45,7 @@ export function readTestUsdcRecord(recordPath: string): TestUsdcRecord | undefin
 
 function writeRecord(recordPath: string, record: TestUsdcRecord): void {
   const temp = `${recordPath}.tmp`;
-  writeFileSync(temp, JSON.stringify(record, null, 2) + '\n');
+  writeFileSync(temp, JSON.stringify(record, null, 2) + '\n', { mode: 0o600 });
   renameSync(temp, recordPath);
 }
 

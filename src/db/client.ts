@@ -13,6 +13,7 @@ import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
 import pg from 'pg';
 import * as schema from './schema.ts';
 import { processAlive } from '../process-alive.ts';
+import { tightenTree } from '../data-dir.ts';
 import { DatabaseUnavailable } from '../domain/errors.ts';
 
 export type Schema = typeof schema;
@@ -71,6 +72,9 @@ async function openPgliteAt(location: string, lock: DataDirLock | undefined, onC
   const client = await PGlite.create(location === 'memory://' ? undefined : location);
   const db = drizzlePglite(client, { schema }) as unknown as Db;
   await migratePglite(db as never, { migrationsFolder: MIGRATIONS_DIR });
+  // PGlite writes some files with modes of its own, whatever the umask: its initial database
+  // (0666) and, at every start, the relation cache files (0644). DATA_DIR is the user's alone.
+  if (location !== 'memory://') tightenTree(location);
   return {
     db,
     kind: 'pglite',

@@ -62,22 +62,45 @@ export function serverLimits(
 }
 
 const NUL_MESSAGE = 'Text may not contain the NUL character (U+0000)';
+const SURROGATE_MESSAGE =
+  'Text must be well-formed Unicode: a lone UTF-16 surrogate (such as \\ud800 without its pair) is not a character';
+
+const isHigh = (c: number) => c >= 0xd800 && c <= 0xdbff;
+const isLow = (c: number) => c >= 0xdc00 && c <= 0xdfff;
+/** The code unit of the \uXXXX escape whose backslash is at `i`, or -1. */
+function escapedUnit(text: string, i: number): number {
+  if (text.charCodeAt(i) !== 0x5c || text.charCodeAt(i + 1) !== 0x75) return -1;
+  const hex = text.slice(i + 2, i + 6);
+  return /^[0-9a-fA-F]{4}$/.test(hex) ? parseInt(hex, 16) : -1;
+}
 
 /**
  * What makes `text`, read as JSON, unacceptable before it is even parsed: arrays and objects
- * nested deeper than `maxDepth` (brackets inside strings do not count), or a NUL character in a
- * string (escaped as \u0000; a raw one is invalid JSON anyway). Linear, no recursion.
+ * nested deeper than `maxDepth` (brackets inside strings do not count), a NUL character in a
+ * string (escaped as \u0000; a raw one is invalid JSON anyway), or a lone UTF-16 surrogate
+ * (\ud800 without its low half): JSON.parse accepts it, but it is no character, and PostgreSQL's
+ * json refuses it, so it would fail deep inside a write. Linear, no recursion.
  */
-export function jsonProblem(text: string, maxDepth: number): 'too_deep' | 'nul' | null {
+export function jsonProblem(text: string, maxDepth: number): 'too_deep' | 'nul' | 'surrogate' | null {
   let depth = 0;
   let inString = false;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
       if (c === 0x5c) {
-        if (text.startsWith('u0000', i + 1)) return 'nul';
-        i++; // skip the escaped character
+        const unit = escapedUnit(text, i);
+        if (unit === 0) return 'nul';
+        if (isHigh(unit)) {
+          if (!isLow(escapedUnit(text, i + 6))) return 'surrogate';
+          i += 11; // both escapes
+        } else if (isLow(unit)) return 'surrogate';
+        else if (unit !== -1) i += 5;
+        else i++; // skip the escaped character
       } else if (c === 0x22) inString = false;
+      else if (isHigh(c)) {
+        if (!isLow(text.charCodeAt(i + 1))) return 'surrogate';
+        i++;
+      } else if (isLow(c)) return 'surrogate';
     } else if (c === 0x22) inString = true;
     else if (c === 0x5b || c === 0x7b) {
       if (++depth > maxDepth) return 'too_deep';
@@ -99,7 +122,8 @@ export function installJsonParser(app: FastifyInstance): void {
     const text = typeof body === 'string' ? body : body.toString('utf8');
     const problem = jsonProblem(text, MAX_JSON_DEPTH);
     if (problem !== null) {
-      done(new InvalidInput(problem === 'nul' ? NUL_MESSAGE : `The JSON body nests deeper than ${MAX_JSON_DEPTH} levels`), undefined);
+      const message = { nul: NUL_MESSAGE, surrogate: SURROGATE_MESSAGE, too_deep: `The JSON body nests deeper than ${MAX_JSON_DEPTH} levels` }[problem];
+      done(new InvalidInput(message), undefined);
       return;
     }
     parse(request, text, done);
@@ -108,13 +132,26 @@ export function installJsonParser(app: FastifyInstance): void {
 
 const hasNul = (v: unknown): boolean =>
   typeof v === 'string' ? v.includes('\u0000') : Array.isArray(v) ? v.some(hasNul) : false;
+/** A high surrogate without a low one after it, or a low one without a high one before it. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const hasLoneSurrogate = (v: unknown): boolean =>
+  typeof v === 'string' ? LONE_SURROGATE.test(v) : Array.isArray(v) ? v.some(hasLoneSurrogate) : false;
 
-/** Refuses U+0000 in path parameters and the query string, for every route, before validation. */
+/**
+ * Refuses U+0000 and lone UTF-16 surrogates in path parameters and the query string, for every
+ * route, before validation.
+ */
 export function refuseNulInUrl(app: FastifyInstance): void {
   app.addHook('preValidation', (request, _reply, done) => {
     for (const part of [request.params, request.query]) {
-      if (part !== null && typeof part === 'object' && Object.values(part).some(hasNul)) {
+      if (part === null || typeof part !== 'object') continue;
+      const values = Object.values(part);
+      if (values.some(hasNul)) {
         done(new InvalidInput(NUL_MESSAGE));
+        return;
+      }
+      if (values.some(hasLoneSurrogate)) {
+        done(new InvalidInput(SURROGATE_MESSAGE));
         return;
       }
     }

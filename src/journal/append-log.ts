@@ -35,7 +35,8 @@ export class AppendLog {
   ) {}
 
   static async open(filePath: string): Promise<OpenedLog> {
-    const fd = await open(filePath, 'a+');
+    // 0600: the journal holds payment URLs, each a credential for its receipt's payment page.
+    const fd = await open(filePath, 'a+', 0o600);
     try {
       const buf = await fd.readFile();
       const end = buf.lastIndexOf(0x0a) + 1;
@@ -81,7 +82,7 @@ export class AppendLog {
       if (this.closed) return;
       const tmp = `${this.filePath}.tmp`;
       await rm(tmp, { force: true });
-      const next = await open(tmp, 'a');
+      const next = await open(tmp, 'a', 0o600);
       try {
         const content = lines().map((l) => `${l}\n`).join('');
         if (content !== '') await next.appendFile(content);
@@ -143,7 +144,7 @@ export class AppendLog {
 
 /** Appends lines to a file and fsyncs them, for files written rarely (rejected entries). */
 export async function appendDurably(filePath: string, lines: string[]): Promise<void> {
-  const fd = await open(filePath, 'a');
+  const fd = await open(filePath, 'a', 0o600);
   try {
     await fd.appendFile(lines.map((l) => `${l}\n`).join(''));
     await fd.sync();

@@ -41,10 +41,10 @@ export class FilesystemBlobStore implements BlobStore {
 
   async write(name: string, source: Readable, opts: WriteOptions): Promise<BlobInfo> {
     const final = this.pathOf(name);
-    await mkdir(path.dirname(final), { recursive: true });
+    await mkdir(path.dirname(final), { recursive: true, mode: 0o700 });
     const temp = `${final}.upload-${randomBytes(6).toString('hex')}`;
     try {
-      await pipeline(source, new GuardedStream(opts), createWriteStream(temp, { flags: 'wx' }));
+      await pipeline(source, new GuardedStream(opts), createWriteStream(temp, { flags: 'wx', mode: 0o600 }));
       const fh = await open(temp, 'r');
       try {
         await fh.sync();

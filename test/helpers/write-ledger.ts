@@ -165,7 +165,8 @@ export async function assertLanded(db: Db, wallet: string, ledger: WriteLedger, 
     for (const h of history) {
       if (h.source !== 'tracking') continue;
       const k = `${h.receiptId} ${h.status}`;
-      seen.set(k, (seen.get(k) ?? 0) + 1);
+      // A repeated tracking status is one row that counts its repeats.
+      seen.set(k, (seen.get(k) ?? 0) + h.count);
     }
     for (const [k, n] of ledger.statuses) {
       const got = seen.get(k) ?? 0;
