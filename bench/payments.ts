@@ -5,13 +5,23 @@
  *
  * Starts the real service as a child process with CHAIN=dev (its own anvil, automining: a
  * transaction's block is sealed when the node accepts it), a merchant with a deployed split, and
- * a loopback webhook receiver. Then, one receipt at a time, a funded dev account pays the exact
- * amount into the split and the hash is submitted as the payment page does. Per receipt:
+ * a loopback webhook receiver. Then, one receipt at a time, a funded dev account transfers exactly
+ * `payment.due` of `payment.tokenAddress` to the receipt's own payment address `payment.payTo`,
+ * as read from GET /api/pay/<id> (docs: /work/shared/DESIGN.md, "Payments"). The bench also posts
+ * the hash as the payment page does, but it is only a hint: the chain worker finds the transfer
+ * by scanning blocks whether or not a hash arrives. Before `completed` the worker must see the
+ * transfer, send the sweep of the payment address into the split (one transaction through the
+ * factory), see the sweep in a later block and have both CONFIRMATIONS deep: the figures below
+ * include all of that. Per receipt:
  *
  *   included   the moment the bench holds the transaction receipt (the block exists)
  *   completed  the `at` of the `completed` entry in the receipt's status history (service clock,
  *              same machine), and the moment GET /api/pay/<id> first shows it (polled every 50 ms)
  *   webhook    the moment the receiver gets the `receipt.completed` delivery
+ *
+ * Each receipt is checked afterwards: the payment address holds nothing, the split received the
+ * amount in a sweep attributed to the receipt (its block is recorded in the sample), and the
+ * webhook names the payment's transaction and payment address.
  *
  * Writes bench/results/payments-latest.{json,md} (payments-quick.* with BENCH_QUICK=1).
  *   BENCH_PAYMENTS=n   receipts to pay (default 30, 10 with BENCH_QUICK=1; 0 skips this part)
@@ -39,7 +49,12 @@ const BUYERS = 9;
 
 export interface PaymentSample {
   receiptId: string;
+  /** The receipt's own payment address (payment.payTo), where the buyer sent the money. */
+  payTo: string;
+  /** The block of the buyer's transfer. */
   blockNumber: number;
+  /** The block of the worker's sweep of payTo into the split (after blockNumber). */
+  sweepBlockNumber: number;
   /** Unix ms the bench held the transaction receipt. */
   includedAt: number;
   completedMs: number;
@@ -125,9 +140,22 @@ async function setUpMerchant(base: string, webhookUrl: string) {
   return { split: deployed.split.address as Hex, keyed: { base, key: sub.primaryKey as string } satisfies Http };
 }
 
-/** Records when each receipt's `receipt.completed` webhook arrives. */
-async function startReceiver(): Promise<{ url: string; arrived: Map<string, number>; wait(id: string, ms: number): Promise<number>; close(): Promise<void> }> {
+/** The parts of a `receipt.completed` delivery the bench checks. */
+interface CompletedEvent {
+  type: string;
+  data: { receiptId: string; status: string; exception: string | null; amount: string; amountPaid: string; amountDue: string; transactionHash: string | null; payTo: string | null };
+}
+
+/** Records when each receipt's `receipt.completed` webhook arrives, and what it said. */
+async function startReceiver(): Promise<{
+  url: string;
+  arrived: Map<string, number>;
+  payloads: Map<string, CompletedEvent>;
+  wait(id: string, ms: number): Promise<number>;
+  close(): Promise<void>;
+}> {
   const arrived = new Map<string, number>();
+  const payloads = new Map<string, CompletedEvent>();
   const waiters = new Map<string, (at: number) => void>();
   const server: HttpServer = createServer((req, res) => {
     const at = Date.now();
@@ -135,10 +163,11 @@ async function startReceiver(): Promise<{ url: string; arrived: Map<string, numb
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       res.writeHead(204).end();
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { type?: string; data?: { receiptId?: string } };
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Partial<CompletedEvent>;
       const id = body.data?.receiptId;
       if (body.type !== 'receipt.completed' || id === undefined || arrived.has(id)) return;
       arrived.set(id, at);
+      payloads.set(id, body as CompletedEvent);
       waiters.get(id)?.(at);
     });
   });
@@ -147,6 +176,7 @@ async function startReceiver(): Promise<{ url: string; arrived: Map<string, numb
   return {
     url: `http://127.0.0.1:${port}/hook`,
     arrived,
+    payloads,
     wait(id, ms) {
       const known = arrived.get(id);
       if (known !== undefined) return Promise.resolve(known);
@@ -164,6 +194,20 @@ async function startReceiver(): Promise<{ url: string; arrived: Map<string, numb
 
 // ---- one payment ----
 
+interface Quote {
+  chainId: number;
+  tokenAddress: Hex;
+  tokenSymbol: string;
+  tokenDecimals: number;
+  payTo: Hex;
+  splitAddress: Hex;
+  amount: string;
+  paid: string;
+  due: string;
+}
+
+const same = (a: string | null | undefined, b: string | null | undefined) => a != null && b != null && a.toLowerCase() === b.toLowerCase();
+
 async function payOne(o: {
   keyed: Http;
   chain: { rpcUrl: string; token: Hex; split: Hex };
@@ -178,13 +222,19 @@ async function payOne(o: {
   );
   const search = new URL(created.paymentUrl).search;
   const pay = { base: o.keyed.base } satisfies Http;
-  const quote = (await expectStatus(call(pay, 'GET', `/api/pay/${o.id}${search}`), 200, 'quote')).payment;
+  const quote = (await expectStatus(call(pay, 'GET', `/api/pay/${o.id}${search}`), 200, 'quote')).payment as Quote;
+  // What the payment page would show: the receipt's own address, never the split itself.
+  if (!/^0x[0-9a-fA-F]{40}$/.test(quote.payTo ?? '')) throw new Error(`${o.id}: payment.payTo is ${JSON.stringify(quote.payTo)}`);
+  if (same(quote.payTo, o.chain.split)) throw new Error(`${o.id}: payment.payTo is the split itself`);
+  if (!same(quote.splitAddress, o.chain.split)) throw new Error(`${o.id}: payment.splitAddress ${quote.splitAddress} is not the merchant's split ${o.chain.split}`);
+  if (!same(quote.tokenAddress, o.chain.token)) throw new Error(`${o.id}: payment.tokenAddress ${quote.tokenAddress} is not the dev chain's USDC ${o.chain.token}`);
+  if (quote.paid !== '0' || quote.due !== quote.amount || BigInt(quote.due) <= 0n) throw new Error(`${o.id}: unexpected amounts before paying ${JSON.stringify(quote)}`);
   const chain = defineChain({ ...foundry, rpcUrls: { default: { http: [o.chain.rpcUrl] } } });
   const transport = http(o.chain.rpcUrl);
   const wallet = createWalletClient({ chain, transport, account: devAccount(o.buyer) });
   const client = createPublicClient({ chain, transport });
 
-  const hash = await wallet.writeContract({ address: o.chain.token, abi: erc20Abi, functionName: 'transfer', args: [o.chain.split, BigInt(quote.amount)] });
+  const hash = await wallet.writeContract({ address: quote.tokenAddress, abi: erc20Abi, functionName: 'transfer', args: [quote.payTo, BigInt(quote.due)] });
   let mined: TransactionReceipt | undefined;
   while (mined === undefined) {
     mined = await client.getTransactionReceipt({ hash }).catch((err: unknown) => {
@@ -195,7 +245,8 @@ async function payOne(o: {
   }
   const includedAt = Date.now();
   if (mined.status !== 'success') throw new Error(`payment ${hash} reverted`);
-  await expectStatus(call(pay, 'POST', `/api/pay/${o.id}/transaction${search}`, { transactionHash: hash }), 202, 'submit');
+  // Only a hint (the worker finds the transfer by its address without it), sent as the payment page does.
+  await expectStatus(call(pay, 'POST', `/api/pay/${o.id}/transaction${search}`, { transactionHash: hash }), 202, 'hint');
 
   let visibleAt: number | undefined;
   const webhook = o.receiver.wait(o.id, 30_000);
@@ -203,17 +254,42 @@ async function payOne(o: {
   while (visibleAt === undefined) {
     const view = await expectStatus(call(pay, 'GET', `/api/pay/${o.id}${search}`), 200, 'status');
     if (view.status === 'completed') visibleAt = Date.now();
-    else if (['tx_mismatch', 'failed'].includes(view.status)) throw new Error(`${o.id} ended ${view.status}`);
+    else if (['tx_mismatch', 'failed'].includes(view.status)) throw new Error(`${o.id} ended ${view.status} (${view.exception})`);
     else if (Date.now() > deadline) throw new Error(`${o.id} not completed within 30 s (still ${view.status})`);
     else await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
   const webhookAt = await webhook;
   const detail = await expectStatus(call(o.keyed, 'GET', `/api/receipts/${o.id}`), 200, 'receipt detail');
-  const completedAt = (detail.statusHistory as { status: string; at: number }[]).find((h) => h.status === 'completed')?.at;
+  const history = detail.statusHistory as { status: string; at: number }[];
+  const completedAt = history.find((h) => h.status === 'completed')?.at;
   if (completedAt === undefined) throw new Error(`${o.id} has no completed entry in its history`);
+  if (detail.exception !== null) throw new Error(`${o.id} completed with exception ${detail.exception}`);
+
+  // The sweep is part of what was measured: the money left the payment address for the split.
+  const left = await client.readContract({ address: quote.tokenAddress, abi: erc20Abi, functionName: 'balanceOf', args: [quote.payTo] });
+  if (left !== 0n) throw new Error(`${o.id}: ${left} base units still at the payment address after completion`);
+  const splitTxs = (await expectStatus(call(o.keyed, 'GET', '/api/split/transactions'), 200, 'split transactions')) as { receiptId: string | null; transactionHash: string }[];
+  const sweep = splitTxs.find((t) => t.receiptId === o.id);
+  if (sweep === undefined) throw new Error(`${o.id}: no split transaction attributed to the receipt (no sweep seen)`);
+  if (same(sweep.transactionHash, hash)) throw new Error(`${o.id}: the split transaction is the buyer's own transfer, not a sweep`);
+  const swept = await client.getTransactionReceipt({ hash: sweep.transactionHash as Hex });
+  if (swept.blockNumber <= mined.blockNumber) throw new Error(`${o.id}: sweep in block ${swept.blockNumber}, not after the payment's ${mined.blockNumber}`);
+
+  const event = o.receiver.payloads.get(o.id)!.data;
+  const problems = [
+    event.status !== 'completed' && `status ${event.status}`,
+    event.exception !== null && `exception ${event.exception}`,
+    event.amountDue !== '0' && `amountDue ${event.amountDue}`,
+    event.amountPaid !== quote.due && `amountPaid ${event.amountPaid}`,
+    !same(event.payTo, quote.payTo) && `payTo ${event.payTo}`,
+    !same(event.transactionHash, hash) && `transactionHash ${event.transactionHash}`,
+  ].filter((p): p is string => typeof p === 'string');
+  if (problems.length > 0) throw new Error(`${o.id}: the receipt.completed webhook says ${problems.join(', ')}`);
   return {
     receiptId: o.id,
+    payTo: quote.payTo.toLowerCase(),
     blockNumber: Number(mined.blockNumber),
+    sweepBlockNumber: Number(swept.blockNumber),
     includedAt,
     completedMs: completedAt - includedAt,
     visibleMs: visibleAt - includedAt,
@@ -245,7 +321,11 @@ function markdown(r: PaymentsReport): string {
     row(`\`completed\` seen through GET /api/pay (polled every ${r.settings.pollMs} ms)`, r.visible),
     row('`receipt.completed` webhook received', r.webhook),
     '',
-    'Each includes the hash submission (POST /api/pay/<id>/transaction), as the payment page makes it.',
+    "Each buyer transfers exactly `payment.due` to the receipt's own payment address `payment.payTo`. Each figure includes the worker " +
+      'finding that transfer in its block scan, sending the sweep of the payment address into the split (one transaction through the ' +
+      'factory) and reading the sweep in a later block: a receipt completes only once the transfer and the sweep are both ' +
+      'CONFIRMATIONS deep. The bench also posts the hash (POST /api/pay/<id>/transaction) as the payment page does; it is only a hint ' +
+      'that wakes the worker sooner, and not needed for the receipt to complete.',
     '',
     '| target (from the issue) | measured | result |',
     '|---|---:|---|',

@@ -17,6 +17,7 @@ import { freshPostgresDatabase } from '../test/helpers/app.ts';
 import { measure, preflight, warmUp, type LoadSettings, type Measured, type Scenario } from './load.ts';
 import { benchOptions, type BenchOptions } from './options.ts';
 import { benchApk } from './apk.ts';
+import { benchChainWorker } from './chain-worker.ts';
 import { benchPayments } from './payments.ts';
 import { compareWithBaseline, evaluateTargets, markdown, writeResults, type Report, type RouteRun } from './report.ts';
 import { BASELINE, planRoutes, ROUTES } from './scenarios.ts';
@@ -279,5 +280,7 @@ main(cleanup)
     await cleanup.run();
     // Payment latency on the dev chain (bench/payments.ts) runs a service of its own, after these have stopped.
     const payments = interrupted ? 0 : await benchPayments();
-    process.exit(Math.max(code, payments));
+    // The chain worker's cost per block (bench/chain-worker.ts, BENCH_WORKER=0 skips it): its own chain and database.
+    const worker = interrupted ? 0 : await benchChainWorker();
+    process.exit(Math.max(code, payments, worker));
   });

@@ -1,17 +1,22 @@
 /**
- * Operator CLI: manages subscriptions and their keys in the configured database.
+ * Operator CLI: manages subscriptions and their keys in the configured database, and reconciles
+ * split contracts against what the service indexed.
  *
  *   npm run cli -- keys create --wallet 0x… [--product full] [--scopes a,b] [--name …] [--rate-limit N]
  *   npm run cli -- keys list [--wallet 0x…]
  *   npm run cli -- keys rotate <subscriptionId> [--slot primary|secondary]
  *   npm run cli -- keys revoke <subscriptionId>
  *   npm run cli -- products
+ *   npm run cli -- reconcile [--wallet 0x…]
  *
- * Exit codes: 0 success, 1 bad input or a failed operation, 2 usage error (unknown command or
- * option).
+ * Exit codes: 0 success, 1 bad input or a failed operation (or, for reconcile, a difference),
+ * 2 usage error (unknown command or option).
  */
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig } from './config.ts';
+import { BaseError, formatUnits } from 'viem';
+import { startChain, type ChainDeps } from './chain/client.ts';
+import { ChainError } from './chain/errors.ts';
+import { ConfigError, loadConfig, type Config } from './config.ts';
 import { openDatabase, type Database } from './db/client.ts';
 import { AppError } from './domain/errors.ts';
 import { isAddress } from './domain/wallet.ts';
@@ -25,8 +30,15 @@ import {
   type KeySlot,
   type SubscriptionView,
 } from './gateway/subscriptions.ts';
+import { createLogger } from './logger.ts';
+import { reconcileSplits, type ReconcileReport, type SplitReconciliation, type Totals } from './payments/reconcile.ts';
+import { SERVICE_UMASK } from './data-dir.ts';
 
-const USAGE = `Splitline operator CLI: subscriptions and their keys.
+// The CLI opens the same DATA_DIR as the server (an embedded database it may create): what it
+// writes there is the service user's alone, as the server's is.
+process.umask(SERVICE_UMASK);
+
+const USAGE = `Splitline operator CLI: subscriptions and their keys, split reconciliation.
 
 Usage: npm run cli -- <command> [options]
 
@@ -40,6 +52,11 @@ Commands:
   keys revoke <subscriptionId>
                  Revoke the subscription and both its keys.
   products       List the products and the scopes they grant.
+  reconcile [--wallet 0x…]
+                 For every merchant's split contract (or the one merchant's), compare what the
+                 chain says it received (token balance + totalReleased) and released
+                 (totalReleased) with the sum of the indexed split transactions, at the block the
+                 chain worker has indexed through. One line per split; exit 1 on any difference.
   help           Show this text.
 
 Options:
@@ -51,7 +68,15 @@ PGlite database in DATA_DIR, default ./data). The embedded database serves one p
 time: run the CLI while the server is stopped, or point both at PostgreSQL with DATABASE_URL.
 A running server notices a revocation or rotation within KEY_CACHE_TTL_MS (default 5 s).
 
-Exit codes: 0 success, 1 bad input or failed operation, 2 unknown command or option.`;
+Chain (reconcile): the CLI joins the running service's chain and never starts one, so RPC_URL
+is required. CHAIN=base or base-sepolia with RPC_URL reads that chain; with CHAIN=dev, RPC_URL
+names the dev chain the server runs (the anvil URL, or {SITE_URL}/dev/rpc) and USDC_ADDRESS its
+test USDC. The chain worker indexes from where it started (block 0 on the dev chain, about a
+day back elsewhere): splits must be indexed from their deployment, or their earlier transfers
+show as a difference.
+
+Exit codes: 0 success (reconcile: every split matches), 1 bad input, failed operation or a
+reconcile difference, 2 unknown command or option.`;
 
 const OPTIONS = {
   wallet: { type: 'string' },
@@ -160,6 +185,7 @@ const ALLOWED: Record<string, (keyof typeof OPTIONS)[]> = {
   'keys list': ['wallet'],
   'keys rotate': ['slot'],
   'keys revoke': [],
+  reconcile: ['wallet'],
 };
 
 function checkOptions(command: string, allowed: (keyof typeof OPTIONS)[], values: Values): void {
@@ -279,12 +305,24 @@ async function run(argv: string[]): Promise<number> {
   }
 
   let db: Database | undefined;
+  let chain: ChainDeps | undefined;
   try {
     if (command === 'products') {
       noPositionals(sub === '' ? rest : [sub, ...rest]);
       checkOptions('products', [], values);
       showProducts(out);
       return 0;
+    }
+    if (command === 'reconcile') {
+      noPositionals(sub === '' ? rest : [sub, ...rest]);
+      checkOptions('reconcile', ALLOWED.reconcile ?? [], values);
+      const wallet = requireWallet(values.wallet, false);
+      const config = loadConfig();
+      chain = await joinChain(config);
+      db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
+      const report = await reconcileSplits({ db: db.db, chain, wallet });
+      printReconcile(out, report);
+      return report.ok ? 0 : 1;
     }
     if (command !== 'keys') throw new UsageError(`Unknown command: ${command}`);
     const action = planKeys(sub, rest, values);
@@ -297,22 +335,88 @@ async function run(argv: string[]): Promise<number> {
       process.stderr.write(`${err.message}\n\n${USAGE}\n`);
       return 2;
     }
-    if (err instanceof InputError || err instanceof ConfigError || err instanceof AppError) {
-      process.stderr.write(`error: ${err.message}\n`);
-      if (out.json) process.stdout.write(JSON.stringify({ error: errorCode(err), message: err.message }) + '\n');
+    if (err instanceof InputError || err instanceof ConfigError || err instanceof AppError || err instanceof ChainError || err instanceof BaseError) {
+      const message = err instanceof BaseError ? `the chain did not answer: ${err.shortMessage}` : err.message;
+      process.stderr.write(`error: ${message}\n`);
+      if (out.json) process.stdout.write(JSON.stringify({ error: errorCode(err), message }) + '\n');
       return 1;
     }
     throw err;
   } finally {
     // PGlite keeps the event loop alive until closed, so the process would never exit.
     await db?.close();
+    await chain?.close();
   }
 }
 
 function errorCode(err: Error): string {
   if (err instanceof AppError) return err.code;
   if (err instanceof ConfigError) return 'invalid_config';
+  if (err instanceof ChainError || err instanceof BaseError) return 'chain_unavailable';
   return 'invalid_input';
+}
+
+/**
+ * The running service's chain, joined (never started: an embedded dev chain belongs to the server).
+ * Without the deployer key, so reconciling never sends a transaction on a public chain.
+ */
+async function joinChain(config: Config): Promise<ChainDeps> {
+  if (config.rpcUrl === undefined) {
+    throw new InputError(
+      "reconcile reads the running service's chain: set RPC_URL (with CHAIN=dev also USDC_ADDRESS, the dev chain's test USDC)",
+    );
+  }
+  // The report is the output; the chain's info lines would only clutter stderr.
+  const logger = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, process.stderr);
+  return startChain({ config: { ...config, splitDeployerKey: undefined }, logger });
+}
+
+function jsonTotals(t: Totals) {
+  return { received: t.received.toString(), released: t.released.toString() };
+}
+
+function describeTotal(what: keyof Totals, r: SplitReconciliation, decimals: number): string {
+  const chain = formatUnits(r.chain[what], decimals);
+  const indexed = formatUnits(r.indexed[what], decimals);
+  const diff = r.difference[what];
+  if (diff === 0n) return `${what} ${chain} = ${indexed} indexed`;
+  return `${what} ${chain} on chain, ${indexed} indexed (difference ${diff > 0n ? '+' : ''}${formatUnits(diff, decimals)})`;
+}
+
+function printReconcile(out: Output, report: ReconcileReport): void {
+  const decimals = report.tokenDecimals;
+  const differing = report.splits.filter((r) => !r.matches).length;
+  const lines = report.splits.map(
+    (r) =>
+      `${r.matches ? 'OK  ' : 'DIFF'}  merchant ${r.merchant}  split ${r.split}  ` +
+      `${describeTotal('received', r, decimals)}; ${describeTotal('released', r, decimals)}`,
+  );
+  const where =
+    report.indexedThrough === null
+      ? `at block ${report.blockNumber} (the chain worker has not run on this database)`
+      : `at block ${report.blockNumber}, which the chain worker has indexed through`;
+  const summary =
+    report.splits.length === 0
+      ? 'No merchant has a split contract.'
+      : differing === 0
+        ? `All ${report.splits.length} split(s) match.`
+        : `${differing} of ${report.splits.length} split(s) differ.`;
+  out.print([`${report.tokenSymbol} ${report.token} ${where}:`, ...lines, summary].join('\n'), {
+    ok: report.ok,
+    token: report.token,
+    tokenSymbol: report.tokenSymbol,
+    tokenDecimals: report.tokenDecimals,
+    blockNumber: report.blockNumber.toString(),
+    indexedThrough: report.indexedThrough?.toString() ?? null,
+    splits: report.splits.map((r) => ({
+      merchant: r.merchant,
+      split: r.split,
+      matches: r.matches,
+      chain: jsonTotals(r.chain),
+      indexed: { ...jsonTotals(r.indexed), payments: r.indexed.payments, releases: r.indexed.releases },
+      difference: jsonTotals(r.difference),
+    })),
+  });
 }
 
 run(process.argv.slice(2)).then(

@@ -155,9 +155,13 @@ describe('POST /api/receipts/refund', () => {
     const over = await admin(t, s, 'POST', '/api/receipts/refund', { receiptId: 'rf-1', wallet: s.wallet, buyer, usd: 6.01 });
     assert.equal(over.status, 400);
     assert.equal(over.body.error, 'invalid_usd');
-    const rest = await admin(t, s, 'POST', '/api/receipts/refund', {
+    // A transaction hash is checked on the chain (test/chain/refunds.test.ts); this app has none.
+    const unverifiable = await admin(t, s, 'POST', '/api/receipts/refund', {
       receiptId: 'rf-1', wallet: s.wallet, buyer, usd: 6, txHash: '0x' + 'ab'.repeat(32),
     });
+    assert.equal(unverifiable.status, 503);
+    assert.equal(unverifiable.body.error, 'chain_unavailable');
+    const rest = await admin(t, s, 'POST', '/api/receipts/refund', { receiptId: 'rf-1', wallet: s.wallet, buyer, usd: 6 });
     assert.equal(rest.status, 200);
     const detail = await t.call(key, 'GET', '/api/receipts/rf-1');
     assert.equal(detail.body.status, 'refunded');

@@ -15,7 +15,15 @@ import { pino } from 'pino';
 import { buildApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import { createDeps } from '../src/deps.ts';
+import { and, eq } from 'drizzle-orm';
+import { createWalletClient, erc20Abi, http, type Hex } from 'viem';
+import { devAccount } from '../src/chain/dev-accounts.ts';
+import { deploySplit, paymentSplitterAbi } from '../src/chain/split-contract.ts';
+import { openDatabase } from '../src/db/client.ts';
+import { splitTransactions } from '../src/db/schema.ts';
+import { storeSplitConfig } from '../src/domain/splits.ts';
 import { freshPostgresDatabase, randomWallet } from './helpers/app.ts';
+import { PLATFORM, startTestChain, waitFor, type TestChain } from './chain/helpers.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -47,8 +55,12 @@ function cliEnv(): NodeJS.ProcessEnv {
 
 /** Runs the CLI; a process that does not exit on its own (an open database) fails the test. */
 function cli(...args: string[]): Promise<CliResult> {
+  return cliIn(cliEnv(), ...args);
+}
+
+function cliIn(env: NodeJS.ProcessEnv, ...args: string[]): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { cwd: ROOT, env: cliEnv() });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { cwd: ROOT, env });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -241,5 +253,147 @@ describe('cli: key lifecycle against the app on the same database', () => {
       assert.equal(await get(newPrimary), 401);
       assert.equal(await get(rotated.key), 401);
     });
+  });
+});
+
+/**
+ * reconcile joins the test's anvil through RPC_URL (with its USDC_ADDRESS) and reads a database
+ * the real chain worker indexed: a stopped app's PGlite DATA_DIR (the CLI refuses one a running
+ * server holds), or a fresh PostgreSQL database when DATABASE_URL is set.
+ */
+describe('cli: reconcile', { timeout: 240_000 }, () => {
+  let tc: TestChain;
+  let reconDir: string;
+  let db: { url: string; drop(): Promise<void> } | undefined;
+  const merchant = randomWallet().toLowerCase();
+  let split: Hex;
+
+  const env = (extra: Record<string, string> = {}): NodeJS.ProcessEnv => {
+    const e: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'silent', CHAIN: 'dev', DATA_DIR: reconDir };
+    for (const name of ['DATABASE_URL', 'REDIS_URL', 'RPC_URL', 'USDC_ADDRESS', 'SPLIT_DEPLOYER_KEY', 'PAYMENT_FACTORY_ADDRESS']) delete e[name];
+    if (db) e.DATABASE_URL = db.url;
+    return { ...e, RPC_URL: tc.chain.rpcUrl, USDC_ADDRESS: tc.chain.usdc.address, ...extra };
+  };
+  const reconcile = (...args: string[]) => cliIn(env(), 'reconcile', ...args);
+  /** The database the CLI reads, opened here while no app holds it. */
+  const withDb = async (fn: (d: Awaited<ReturnType<typeof openDatabase>>['db']) => Promise<void>) => {
+    const d = await openDatabase({ databaseUrl: db?.url, dataDir: reconDir, poolSize: 1 });
+    try {
+      await fn(d.db);
+    } finally {
+      await d.close();
+    }
+  };
+
+  before(async () => {
+    tc = await startTestChain();
+    reconDir = mkdtempSync(path.join(tmpdir(), 'splitline-cli-reconcile-'));
+    if (process.env.DATABASE_URL) db = await freshPostgresDatabase(process.env.DATABASE_URL);
+    const config = loadConfig({
+      DATA_DIR: reconDir,
+      SITE_URL: 'http://pay.test',
+      LOG_LEVEL: 'silent',
+      CHAIN: 'dev',
+      CONFIRMATIONS: '1',
+      PLATFORM_RECIPIENT_ADDRESS: PLATFORM,
+      ...(db ? { DATABASE_URL: db.url } : {}),
+    });
+    const deps = await createDeps(config, { logger: pino({ level: 'silent' }), chain: tc.chain });
+    try {
+      const { publicClient, walletClient } = tc.chain;
+      const recipients = [
+        { address: devAccount(4).address.toLowerCase(), sharesBps: 9950 },
+        { address: PLATFORM, sharesBps: 50 },
+      ];
+      split = (await deploySplit({ walletClient: walletClient!, publicClient, recipients })).address.toLowerCase() as Hex;
+      await storeSplitConfig(deps.database.db, merchant, { address: split, recipients });
+      deps.startWorkers();
+      const send = async (from: number, write: (w: ReturnType<typeof createWalletClient>) => Promise<Hex>) => {
+        const w = createWalletClient({ chain: publicClient.chain, transport: http(tc.chain.rpcUrl), account: devAccount(from) });
+        const hash = await write(w);
+        assert.equal((await publicClient.waitForTransactionReceipt({ hash })).status, 'success');
+      };
+      await send(0, (w) => w.writeContract({ chain: w.chain, account: w.account!, address: tc.chain.usdc.address, abi: erc20Abi, functionName: 'transfer', args: [split, 2_000_003n] }));
+      await send(4, (w) =>
+        w.writeContract({ chain: w.chain, account: w.account!, address: split, abi: paymentSplitterAbi, functionName: 'release', args: [tc.chain.usdc.address, devAccount(4).address] }),
+      );
+      const head = await publicClient.getBlockNumber({ cacheTime: 0 });
+      await waitFor('the worker to index the newest block', async () => ((deps.chainWorker?.lastPass?.head ?? 0n) >= head ? true : undefined));
+    } finally {
+      await deps.close();
+    }
+  });
+  after(async () => {
+    await tc?.close();
+    await db?.drop();
+    if (reconDir) rmSync(reconDir, { recursive: true, force: true });
+  });
+
+  test('exit 0 and one OK line per split when the chain and the index agree; --json says the same', async () => {
+    const human = await reconcile();
+    assert.equal(human.code, 0, human.stderr + human.stdout);
+    assert.match(human.stdout, new RegExp(`OK +merchant ${merchant} +split ${split}`));
+    assert.match(human.stdout, /received 2\.000003 = 2\.000003 indexed/);
+    assert.match(human.stdout, /All 1 split\(s\) match/);
+    const json = JSON.parse((await reconcile('--json', '--wallet', merchant)).stdout);
+    assert.equal(json.ok, true);
+    const released = ((2_000_003n * 9950n) / 10_000n).toString();
+    assert.deepEqual(json.splits, [
+      {
+        merchant,
+        split,
+        matches: true,
+        chain: { received: '2000003', released },
+        indexed: { received: '2000003', released, payments: 1, releases: 1 },
+        difference: { received: '0', released: '0' },
+      },
+    ]);
+  });
+
+  test('exit 1 with a DIFF line when an indexed row is missing', async () => {
+    let removed: typeof splitTransactions.$inferSelect | undefined;
+    await withDb(async (d) => {
+      [removed] = await d
+        .delete(splitTransactions)
+        .where(and(eq(splitTransactions.splitAddress, split), eq(splitTransactions.kind, 'payment')))
+        .returning();
+    });
+    assert.ok(removed);
+    try {
+      const human = await reconcile();
+      assert.equal(human.code, 1, human.stderr + human.stdout);
+      assert.match(human.stdout, new RegExp(`DIFF +merchant ${merchant} +split ${split} +received 2\\.000003 on chain, 0 indexed \\(difference \\+2\\.000003\\)`));
+      assert.match(human.stdout, /1 of 1 split\(s\) differ/);
+      const json = await reconcile('--json');
+      assert.equal(json.code, 1);
+      const body = JSON.parse(json.stdout);
+      assert.equal(body.ok, false);
+      assert.deepEqual(body.splits[0].difference, { received: '2000003', released: '0' });
+    } finally {
+      await withDb(async (d) => {
+        await d.insert(splitTransactions).values(removed!);
+      });
+    }
+  });
+
+  test('bad input exits 1, bad usage 2; without RPC_URL it says what to set', async () => {
+    const noChain = env();
+    delete noChain.RPC_URL;
+    delete noChain.USDC_ADDRESS;
+    // Only the first opens the database, so the three can run side by side.
+    const [unknown, noRpc, usage] = await Promise.all([
+      reconcile('--wallet', randomWallet()),
+      cliIn(noChain, 'reconcile'),
+      reconcile('--slot', 'primary'),
+    ]);
+    assert.equal(unknown.code, 1);
+    assert.match(unknown.stderr, /has no split contract/);
+    assert.equal(noRpc.code, 1);
+    assert.match(noRpc.stderr, /set RPC_URL/);
+    assert.equal(usage.code, 2);
+    assert.match(usage.stderr, /--slot does not apply to "reconcile"/);
+    assert.match(usage.stderr, /reconcile \[--wallet 0x…\]/, 'the usage names the command');
+    assert.match(usage.stderr, /RPC_URL\s+is required/);
+    assert.match(usage.stderr, /splits must be indexed from their deployment/);
   });
 });

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { eq } from 'drizzle-orm';
-import { receipts, receiptStatusHistory } from '../src/db/schema.ts';
-import { createReceipt, insertReceipt } from '../src/domain/receipts.ts';
+import { receipts, receiptStatusHistory, receiptTransfers, refunds } from '../src/db/schema.ts';
+import { createReceipt, getReceiptJson, insertReceipt } from '../src/domain/receipts.ts';
 import { saveShopConfig } from '../src/domain/shop.ts';
 import { randomWallet, startTestApp, type Res, type TestApp } from './helpers/app.ts';
 
@@ -200,6 +200,11 @@ describe('GET /api/receipts', () => {
       expiresAt: Date.now() + 3_600_000,
     });
     await t.deps.database.db.update(receipts).set({ summaryJson: null }).where(eq(receipts.id, 'legacy'));
+    // Refunds are summed into refundedUsd on both (two refunds of 'large', one of 'legacy').
+    const refund = (receiptId: string, id: string, amountCents: bigint) => ({
+      wallet: wallet.toLowerCase(), id, receiptId, buyer: '0x' + '11'.repeat(20), amountCents, items: [], createdBy: wallet.toLowerCase(), createdAt: Date.now(),
+    });
+    await t.deps.database.db.insert(refunds).values([refund('large', 'rfd-l1', 1050n), refund('large', 'rfd-l2', 1n), refund('legacy', 'rfd-g1', 864197533n)]);
     const list = await t.call(key, 'GET', '/api/receipts');
     assert.equal(list.status, 200);
     assert.equal(list.body.receipts.length, bodies.length + 2);
@@ -211,6 +216,8 @@ describe('GET /api/receipts', () => {
     }
     const order = list.body.receipts.find((r: { receiptId: string }) => r.receiptId === 'order');
     assert.deepEqual(order.lineItems, [{ label: 'Latte', priceUsd: 4.5, qty: 2 }, { label: 'Tax', priceUsd: 0.74 }]);
+    const refunded = Object.fromEntries(list.body.receipts.map((r: { receiptId: string; refundedUsd: number }) => [r.receiptId, r.refundedUsd]));
+    assert.deepEqual(refunded, { cent: 0, dime: 0, whole: 0, large: 10.51, text: 0, order: 0, legacy: 8641975.33 });
   });
 
   test('concurrent lists share queries by merchant and limit, and each sees its own receipts and every acknowledged one', async () => {
@@ -277,11 +284,14 @@ describe('GET /api/receipts/:id and /api/receipts/status', () => {
       expiresAt: plain.body.createdAt + 3_600_000,
       amountPaid: '0',
       amountDue: '300000',
+      refundedUsd: 0,
       payTo: null,
+      payer: null,
       jurisdictionCode: null,
       taxRate: 0,
       taxComponents: [],
       statusHistory: [{ status: 'pending', at: plain.body.createdAt, source: 'api' }],
+      refunds: [],
     };
     assert.equal(await detailText(key, 'plain'), JSON.stringify(expected));
 
@@ -314,8 +324,31 @@ describe('GET /api/receipts/:id and /api/receipts/status', () => {
       { wallet, receiptId: 'full', status: 'tx_mined', source: 'chain', at: createdAt + 2_000 },
       { wallet, receiptId: 'full', status: 'completed', source: 'chain', at: createdAt + 3_000 },
     ]);
-    assert.equal(
-      await detailText(key, 'full'),
+    // The payer is the sender of the first transfer of the receipt's token: not another token's
+    // earlier one, not a sweep, and by block then log index, not by insertion.
+    const token = '0x' + 'ee'.repeat(20);
+    const payTo = '0x' + 'cd'.repeat(20);
+    const transfer = (n: number, logIndex: number, kind: 'in' | 'sweep', tok: string, from: string) => ({
+      transactionHash: '0x' + n.toString(16).padStart(64, '0'), logIndex, wallet, receiptId: 'full', kind, token: tok, fromAddress: from,
+      amountUnits: '4510000', blockNumber: BigInt(n), blockHash: '0x' + 'bb'.repeat(32), timestamp: createdAt + 1_000,
+    });
+    await t.deps.database.db.insert(receiptTransfers).values([
+      transfer(9, 2, 'in', token, '0x' + 'b2'.repeat(20)),
+      transfer(3, 0, 'sweep', token, payTo),
+      transfer(4, 5, 'in', '0x' + 'ff'.repeat(20), '0x' + 'a0'.repeat(20)),
+      transfer(9, 1, 'in', token, '0x' + 'b1'.repeat(20)),
+    ]);
+    // One refund verified on the chain, one recorded without a transaction; both count, oldest first.
+    const buyer = '0x' + 'b1'.repeat(20);
+    const refundTx = '0x' + 'fe'.repeat(32);
+    await t.deps.database.db.insert(refunds).values([
+      { wallet, id: 'rfd-2', receiptId: 'full', buyer, amountCents: 25n, items: [], createdBy: wallet, createdAt: createdAt + 5_000 },
+      {
+        wallet, id: 'rfd-1', receiptId: 'full', buyer, amountCents: 150n, items: [], txHash: refundTx, logIndex: 3,
+        amountUnits: '1500000', verifiedAt: createdAt + 4_000, createdBy: wallet, createdAt: createdAt + 4_000,
+      },
+    ]);
+    const full = (payer: string | null) =>
       JSON.stringify({
         receiptId: 'full',
         totalUsd: 9.01,
@@ -331,7 +364,9 @@ describe('GET /api/receipts/:id and /api/receipts/status', () => {
         expiresAt: createdAt + 3_600_000,
         amountPaid: '9020000',
         amountDue: '0',
-        payTo: '0x' + 'cd'.repeat(20),
+        refundedUsd: 1.75,
+        payTo,
+        payer,
         jurisdictionCode: 'US-"CA"',
         taxRate: 0.0825,
         taxComponents: ['state', 'county "x"'],
@@ -342,8 +377,18 @@ describe('GET /api/receipts/:id and /api/receipts/status', () => {
           { status: 'tx_mined', at: createdAt + 2_000, source: 'chain' },
           { status: 'completed', at: createdAt + 3_000, source: 'chain' },
         ],
-      }),
-    );
+        refunds: [
+          { id: 'rfd-1', usd: 1.5, buyer, txHash: refundTx, verified: true, createdAt: createdAt + 4_000 },
+          { id: 'rfd-2', usd: 0.25, buyer, txHash: null, verified: false, createdAt: createdAt + 5_000 },
+        ],
+      });
+    // This app has no chain, so no token to count: no payer.
+    assert.equal(await detailText(key, 'full'), full(null));
+    // With the chain's token (in any letter case), the first counted transfer's sender.
+    const db = t.deps.database.db;
+    assert.equal(await getReceiptJson(db, wallet, 'full', t.config.brandName, token.toUpperCase().replace('0X', '0x')), full('0x' + 'b1'.repeat(20)));
+    assert.equal(JSON.parse(await getReceiptJson(db, wallet, 'full', t.config.brandName, '0x' + 'ff'.repeat(20))).payer, '0x' + 'a0'.repeat(20));
+    assert.equal(JSON.parse(await getReceiptJson(db, wallet, 'full', t.config.brandName, '0x' + 'ab'.repeat(20))).payer, null);
   });
 
   test('without a shop name, the detail shows the service\'s brand name', async () => {
@@ -455,12 +500,15 @@ describe('POST /api/receipts/status', () => {
       [{ receiptId: 'x', wallet, status: 'checkout_success' }, 403, 'forbidden'],
       [{ receiptId: 'x', wallet, status: 'refund_full' }, 403, 'forbidden'],
       [{ receiptId: 'x', wallet, status: 'completed' }, 400, 'invalid_input'],
-      [{ receiptId: 'nope', wallet, status: 'link_opened' }, 404, 'not_found'],
     ];
     for (const [payload, status, code] of cases) {
       const res = await t.call(null, 'POST', '/api/receipts/status', payload);
       assert.equal(res.status, status, JSON.stringify(payload));
       assert.equal(res.body.error, code, JSON.stringify(payload));
     }
+    // No credential is needed, so a receipt nobody has is not an error: the route is no existence oracle.
+    const missing = await t.call(null, 'POST', '/api/receipts/status', { receiptId: 'nope', wallet, status: 'link_opened' });
+    assert.equal(missing.status, 200);
+    assert.deepEqual(missing.body, { ok: true });
   });
 });

@@ -1,12 +1,12 @@
 /**
  * Receipts: creation (idempotent per merchant and id), reads, and status changes with history.
  */
-import { hash, randomBytes } from 'node:crypto';
+import { createHmac, hash, randomBytes } from 'node:crypto';
 import { and, eq, getTableColumns, or, sql, type SQL, type SQLChunk } from 'drizzle-orm';
 import { GroupCommit, LookupBatcher, type Settled } from '../db/batch.ts';
 import { isConnectionError, type Db, type Tx } from '../db/client.ts';
 import { perDatabase, preparedStatement } from '../db/prepared.ts';
-import { receipts, receiptStatusHistory, shopConfigs, type StoredLineItem } from '../db/schema.ts';
+import { receipts, receiptStatusHistory, receiptTransfers, refunds, shopConfigs, type StoredLineItem } from '../db/schema.ts';
 import { Conflict, InvalidInput, NotFound } from './errors.ts';
 import { nextStatus, type ReceiptException, type ReceiptStatus, type TrackingStatus } from '../payments/states.ts';
 import { centsToTokenUnits, centsToUsd, usdToCents } from './money.ts';
@@ -46,6 +46,17 @@ export interface ReceiptView {
   amountDue: string;
 }
 
+/** A refund as the receipt detail shows it. */
+export interface ReceiptRefundView {
+  id: string;
+  usd: number;
+  buyer: string;
+  txHash: string | null;
+  /** Its transfer to the buyer was found on the chain. */
+  verified: boolean;
+  createdAt: number;
+}
+
 export interface ReceiptDetail extends ReceiptView {
   payTo: string | null;
   jurisdictionCode: string | null;
@@ -53,8 +64,19 @@ export interface ReceiptDetail extends ReceiptView {
   taxComponents: string[];
   transactionHash?: string;
   transactionTimestamp?: number;
-  statusHistory: { status: string; at: number; source: string }[];
+  /** `count`: how many times the entry was recorded, when more than once (a repeated tracking status). */
+  statusHistory: { status: string; at: number; source: string; count?: number }[];
 }
+
+/** The refund fields of a detail, beside ReceiptDetail's; see detailJson. */
+export interface ReceiptRefunds {
+  refundedUsd: number;
+  payer: string | null;
+  refunds: ReceiptRefundView[];
+}
+
+/** The refund fields of a receipt still in the journal: it has neither refunds nor transfers yet. */
+export const NO_REFUNDS: Readonly<ReceiptRefunds> = Object.freeze({ refundedUsd: 0, payer: null, refunds: [] });
 
 export interface ReceiptStatusView {
   id: string;
@@ -100,6 +122,16 @@ export function newPayToken(): string {
   const token = tokenBytes.toString('base64url', tokenOffset, tokenOffset + PAY_TOKEN_BYTES);
   tokenOffset += PAY_TOKEN_BYTES;
   return token;
+}
+
+/**
+ * The pay token of a merchant's receipt id, derived rather than drawn: an HMAC under the service's
+ * secret (JWT_SECRET, shared by every instance), truncated to 128 bits. A create retried after a
+ * timeout, on another instance, or journaled during an outage and replayed later always answers
+ * the same payment URL, and the URL still cannot be guessed from the id without the secret.
+ */
+export function payTokenFor(secret: Uint8Array, wallet: string, id: string): string {
+  return createHmac('sha256', secret).update(`splitline.pay-token\0${wallet.toLowerCase()}\0${id}`).digest().toString('base64url', 0, PAY_TOKEN_BYTES);
 }
 
 export function paymentUrl(siteUrl: string, id: string, payToken: string): string {
@@ -404,6 +436,10 @@ const paymentStateJson = sql<string>`',"exception":' || coalesce(to_json(${recei
   || ',"amountPaid":"' || ${receipts.paidUnits} || '"'
   || ',"amountDue":"' || greatest(${receipts.totalCents}::numeric * 10000 - ${receipts.paidUnits}::numeric, 0)::text || '"'`;
 
+/** `,"refundedUsd":` and the sum of the receipt's refunds: on the list and the detail, after the payment state. */
+const refundedJson = sql<string>`',"refundedUsd":' || ${usdText(sql`coalesce((select sum(${refunds.amountCents}) from ${refunds}
+  where ${refunds.wallet} = ${outer(receipts.wallet)} and ${refunds.receiptId} = ${outer(receipts.id)}), 0)`)}`;
+
 /**
  * The newest receipts of a merchant as the JSON text of their summaries. A list is the one read
  * whose cost grows with its length: parsing, mapping and serialising a hundred rows cost the
@@ -416,7 +452,7 @@ const recentReceiptsJson = preparedStatement((db) => {
       id: receipts.id,
       createdAt: receipts.createdAt,
       status: receipts.status,
-      payment: sql<string>`${paymentStateJson}`.as('payment'),
+      payment: sql<string>`${paymentStateJson} || ${refundedJson}`.as('payment'),
       summary: sql<string>`coalesce(${receipts.summaryJson}, ${renderedSummary})`.as('summary'),
     })
     .from(receipts)
@@ -476,29 +512,50 @@ const jsonArray = (elements: SQL, order: SQL, from: SQL) =>
 
 /**
  * A receipt as GET /api/receipts/{id} answers it, as JSON text: the stored summary, then the
- * shop's name, the status, tax, transaction and status history (oldest first), in the order of
- * the route's schema. Compact, as the service's own serializer writes it.
+ * shop's name, the status, the refunded sum, the payer, tax, transaction, status history (oldest
+ * first) and refunds (oldest first), in the order of the route's schema. Compact, as the service's
+ * own serializer writes it.
  */
 const detailJson = (() => {
   const h = receiptStatusHistory;
-  const entry = sql`'{"status":' || to_json(${h.status})::text || ',"at":' || ${h.at}::text || ',"source":' || to_json(${h.source})::text || '}'`;
+  // "count" only on an entry recorded more than once (repeated tracking statuses, src/domain/receipts.ts applyTrackingStatus).
+  const entry = sql`'{"status":' || to_json(${h.status})::text || ',"at":' || ${h.at}::text || ',"source":' || to_json(${h.source})::text
+    || case when ${h.count} > 1 then ',"count":' || ${h.count}::text else '' end || '}'`;
   const history = jsonArray(
     entry,
     sql`${h.seq}`,
     sql`${h} where ${h.wallet} = ${outer(receipts.wallet)} and ${h.receiptId} = ${outer(receipts.id)}`,
   );
   const components = jsonArray(sql`to_json(c.v)::text`, sql`c.n`, sql`jsonb_array_elements_text(${receipts.taxComponents}) with ordinality as c(v, n)`);
+  const f = refunds;
+  const refund = sql`'{"id":' || to_json(${f.id})::text || ',"usd":' || ${usdText(sql`${f.amountCents}`)}
+    || ',"buyer":' || to_json(${f.buyer})::text || ',"txHash":' || coalesce(to_json(${f.txHash})::text, 'null')
+    || ',"verified":' || case when ${f.verifiedAt} is null then 'false' else 'true' end || ',"createdAt":' || ${f.createdAt}::text || '}'`;
+  const refundList = jsonArray(
+    refund,
+    sql`${f.createdAt}, ${f.id}`,
+    sql`${f} where ${f.wallet} = ${outer(receipts.wallet)} and ${f.receiptId} = ${outer(receipts.id)}`,
+  );
+  // The address that sent the receipt's first counted transfer (its token, the earliest log); the
+  // token is the chain's, given with the query (null without a chain: no payer).
+  const t = receiptTransfers;
+  const payer = sql`coalesce((select to_json(${t.fromAddress})::text from ${t}
+    where ${t.wallet} = ${outer(receipts.wallet)} and ${t.receiptId} = ${outer(receipts.id)} and ${t.kind} = 'in' and ${t.token} = ${sql.placeholder('token')}::text
+    order by ${t.blockNumber}, ${t.logIndex} limit 1), 'null')`;
   return sql<string>`'{' || coalesce(${receipts.summaryJson}, ${renderedSummary})
     || ',"brandName":' || ${brandNameJson}
     || ',"status":' || to_json(${receipts.status})::text
     || ${paymentStateJson}
+    || ${refundedJson}
     || ',"payTo":' || coalesce(to_json(${receipts.payAddress})::text, 'null')
+    || ',"payer":' || ${payer}
     || ',"jurisdictionCode":' || coalesce(to_json(${receipts.jurisdictionCode})::text, 'null')
     || ',"taxRate":' || coalesce(trim_scale(${receipts.taxRatePpm}::numeric / 1000000)::text, '0')
     || ',"taxComponents":' || ${components}
     || case when ${receipts.transactionHash} is null then '' else ',"transactionHash":' || to_json(${receipts.transactionHash})::text end
     || case when ${receipts.transactionTimestamp} is null then '' else ',"transactionTimestamp":' || ${receipts.transactionTimestamp}::text end
-    || ',"statusHistory":' || ${history} || '}'`;
+    || ',"statusHistory":' || ${history}
+    || ',"refunds":' || ${refundList} || '}'`;
 })();
 
 /** detailJson for a batch of one merchant's ids, in one round trip: concurrent reads share it (src/db/batch.ts). */
@@ -510,22 +567,35 @@ const receiptDetailsJson = preparedStatement((db) =>
     .prepare('receipt_details_json'),
 );
 
-/** Receipt reads of one event-loop turn share a query per merchant (src/db/batch.ts). */
+/** Receipt reads of one event-loop turn share a query per merchant and token (src/db/batch.ts). */
 const receiptReads = perDatabase(
   (db) =>
     new LookupBatcher<string>(async (group, ids) => {
-      const { wallet, brand } = merchantGroup(group);
-      const rows = await receiptDetailsJson(db).execute({ wallet, ids, brand });
+      const { wallet, token, brand } = detailGroup(group);
+      const rows = await receiptDetailsJson(db).execute({ wallet, ids, brand, token });
       return new Map(rows.map((r) => [r.id, r.json]));
     }),
 );
 
+/** The batch group of detail reads: the merchant group, and the chain's token ('-' without one). */
+const detailGroupKey = (wallet: string, token: string | undefined, fallbackBrand: string) =>
+  merchantGroupKey(wallet, `${token?.toLowerCase() ?? '-'} ${fallbackBrand}`);
+
+function detailGroup(group: string): { wallet: string; token: string | null; brand: string } {
+  const { wallet, brand: rest } = merchantGroup(group);
+  // A token holds no space either: the rest is the brand.
+  const split = rest.indexOf(' ');
+  const token = rest.slice(0, split);
+  return { wallet, token: token === '-' ? null : token, brand: rest.slice(split + 1) };
+}
+
 /**
- * One receipt with its status history as JSON text (see detailJson): parsing, mapping and
- * serialising its row in the service cost more than PostgreSQL writing the text.
+ * One receipt with its status history and refunds as JSON text (see detailJson): parsing, mapping
+ * and serialising its row in the service cost more than PostgreSQL writing the text. `token`: the
+ * chain's token, whose first transfer into the receipt names its payer; without it, payer is null.
  */
-export async function getReceiptJson(db: Db, wallet: string, id: string, fallbackBrand: string): Promise<string> {
-  const json = await receiptReads(db).get(merchantGroupKey(wallet, fallbackBrand), id);
+export async function getReceiptJson(db: Db, wallet: string, id: string, fallbackBrand: string, token?: string): Promise<string> {
+  const json = await receiptReads(db).get(detailGroupKey(wallet, token, fallbackBrand), id);
   if (json === undefined) throw new NotFound(`Receipt ${id} not found`);
   return json;
 }
@@ -556,7 +626,8 @@ export function paymentState(row: Pick<ReceiptRow, 'exception' | 'expiresAt' | '
 
 /**
  * Records a tracking status. It becomes the receipt's status only while the receipt is unpaid;
- * after that it is kept in the history alone, so tracking never moves a receipt backwards.
+ * after that it is kept in the history alone, so tracking never moves a receipt backwards. A
+ * status the receipt's history already holds from tracking is counted on that entry.
  */
 export async function recordTrackingStatus(
   db: Db,
@@ -586,13 +657,23 @@ export async function applyTrackingStatus(
       .set({ status: p.status, updatedAt: p.at })
       .where(and(eq(receipts.wallet, p.wallet), eq(receipts.id, p.receiptId)));
   }
-  await tx.insert(receiptStatusHistory).values({
-    wallet: p.wallet,
-    receiptId: p.receiptId,
-    status: p.status,
-    source: 'tracking',
-    note: moves ? null : `recorded only; receipt is ${row.status}`,
-    at: p.at,
-  });
+  // One history row per tracking status and receipt: a repeat adds to its count, so a stranger
+  // sending statuses (no credential needed) cannot grow a receipt's history without bound.
+  const h = receiptStatusHistory;
+  await tx
+    .insert(h)
+    .values({
+      wallet: p.wallet,
+      receiptId: p.receiptId,
+      status: p.status,
+      source: 'tracking',
+      note: moves ? null : `recorded only; receipt is ${row.status}`,
+      at: p.at,
+    })
+    .onConflictDoUpdate({
+      target: [h.wallet, h.receiptId, h.status],
+      targetWhere: sql`${h.source} = 'tracking'`,
+      set: { count: sql`${h.count} + 1` },
+    });
   return { status: moves ? p.status : row.status };
 }

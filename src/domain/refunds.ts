@@ -1,14 +1,24 @@
 /**
  * Refunds: each is logged as an entry and in the receipt's status history; the refunds of a
  * receipt never add up to more than its total, and a full refund leaves it `refunded`.
+ *
+ * A refund that names its transaction (`txHash`) is checked on the chain before it is stored: the
+ * transaction is mined and succeeded, and one of its ERC-20 Transfer logs (decoded by the event's
+ * signature, so an Approval or any other log never counts) moves the receipt's token to the buyer,
+ * at least the refunded amount, and no other refund used that log. The log is stored with the
+ * refund (a unique index on the transaction and log index keeps it to one refund, whoever races).
+ * Without `txHash` the refund is recorded unverified, as the specification allows.
  */
-import { and, eq, sum } from 'drizzle-orm';
+import { and, eq, isNotNull, sum } from 'drizzle-orm';
+import { erc20Abi, parseEventLogs, TransactionReceiptNotFoundError, type Hex } from 'viem';
+import type { ChainDeps } from '../chain/client.ts';
+import { ChainUnavailable } from '../chain/split-setup-chain.ts';
 import type { Db } from '../db/client.ts';
 import { receipts, receiptStatusHistory, refunds, type RefundItem } from '../db/schema.ts';
 import { newId } from '../gateway/keys.ts';
 import { enqueueEvent } from '../webhooks/outbox.ts';
-import { InvalidInput, NotFound } from './errors.ts';
-import { centsToUsd, usdToCents } from './money.ts';
+import { AppError, InvalidInput, NotFound } from './errors.ts';
+import { centsToTokenUnits, centsToUsd, usdToCents } from './money.ts';
 import { isAddress, normalizeWallet } from './wallet.ts';
 
 export interface RefundInput {
@@ -24,6 +34,54 @@ export interface RefundResult {
   refundId: string;
   refundedUsd: number;
   status: string;
+  /** True when the refund's transfer was found on the chain (it carried txHash). */
+  verified: boolean;
+}
+
+/** One ERC-20 Transfer log of a transaction. Addresses in lower case; `value` in token base units. */
+export interface TokenTransfer {
+  logIndex: number;
+  token: string;
+  from: string;
+  to: string;
+  value: bigint;
+}
+
+/** What the chain says about a refund's transaction. */
+export type RefundTransaction =
+  | { state: 'not_mined' }
+  | { state: 'reverted' }
+  | { state: 'mined'; transfers: TokenTransfer[] };
+
+/** The chain as refunds need it: the receipts' token and a transaction's Transfer logs. */
+export interface RefundChain {
+  /** The token receipts are paid in, on which chain: lower-case address, decimals and symbol. */
+  token: { chainId: number; address: string; decimals: number; symbol: string };
+  readTransaction(hash: Hex): Promise<RefundTransaction>;
+}
+
+/** Why a refund's transaction does not prove it; `reason` travels in the 400 answer beside the message. */
+export type RefundRefusal = 'not_mined' | 'reverted' | 'no_transfer' | 'too_little' | 'already_used';
+
+export class RefundNotVerified extends AppError {
+  constructor(
+    readonly reason: RefundRefusal,
+    message: string,
+  ) {
+    super(400, 'invalid_input', message, { reason });
+  }
+}
+
+/** A refund with txHash on an instance without a chain: nothing was stored; retry where the chain is. */
+export class RefundChainMissing extends AppError {
+  constructor() {
+    super(
+      503,
+      'chain_unavailable',
+      'This instance runs without a chain, so the refund transaction cannot be checked; nothing was recorded. ' +
+        'Record the refund without txHash, or retry on an instance with a chain',
+    );
+  }
 }
 
 const TX_HASH = /^0x[0-9a-fA-F]{64}$/;
@@ -71,11 +129,111 @@ export function parseRefund(input: RefundInput) {
   };
 }
 
+/** Why no log of a mined transaction proves the refund; `largest`: the most any log sent the buyer. */
+export type TransferRefusal = { ok: false; reason: 'no_transfer' | 'too_little' | 'already_used'; largest?: bigint };
+
+/**
+ * Picks the Transfer log of `transfers` that proves a refund: the token, to the buyer, at least
+ * `minUnits`, not `used` by another refund; the lowest such log index. A refusal names the first
+ * condition no log meets.
+ */
+export function matchRefundTransfer(p: {
+  transfers: readonly TokenTransfer[];
+  token: string;
+  buyer: string;
+  minUnits: bigint;
+  used: ReadonlySet<number>;
+}): { ok: true; transfer: TokenTransfer } | TransferRefusal {
+  const toBuyer = p.transfers.filter((t) => t.token === p.token && t.to === p.buyer);
+  if (toBuyer.length === 0) return { ok: false, reason: 'no_transfer' };
+  const enough = toBuyer.filter((t) => t.value >= p.minUnits);
+  if (enough.length === 0) return { ok: false, reason: 'too_little', largest: toBuyer.reduce((m, t) => (t.value > m ? t.value : m), 0n) };
+  const free = enough.filter((t) => !p.used.has(t.logIndex)).sort((a, b) => a.logIndex - b.logIndex);
+  return free.length === 0 ? { ok: false, reason: 'already_used' } : { ok: true, transfer: free[0]! };
+}
+
+/**
+ * The chain side of refunds on `chain`, or undefined without one. Reads the token at each call:
+ * the dev chain's token is checked again after an anvil restart.
+ */
+export function refundChainOf(chain: ChainDeps | undefined): RefundChain | undefined {
+  if (chain === undefined) return undefined;
+  return {
+    get token() {
+      return { chainId: chain.chainId, address: chain.usdc.address.toLowerCase(), decimals: chain.usdc.decimals, symbol: chain.usdc.symbol };
+    },
+    async readTransaction(hash) {
+      let receipt;
+      try {
+        receipt = await chain.publicClient.getTransactionReceipt({ hash });
+      } catch (err) {
+        // A pending or unknown transaction has no receipt yet.
+        if (err instanceof TransactionReceiptNotFoundError) return { state: 'not_mined' };
+        throw new ChainUnavailable('checking the refund transaction', err);
+      }
+      if (receipt.status !== 'success') return { state: 'reverted' };
+      // By the event's signature and strictly: an Approval, or an ERC-721 Transfer (same topic, no data), is skipped.
+      const logs = parseEventLogs({ abi: erc20Abi, eventName: 'Transfer', logs: receipt.logs, strict: true });
+      return {
+        state: 'mined',
+        transfers: logs.map((l) => ({
+          logIndex: l.logIndex,
+          token: l.address.toLowerCase(),
+          from: l.args.from.toLowerCase(),
+          to: l.args.to.toLowerCase(),
+          value: l.args.value,
+        })),
+      };
+    },
+  };
+}
+
+type ParsedRefund = ReturnType<typeof parseRefund>;
+
+/** The transfers a refund's transaction made, or its refusal when it is not mined or reverted. */
+async function transfersOf(chain: RefundChain, txHash: string): Promise<TokenTransfer[]> {
+  const tx = await chain.readTransaction(txHash as Hex);
+  if (tx.state === 'not_mined') {
+    throw new RefundNotVerified('not_mined', `Transaction ${txHash} is not mined yet (or this chain does not know it); record the refund once it is`);
+  }
+  if (tx.state === 'reverted') throw new RefundNotVerified('reverted', `Transaction ${txHash} reverted: it moved no money`);
+  return tx.transfers;
+}
+
+/** The refused refund's message, naming what the transaction lacks. */
+function refusalMessage(p: ParsedRefund & { txHash: string }, chain: RefundChain, refusal: TransferRefusal, minUnits: bigint): string {
+  const what = `${chain.token.symbol} (${chain.token.address})`;
+  switch (refusal.reason) {
+    case 'no_transfer':
+      return `Transaction ${p.txHash} has no transfer of ${what} to the buyer ${p.buyer}`;
+    case 'too_little':
+      return (
+        `Transaction ${p.txHash} transfers too little to the buyer: ${refusal.largest} base units of ${what}, ` +
+        `and a refund of ${centsToUsd(p.cents)} USD needs at least ${minUnits}`
+      );
+    case 'already_used':
+      return `The transfer to the buyer in transaction ${p.txHash} is already used by another refund`;
+  }
+}
+
 export async function refundReceipt(
   db: Db,
-  p: ReturnType<typeof parseRefund> & { by: string },
+  p: ParsedRefund & { by: string },
+  chain?: RefundChain,
   now = Date.now(),
 ): Promise<RefundResult> {
+  let transfers: TokenTransfer[] | null = null;
+  if (p.txHash !== null) {
+    if (chain === undefined) throw new RefundChainMissing();
+    // The receipt is looked for first, so a wrong id answers 404 without asking the chain.
+    const [exists] = await db
+      .select({ id: receipts.id })
+      .from(receipts)
+      .where(and(eq(receipts.wallet, p.wallet), eq(receipts.id, p.receiptId)));
+    if (exists === undefined) throw new NotFound(`Receipt ${p.receiptId} not found`);
+    // Read outside the transaction: no row stays locked while the chain answers.
+    transfers = await transfersOf(chain, p.txHash);
+  }
   return db.transaction(async (tx) => {
     const [receipt] = await tx
       .select()
@@ -95,18 +253,47 @@ export async function refundReceipt(
         'invalid_usd',
       );
     }
+    let proof: TokenTransfer | null = null;
+    if (transfers !== null && chain !== undefined && p.txHash !== null) {
+      // Any merchant's refund counts: one transfer never proves two refunds.
+      const usedRows = await tx
+        .select({ logIndex: refunds.logIndex })
+        .from(refunds)
+        .where(and(eq(refunds.txHash, p.txHash), isNotNull(refunds.logIndex)));
+      const minUnits = centsToTokenUnits(p.cents, chain.token.decimals);
+      const match = matchRefundTransfer({
+        transfers,
+        token: chain.token.address,
+        buyer: p.buyer,
+        minUnits,
+        used: new Set(usedRows.map((r) => r.logIndex!)),
+      });
+      if (!match.ok) throw new RefundNotVerified(match.reason, refusalMessage({ ...p, txHash: p.txHash }, chain, match, minUnits));
+      proof = match.transfer;
+    }
     const refundId = newId('rfd');
-    await tx.insert(refunds).values({
-      wallet: p.wallet,
-      id: refundId,
-      receiptId: p.receiptId,
-      buyer: p.buyer,
-      amountCents: p.cents,
-      items: p.items,
-      txHash: p.txHash,
-      createdBy: p.by,
-      createdAt: now,
-    });
+    const inserted = await tx
+      .insert(refunds)
+      .values({
+        wallet: p.wallet,
+        id: refundId,
+        receiptId: p.receiptId,
+        buyer: p.buyer,
+        amountCents: p.cents,
+        items: p.items,
+        txHash: p.txHash,
+        logIndex: proof?.logIndex ?? null,
+        amountUnits: proof?.value.toString() ?? null,
+        verifiedAt: proof === null ? null : now,
+        createdBy: p.by,
+        createdAt: now,
+      })
+      .onConflictDoNothing({ target: [refunds.txHash, refunds.logIndex] })
+      .returning({ id: refunds.id });
+    if (inserted.length === 0) {
+      // Another refund took the same transfer between our read and our insert.
+      throw new RefundNotVerified('already_used', `The transfer to the buyer in transaction ${p.txHash} is already used by another refund`);
+    }
     const full = already + p.cents === receipt.totalCents;
     const status = full ? 'refunded' : receipt.status;
     if (full) {
@@ -115,12 +302,13 @@ export async function refundReceipt(
         .set({ status: 'refunded', updatedAt: now })
         .where(and(eq(receipts.wallet, p.wallet), eq(receipts.id, p.receiptId)));
     }
+    const where = p.txHash === null ? ' (unverified)' : ` in ${p.txHash} log ${proof!.logIndex} (verified)`;
     await tx.insert(receiptStatusHistory).values({
       wallet: p.wallet,
       receiptId: p.receiptId,
       status: full ? 'refunded' : 'refund_partial',
       source: 'admin',
-      note: `refund ${refundId}: ${centsToUsd(p.cents)} USD to ${p.buyer}${p.txHash ? ` in ${p.txHash}` : ''}`,
+      note: `refund ${refundId}: ${centsToUsd(p.cents)} USD to ${p.buyer}${where}`,
       at: now,
     });
     if (full) {
@@ -143,7 +331,7 @@ export async function refundReceipt(
         now,
       );
     }
-    return { refundId, refundedUsd: centsToUsd(already + p.cents), status };
+    return { refundId, refundedUsd: centsToUsd(already + p.cents), status, verified: proof !== null };
   });
 }
 
@@ -160,6 +348,7 @@ export async function listRefunds(db: Db, wallet: string, receiptId: string) {
     usd: centsToUsd(r.amountCents),
     items: r.items.map((i) => ({ label: i.label, priceUsd: centsToUsd(BigInt(i.priceCents)), qty: i.qty })),
     txHash: r.txHash,
+    verified: r.verifiedAt !== null,
     createdBy: r.createdBy,
     createdAt: r.createdAt,
   }));

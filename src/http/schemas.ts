@@ -44,6 +44,11 @@ export const PaymentState = {
   amountDue: Type.String({ description: 'What is still missing, token base units' }),
 };
 
+/** The sum of a receipt's refunds; a receipt keeps its status until they cover its total (then refunded). */
+export const RefundedUsd = Type.Number({
+  description: "The sum of the receipt's refunds, USD; below the total the receipt keeps its status, at the total it is refunded",
+});
+
 export const Receipt = Type.Object(
   {
     receiptId: Type.String(),
@@ -54,6 +59,7 @@ export const Receipt = Type.Object(
     brandName: Type.String(),
     status: Type.String(),
     ...PaymentState,
+    refundedUsd: RefundedUsd,
   },
   { $id: 'Receipt', title: 'Receipt' },
 );

@@ -80,7 +80,7 @@ export class Journal {
 
   static async open(dataDir: string, opts: JournalOptions): Promise<Journal> {
     const dir = path.join(dataDir, 'journal');
-    await mkdir(dir, { recursive: true });
+    await mkdir(dir, { recursive: true, mode: 0o700 });
     const rejectedPath = path.join(dir, 'rejected.jsonl');
     const rejected = await readRejectedIds(rejectedPath, opts.logger);
     const { log, lines, tornTail } = await AppendLog.open(path.join(dir, 'journal.jsonl'));

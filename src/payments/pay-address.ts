@@ -25,20 +25,30 @@ export function payAddressOf(p: { factory: Address; split: string; wallet: strin
 export async function fillPayAddresses(db: Tx, factory: Address): Promise<number> {
   let filled = 0;
   for (;;) {
-    const rows = await db
-      .select({ wallet: receipts.wallet, id: receipts.id, split: splitConfigs.address })
-      .from(receipts)
-      .innerJoin(splitConfigs, sql`${splitConfigs.wallet} = ${receipts.wallet}`)
-      .where(sql`${receipts.payAddress} is null and ${splitConfigs.address} is not null`)
-      .limit(BATCH);
+    // Driven from the merchants that have a split, each probing its own unaddressed receipts
+    // (receipts_unaddressed_idx): receipts of merchants without a split cost nothing here.
+    const rows = (await db.execute(sql`select r.wallet, r.id, s.address as split
+      from ${splitConfigs} s
+      cross join lateral (
+        select ${receipts}.wallet, ${receipts}.id from ${receipts}
+        where ${receipts}.wallet = s.wallet and ${receipts}.pay_address is null
+        limit ${BATCH}
+      ) r
+      where s.address is not null
+      limit ${BATCH}`).then(rowsOf)) as { wallet: string; id: string; split: string }[];
     if (rows.length === 0) return filled;
     const values = rows.map((r) => ({ w: r.wallet, i: r.id, a: payAddressOf({ factory, split: r.split!, wallet: r.wallet, receiptId: r.id }) }));
     await db.execute(sql`update ${receipts} set pay_address = v.a
       from json_to_recordset(${JSON.stringify(values)}::json) as v(w text, i text, a text)
-      where ${receipts}.wallet = v.w and ${receipts}.id = v.i and ${receipts}.pay_address is null`);
+      where ${receipts}.wallet = v.w and ${receipts}.id = v.i`);
     filled += rows.length;
     if (rows.length < BATCH) return filled;
   }
+}
+
+/** The rows of db.execute: node-postgres answers {rows}, PGlite's driver too. */
+function rowsOf(res: unknown): unknown[] {
+  return Array.isArray(res) ? res : ((res as { rows?: unknown[] }).rows ?? []);
 }
 
 /** Forgets the addresses of a merchant's receipts that received nothing (its split was replaced). */

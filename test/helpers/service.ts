@@ -88,7 +88,7 @@ export async function startService(
       const lines = buffered.split('\n');
       buffered = lines.pop()!;
       for (const line of lines) {
-        const url = /Splitline\s+(http:\/\/\S+)/.exec(line);
+        const url = /Splitline\s+(http:\/\/\S+?)(?:\/admin\/)?(?:\s|$)/.exec(line);
         if (url) resolve(url[1]!);
         if (!line.startsWith('{')) continue;
         let parsed: LogLine;

@@ -5,7 +5,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import type { Deps } from '../../deps.ts';
-import { AppError } from '../../domain/errors.ts';
+import { AppError, NotFound } from '../../domain/errors.ts';
 import { brandNameOf, lineItemViews, recordTrackingStatus, TRACKING_STATUSES } from '../../domain/receipts.ts';
 import { centsToUsd } from '../../domain/money.ts';
 import { getShopSettings } from '../../domain/shop.ts';
@@ -100,7 +100,8 @@ export function payRoutes(app: App, deps: Deps): void {
         description:
           'The same tracking statuses as POST /api/receipts/status (link_opened, buyer_logged_in, checkout_initialized), ' +
           'authorised by the payment URL instead of the merchant wallet. They move an unpaid receipt only; once a payment ' +
-          'is on chain they are kept in the status history alone.',
+          'is on chain they are kept in the status history alone. A URL that names no receipt gets the same answer as an ' +
+          'unpaid receipt (the status sent), so this route tells nothing about which receipts exist.',
         params: Params,
         querystring: Query,
         body: Type.Object({ status: Type.Union(TRACKING_STATUSES.map((s) => Type.Literal(s))) }),
@@ -108,8 +109,14 @@ export function payRoutes(app: App, deps: Deps): void {
       },
     },
     async (request) => {
-      const row = await receiptByPayToken(db, request.params.id, request.query.t);
-      return recordTrackingStatus(db, { wallet: row.wallet, receiptId: row.id, status: request.body.status });
+      try {
+        const row = await receiptByPayToken(db, request.params.id, request.query.t);
+        return await recordTrackingStatus(db, { wallet: row.wallet, receiptId: row.id, status: request.body.status });
+      } catch (err) {
+        // No credential beyond the URL: a wrong URL gets the answer an unpaid receipt gives.
+        if (err instanceof NotFound) return { status: request.body.status };
+        throw err;
+      }
     },
   );
 

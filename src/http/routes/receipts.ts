@@ -8,17 +8,19 @@ import {
   isSensitiveStatus,
   isTrackingStatus,
   listReceiptsJson,
-  newPayToken,
+  payTokenFor,
+  NO_REFUNDS,
   recordTrackingStatus,
   TRACKING_STATUSES,
 } from '../../domain/receipts.ts';
 import { isAddress, normalizeWallet } from '../../domain/wallet.ts';
 import { isDbDown } from '../../db/client.ts';
 import { requireSession } from '../../auth/plugin.ts';
+import { loadJwtKey } from '../../auth/secret.ts';
 import { setSensitiveStatus } from '../../domain/sensitive-status.ts';
 import { merchantOf } from '../../gateway/plugin.ts';
 import { sendJsonText } from '../json-text.ts';
-import { Degraded, errorRef, keyErrors, LineItem, PaymentState, security } from '../schemas.ts';
+import { Degraded, errorRef, keyErrors, LineItem, PaymentState, RefundedUsd, security } from '../schemas.ts';
 import type { App } from './index.ts';
 
 const ReceiptDetail = Type.Object({
@@ -30,15 +32,37 @@ const ReceiptDetail = Type.Object({
   brandName: Type.String(),
   status: Type.String(),
   ...PaymentState,
+  refundedUsd: RefundedUsd,
   payTo: Type.Union([Type.String(), Type.Null()], { description: "The receipt's own payment address; null until the merchant's split is known" }),
+  payer: Type.Union([Type.String(), Type.Null()], {
+    description:
+      "The address that sent the receipt's first transfer of its token; null before one. It may be an exchange's or a " +
+      'smart wallet that cannot receive a refund: confirm the refund address with the buyer',
+  }),
   jurisdictionCode: Type.Union([Type.String(), Type.Null()]),
   taxRate: Type.Number({ description: 'Fraction: 0.0825 means 8.25%' }),
   taxComponents: Type.Array(Type.String()),
   transactionHash: Type.Optional(Type.String()),
   transactionTimestamp: Type.Optional(Type.Integer()),
   statusHistory: Type.Array(
-    Type.Object({ status: Type.String(), at: Type.Integer(), source: Type.String() }),
+    Type.Object({
+      status: Type.String(),
+      at: Type.Integer({ description: 'When it was first recorded' }),
+      source: Type.String(),
+      count: Type.Optional(Type.Integer({ minimum: 2, description: 'How many times it was recorded, when more than once (a repeated tracking status)' })),
+    }),
     { description: 'Every status change, oldest first' },
+  ),
+  refunds: Type.Array(
+    Type.Object({
+      id: Type.String(),
+      usd: Type.Number(),
+      buyer: Type.String(),
+      txHash: Type.Union([Type.String(), Type.Null()]),
+      verified: Type.Boolean({ description: 'Its transfer of the token to the buyer was found on the chain' }),
+      createdAt: Type.Integer(),
+    }),
+    { description: 'Every refund, oldest first' },
   ),
   degraded: Type.Optional(Type.Boolean()),
   reason: Type.Optional(Type.String()),
@@ -69,6 +93,7 @@ const StatusBody = Type.Object({
 export function receiptRoutes(app: App, deps: Deps): void {
   const { database, config, journal } = deps;
   const db = database.db;
+  const payTokenSecret = loadJwtKey(config);
   const siteOrigin = new URL(config.siteUrl).origin;
 
   app.get(
@@ -114,7 +139,7 @@ export function receiptRoutes(app: App, deps: Deps): void {
       const wallet = merchantOf(request);
       const params = { wallet, ...request.body };
       // One token for both paths: a create whose commit landed but whose answer was lost replays as itself.
-      const attempt = { payToken: newPayToken(), createdAt: Date.now(), ttlMinutes: config.receiptTtlMinutes };
+      const attempt = { payToken: payTokenFor(payTokenSecret, wallet, params.id), createdAt: Date.now(), ttlMinutes: config.receiptTtlMinutes };
       // While the journal still holds this receipt, it answers (same paymentUrl, or 409).
       if (!journal.holds(wallet, params.id)) {
         try {
@@ -169,12 +194,12 @@ export function receiptRoutes(app: App, deps: Deps): void {
       const wallet = merchantOf(request);
       try {
         // Already JSON, built by the database (see getReceiptJson): sent as it is.
-        return sendJsonText(reply, await getReceiptJson(db, wallet, request.params.id, config.brandName));
+        return sendJsonText(reply, await getReceiptJson(db, wallet, request.params.id, config.brandName, deps.chain?.usdc.address));
       } catch (err) {
         // Also answers in the moment between the database coming back and the journal replaying it.
         const pending = journal.findReceipt(wallet, request.params.id);
         if (pending !== undefined && (isDbDown(err) || err instanceof NotFound)) {
-          return { ...pending, degraded: true, reason: 'database_unavailable' };
+          return { ...pending, ...NO_REFUNDS, degraded: true, reason: 'database_unavailable' };
         }
         if (isDbDown(err)) throw new DatabaseUnavailable(err);
         throw err;
@@ -192,7 +217,9 @@ export function receiptRoutes(app: App, deps: Deps): void {
         summary: 'Record a tracking status (no credential)',
         description:
           'Tracking statuses (link_opened, buyer_logged_in, checkout_initialized) need no credential and are ' +
-          'rate-limited per client address. Sensitive statuses (checkout_success, refund_*) need the admin session.',
+          'rate-limited per client address; they answer {ok: true} whether or not the receipt exists, and a status ' +
+          "sent again is counted on the receipt's one history entry for it. Sensitive statuses (checkout_success, " +
+          'refund_*) need the admin session.',
         body: StatusBody,
         response: {
           200: Type.Object({ ok: Type.Boolean(), ...Degraded }),
@@ -233,6 +260,8 @@ export function receiptRoutes(app: App, deps: Deps): void {
           await recordTrackingStatus(db, { wallet: merchant, receiptId, status });
           return reply.send({ ok: true });
         } catch (err) {
+          // No credential is needed here, so the answer must not tell whether the receipt exists.
+          if (err instanceof NotFound) return reply.send({ ok: true });
           if (!isDbDown(err)) throw err;
         }
       }

@@ -28,8 +28,21 @@ const platform = record({
 export type Platform = ReturnType<typeof platform>;
 export const getPlatform = () => call('GET', '/api/admin/platform', platform);
 
-const receipt = record({ receiptId: str, totalUsd: num, currency: str, lineItems: arr(lineItem), createdAt: num, status: str });
+const receipt = record({
+  receiptId: str,
+  totalUsd: num,
+  currency: str,
+  lineItems: arr(lineItem),
+  createdAt: num,
+  status: str,
+  /** The sum of its refunds: above 0 and below the total, the receipt keeps its status (partly refunded). */
+  refundedUsd: num,
+});
 export type Receipt = ReturnType<typeof receipt>;
+
+/** A refund as the receipt detail lists it; `verified`: its transfer to the buyer was found on the chain. */
+const receiptRefund = record({ id: str, usd: num, buyer: str, txHash: nullable(str), verified: bool, createdAt: num });
+export type ReceiptRefund = ReturnType<typeof receiptRefund>;
 
 const receiptDetail = record({
   receiptId: str,
@@ -39,17 +52,27 @@ const receiptDetail = record({
   createdAt: num,
   brandName: str,
   status: str,
+  refundedUsd: num,
+  payTo: nullable(str),
+  /** The address that sent the receipt's first payment: perhaps an exchange's, so the buyer confirms it before a refund. */
+  payer: nullable(str),
   jurisdictionCode: nullable(str),
   taxRate: num,
   taxComponents: arr(str),
   transactionHash: optional(str),
   transactionTimestamp: optional(num),
-  statusHistory: arr(record({ status: str, at: num, source: str })),
+  // count: a repeated tracking status, recorded once with how many times it came.
+  statusHistory: arr(record({ status: str, at: num, source: str, count: optional(num) })),
+  refunds: arr(receiptRefund),
 });
 export type ReceiptDetail = ReturnType<typeof receiptDetail>;
 
-const refund = record({ id: str, receiptId: str, buyer: str, usd: num, txHash: nullable(str), createdBy: str, createdAt: num });
+const refund = record({ id: str, receiptId: str, buyer: str, usd: num, txHash: nullable(str), verified: bool, createdBy: str, createdAt: num });
 export type Refund = ReturnType<typeof refund>;
+
+/** The token a refund is sent in from the merchant's wallet; null when the server runs without a chain. */
+const refundToken = record({ chainId: num, address: str, symbol: str, decimals: num });
+export type RefundToken = ReturnType<typeof refundToken>;
 
 /** A receipt just created, with the payment URL that is shown only then. */
 const created = record({
@@ -68,9 +91,11 @@ export type CreatedReceipt = ReturnType<typeof created>;
 export const receipts = {
   list: () => call('GET', '/api/receipts', record({ receipts: arr(receipt), degraded: optional(bool) }), { query: { limit: 200 } }),
   get: (id: string) => call('GET', `/api/receipts/${encodeURIComponent(id)}`, receiptDetail),
-  refunds: (id: string) => call('GET', `/api/receipts/${encodeURIComponent(id)}/refunds`, record({ refunds: arr(refund) })),
+  refunds: (id: string) =>
+    call('GET', `/api/receipts/${encodeURIComponent(id)}/refunds`, record({ refunds: arr(refund), token: nullable(refundToken) })),
+  /** With txHash the server checks the transfer on the chain (400 when it does not prove the refund); without, it is unverified. */
   refund: (body: { receiptId: string; wallet: string; buyer: string; usd: number; txHash?: string }) =>
-    call('POST', '/api/receipts/refund', record({ ok: bool, refundedUsd: num, status: str }), { body }),
+    call('POST', '/api/receipts/refund', record({ ok: bool, refundId: str, refundedUsd: num, status: str, verified: bool }), { body }),
   terminal: (body: { amountUsd: number; label: string; jurisdictionCode?: string; taxRate?: number }) =>
     call('POST', '/api/receipts/terminal', record({ ok: bool, receipt: created }), { body }),
   order: (body: { items: { sku: string; qty: number }[]; jurisdictionCode?: string }) =>
@@ -104,6 +129,18 @@ export const split = {
   deploy: (body: { splitAddress?: string; recipients: { address: string; sharesBps: number }[] }) =>
     call('POST', '/api/split/deploy', record({ ok: bool, split: splitConfig, idempotent: optional(bool) }), { body }),
 };
+
+/** What the split contract holds and released, per recipient; token base units as decimal strings. */
+const splitBalances = record({
+  address: str,
+  token: str,
+  totalReceived: str,
+  totalReleased: str,
+  balance: str,
+  recipients: arr(record({ address: str, sharesBps: num, released: str, releasable: str })),
+});
+export type SplitBalances = ReturnType<typeof splitBalances>;
+export const getSplitBalances = () => call('GET', '/api/admin/split/balances', splitBalances);
 
 const item = record({
   id: str,

@@ -1,9 +1,18 @@
+/**
+ * A receipt: its items, status history and refunds. A refund is sent from the merchant's browser
+ * wallet (a transfer of the receipt's token to the buyer, then recorded with its hash, which the
+ * server checks on the chain), or recorded without a transaction (unverified).
+ */
 import { useState, type FormEvent } from 'react';
-import { receipts, type ReceiptDetail, type Refund, type Session } from '../lib/api.ts';
-import { centsToUsd, formatCents, fractionToPercent, parseUsd, usdToCents } from '../lib/decimal.ts';
+import { receipts, type ReceiptDetail, type RefundToken, type Session } from '../lib/api.ts';
+import { centsToUsd, formatCents, fractionToPercent, parseUsd, shiftDecimal, usdToCents } from '../lib/decimal.ts';
 import { ADDRESS, formatDateTime, shortAddress, statusLabel, TX_HASH } from '../lib/format.ts';
 import { useLoad, useSubmit } from '../lib/hooks.ts';
+import { messageOf } from '../lib/http.ts';
 import { ErrorNote, Field, Link, Loading, Notice, PageHeader, StatusBadge } from '../components/ui.tsx';
+import { payApi } from '../pay/api.ts';
+import { chainName } from '../pay/status.ts';
+import { connect, DEV_CHAIN_ID, ensureChain, injectedWallet, sendTransfer, WalletError } from '../pay/wallet-pay.ts';
 
 export function ReceiptView(props: { id: string; session: Session }) {
   const loaded = useLoad(() => Promise.all([receipts.get(props.id), receipts.refunds(props.id)]), [props.id]);
@@ -16,15 +25,15 @@ export function ReceiptView(props: { id: string; session: Session }) {
       </section>
     );
   }
-  const [receipt, { refunds }] = loaded.data;
-  return <Detail receipt={receipt} refunds={refunds} session={props.session} onChanged={loaded.reload} />;
+  const [receipt, { token }] = loaded.data;
+  return <Detail receipt={receipt} token={token} session={props.session} onChanged={loaded.reload} />;
 }
 
-function Detail(props: { receipt: ReceiptDetail; refunds: Refund[]; session: Session; onChanged: () => void }) {
+function Detail(props: { receipt: ReceiptDetail; token: RefundToken | null; session: Session; onChanged: () => void }) {
   const r = props.receipt;
   const [refunded, setRefunded] = useState<string | null>(null);
   const totalCents = usdToCents(r.totalUsd);
-  const refundedCents = props.refunds.reduce((sum, x) => sum + usdToCents(x.usd), 0);
+  const refundedCents = usdToCents(r.refundedUsd);
   return (
     <section>
       <PageHeader
@@ -32,6 +41,7 @@ function Detail(props: { receipt: ReceiptDetail; refunds: Refund[]; session: Ses
         subtitle={
           <>
             {formatDateTime(r.createdAt)} · <StatusBadge status={r.status} />
+            <RefundBadge receipt={r} />
           </>
         }
         actions={<Link to="receipts" className="btn">All receipts</Link>}
@@ -73,6 +83,14 @@ function Detail(props: { receipt: ReceiptDetail; refunds: Refund[]; session: Ses
                 <dd className="mono break">{r.transactionHash}</dd>
               </>
             )}
+            {r.payer !== null && (
+              <>
+                <dt>Paid by</dt>
+                <dd className="mono break" data-testid="receipt-payer">
+                  {r.payer}
+                </dd>
+              </>
+            )}
           </dl>
         </div>
         <div className="card">
@@ -81,6 +99,11 @@ function Detail(props: { receipt: ReceiptDetail; refunds: Refund[]; session: Ses
             {r.statusHistory.map((h, i) => (
               <li key={i}>
                 <StatusBadge status={h.status} />
+                {h.count !== undefined && h.count > 1 && (
+                  <span className="small" title={`Recorded ${h.count} times; the time is the first`}>
+                    ×{h.count}
+                  </span>
+                )}
                 <span className="muted small">
                   {formatDateTime(h.at)} · {statusLabel(h.source)}
                 </span>
@@ -90,16 +113,27 @@ function Detail(props: { receipt: ReceiptDetail; refunds: Refund[]; session: Ses
         </div>
         <div className="card">
           <h2>Refunds</h2>
-          {props.refunds.length === 0 ? (
+          {r.refunds.length === 0 ? (
             <p className="empty">No refunds.</p>
           ) : (
             <table className="table" data-testid="refund-list">
               <tbody>
-                {props.refunds.map((x) => (
-                  <tr key={x.id}>
+                {r.refunds.map((x) => (
+                  <tr key={x.id} data-testid="refund-row" data-verified={x.verified}>
                     <td>
                       {formatDateTime(x.createdAt)}
-                      <div className="muted small">to {shortAddress(x.buyer)}</div>
+                      {x.verified ? <span className="badge badge-ok">Verified</span> : <span className="badge badge-muted">Unverified</span>}
+                      <div className="muted small">
+                        to {shortAddress(x.buyer)}
+                        {x.txHash !== null && (
+                          <>
+                            {' '}· transaction{' '}
+                            <span className="mono" title={x.txHash}>
+                              {shortAddress(x.txHash)}
+                            </span>
+                          </>
+                        )}
+                      </div>
                     </td>
                     <td className="num">{formatCents(usdToCents(x.usd))}</td>
                   </tr>
@@ -110,10 +144,11 @@ function Detail(props: { receipt: ReceiptDetail; refunds: Refund[]; session: Ses
           {refunded !== null && <Notice kind="ok">{refunded}</Notice>}
           {/* Remounted after each refund, so the amount starts again from what remains. */}
           <RefundForm
-            key={props.refunds.length}
+            key={r.refunds.length}
             receipt={r}
             wallet={props.session.wallet}
-            lastBuyer={props.refunds.at(-1)?.buyer ?? ''}
+            token={props.token}
+            defaultBuyer={r.refunds.at(-1)?.buyer ?? r.payer ?? ''}
             remainingCents={totalCents - refundedCents}
             onDone={(message) => {
               setRefunded(message);
@@ -126,60 +161,176 @@ function Detail(props: { receipt: ReceiptDetail; refunds: Refund[]; session: Ses
   );
 }
 
+/** "Partly refunded" beside a status the refunds did not change; a full refund shows as the status itself. */
+export function RefundBadge(props: { receipt: { status: string; totalUsd: number; refundedUsd: number } }) {
+  const { status, totalUsd, refundedUsd } = props.receipt;
+  if (refundedUsd <= 0 || status === 'refunded') return null;
+  return (
+    <span className="badge badge-warn" data-testid="refund-badge">
+      {usdToCents(refundedUsd) >= usdToCents(totalUsd) ? 'Refunded' : 'Partly refunded'}
+    </span>
+  );
+}
+
+type Wallet = NonNullable<ReturnType<typeof injectedWallet>>;
+
+/** The dev chain's parameters for a wallet that does not know it yet (other chains are known to wallet-pay). */
+async function describeChain(chainId: number) {
+  if (chainId !== DEV_CHAIN_ID) return null;
+  const dev = await payApi.devChain().catch((err: unknown) => {
+    throw new WalletError(`The dev chain's RPC address could not be fetched: ${messageOf(err)}`);
+  });
+  return { chainName: chainName(chainId), rpcUrls: [dev.rpcUrl] };
+}
+
+const MINED_POLL_MS = 1500;
+const MINED_TIMEOUT_MS = 180_000;
+
+/**
+ * Waits until the wallet's node has the transaction in a block, since the server checks only mined
+ * transactions. A wallet that cannot answer is not waited for: the server then says whether it is mined.
+ */
+async function waitForMined(wallet: Wallet, hash: string): Promise<void> {
+  const deadline = Date.now() + MINED_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    let receipt: unknown;
+    try {
+      receipt = await wallet.request({ method: 'eth_getTransactionReceipt', params: [hash] });
+    } catch (err) {
+      console.warn('the wallet cannot report the refund transaction; the server checks it instead', err);
+      return;
+    }
+    if (typeof receipt === 'object' && receipt !== null) return;
+    await new Promise((resolve) => setTimeout(resolve, MINED_POLL_MS));
+  }
+}
+
+function refundedMessage(cents: number, totalUsd: number, res: { refundedUsd: number; verified: boolean }): string {
+  const left = usdToCents(totalUsd) - usdToCents(res.refundedUsd);
+  const verified = res.verified ? ' The transfer was verified on the chain.' : '';
+  return left === 0
+    ? `Refunded ${formatCents(cents)}; the receipt is fully refunded.${verified}`
+    : `Refunded ${formatCents(cents)}; ${formatCents(usdToCents(res.refundedUsd))} refunded in all, ${formatCents(left)} remains.${verified}`;
+}
+
 function RefundForm(props: {
   receipt: ReceiptDetail;
   wallet: string;
-  lastBuyer: string;
+  token: RefundToken | null;
+  defaultBuyer: string;
   remainingCents: number;
   onDone: (message: string) => void;
 }) {
-  const [buyer, setBuyer] = useState(props.lastBuyer);
+  const [buyer, setBuyer] = useState(props.defaultBuyer);
   const [amount, setAmount] = useState(() => (props.remainingCents > 0 ? formatCents(props.remainingCents).slice(1).replace(/,/g, '') : ''));
   const [txHash, setTxHash] = useState('');
   const [errors, setErrors] = useState<Record<string, string>>({});
+  const [progress, setProgress] = useState<string | null>(null);
   const submit = useSubmit();
+  const { payer } = props.receipt;
 
   if (props.remainingCents <= 0) return <Notice kind="info">Fully refunded.</Notice>;
 
-  const onSubmit = (e: FormEvent) => {
-    e.preventDefault();
+  /** The buyer and the amount, or null with the errors shown; the transaction field only when it is used. */
+  function checked(withTxHash: boolean): { buyer: string; cents: number } | null {
     const errs: Record<string, string> = {};
     if (!ADDRESS.test(buyer.trim())) errs.buyer = "The buyer's wallet: 0x and 40 hex digits";
     const cents = parseUsd(amount);
     if (cents === null || cents === 0) errs.amount = 'An amount above 0, at most two decimals';
     else if (cents > props.remainingCents) errs.amount = `At most ${formatCents(props.remainingCents)} remains to refund`;
-    if (txHash.trim() !== '' && !TX_HASH.test(txHash.trim())) errs.txHash = '0x and 64 hex digits';
+    if (withTxHash && txHash.trim() !== '' && !TX_HASH.test(txHash.trim())) errs.txHash = '0x and 64 hex digits';
     setErrors(errs);
-    if (Object.keys(errs).length > 0 || cents === null) return;
+    return Object.keys(errs).length > 0 || cents === null ? null : { buyer: buyer.trim(), cents };
+  }
+
+  async function record(refund: { buyer: string; cents: number }, hash: string | undefined) {
+    const body = { receiptId: props.receipt.receiptId, wallet: props.wallet, buyer: refund.buyer, usd: centsToUsd(refund.cents), ...(hash === undefined ? {} : { txHash: hash }) };
+    const res = await receipts.refund(body);
+    props.onDone(refundedMessage(refund.cents, props.receipt.totalUsd, res));
+  }
+
+  const onRecord = (e: FormEvent) => {
+    e.preventDefault();
+    const refund = checked(true);
+    if (refund === null) return;
+    void submit.run(() => record(refund, txHash.trim() === '' ? undefined : txHash.trim()));
+  };
+
+  /** Sends transfer(buyer, amount) of the token from the browser wallet, then records the refund with its hash. */
+  const onSend = (token: RefundToken) => {
+    const refund = checked(false);
+    if (refund === null) return;
     void submit.run(async () => {
-      const body = { receiptId: props.receipt.receiptId, wallet: props.wallet, buyer: buyer.trim(), usd: centsToUsd(cents), ...(txHash.trim() === '' ? {} : { txHash: txHash.trim() }) };
-      const res = await receipts.refund(body);
-      const left = usdToCents(props.receipt.totalUsd) - usdToCents(res.refundedUsd);
-      props.onDone(
-        left === 0
-          ? `Refunded ${formatCents(cents)}; the receipt is fully refunded.`
-          : `Refunded ${formatCents(cents)}; ${formatCents(usdToCents(res.refundedUsd))} refunded in all, ${formatCents(left)} remains.`,
-      );
+      try {
+        const wallet = injectedWallet();
+        if (wallet === null) throw new WalletError('No browser wallet was found. Send the refund from any wallet, then record it with its transaction.');
+        setProgress('Connect your wallet…');
+        const from = await connect(wallet);
+        setProgress(`Switching your wallet to ${chainName(token.chainId)}…`);
+        await ensureChain(wallet, token.chainId, { describe: describeChain });
+        const units = BigInt(refund.cents) * 10n ** BigInt(token.decimals - 2);
+        setProgress(`Confirm the transfer of ${shiftDecimal(units.toString(), -token.decimals)} ${token.symbol} in your wallet…`);
+        const hash = await sendTransfer(wallet, from, {
+          chainId: token.chainId,
+          tokenAddress: token.address,
+          tokenSymbol: token.symbol,
+          tokenDecimals: token.decimals,
+          payTo: refund.buyer,
+          due: units.toString(),
+        });
+        // Kept in the form: should recording fail, "Record refund with this transaction" retries it.
+        setTxHash(hash);
+        setProgress('Waiting for the transaction to be mined…');
+        await waitForMined(wallet, hash);
+        setProgress('Recording the refund…');
+        await record(refund, hash).catch((err: unknown) => {
+          throw new Error(`The refund was sent (${hash}) but not recorded: ${messageOf(err)}. Record it with this transaction to try again.`);
+        });
+      } finally {
+        setProgress(null);
+      }
     });
   };
 
+  const token = props.token;
   return (
-    <form className="form refund-form" onSubmit={onSubmit} noValidate data-testid="refund-form">
+    <form className="form refund-form" onSubmit={onRecord} noValidate data-testid="refund-form">
       <h3>Refund</h3>
-      <p className="muted small">Record a refund you sent to the buyer. {formatCents(props.remainingCents)} can still be refunded.</p>
-      <Field label="Buyer wallet" error={errors.buyer}>
+      <p className="muted small">
+        Send the refund from your wallet, or record one you sent. {formatCents(props.remainingCents)} can still be refunded.
+      </p>
+      <Field
+        label="Buyer wallet"
+        error={errors.buyer}
+        hint={payer === null ? 'Ask the buyer for the address to refund.' : buyer.trim().toLowerCase() === payer ? 'The address that paid this receipt.' : undefined}
+      >
         {(id, invalid) => <input id={id} name="buyer" className="mono" placeholder="0x…" value={buyer} aria-invalid={invalid} onChange={(e) => setBuyer(e.target.value)} />}
       </Field>
+      {payer !== null && (
+        <div className="note note-warn small" role="note" data-testid="payer-warning">
+          The address that paid may belong to an exchange or a smart wallet, where a refund can be lost or land in
+          someone else&apos;s account. Confirm the refund address with the buyer before sending.
+        </div>
+      )}
       <Field label="Amount (USD)" error={errors.amount}>
         {(id, invalid) => <input id={id} name="usd" inputMode="decimal" value={amount} aria-invalid={invalid} onChange={(e) => setAmount(e.target.value)} />}
       </Field>
-      <Field label="Refund transaction (optional)" error={errors.txHash}>
+      <Field label="Refund transaction (optional)" error={errors.txHash} hint="Sent from another wallet? Its transaction is checked on the chain.">
         {(id, invalid) => <input id={id} name="txHash" className="mono" placeholder="0x…" value={txHash} aria-invalid={invalid} onChange={(e) => setTxHash(e.target.value)} />}
       </Field>
+      {progress !== null && <Notice kind="info">{progress}</Notice>}
       <ErrorNote message={submit.error} />
-      <button type="submit" className="btn btn-danger" disabled={submit.busy}>
-        {submit.busy ? 'Refunding…' : 'Record refund'}
-      </button>
+      {token === null && <Notice kind="info">This server is not connected to a chain: refunds can only be recorded, unverified.</Notice>}
+      <div className="form-actions">
+        <button type="submit" className="btn" disabled={submit.busy}>
+          {txHash.trim() === '' ? 'Record refund without a transaction' : 'Record refund with this transaction'}
+        </button>
+        {token !== null && (
+          <button type="button" className="btn btn-danger" disabled={submit.busy} onClick={() => onSend(token)}>
+            {submit.busy && progress !== null ? 'Sending…' : 'Send refund from my wallet'}
+          </button>
+        )}
+      </div>
     </form>
   );
 }

@@ -1,9 +1,23 @@
 import { useState } from 'react';
-import { receipts, RECEIPT_STATUSES } from '../lib/api.ts';
+import { receipts, RECEIPT_STATUSES, type Receipt } from '../lib/api.ts';
+import { formatCents, usdToCents } from '../lib/decimal.ts';
 import { statusLabel } from '../lib/format.ts';
 import { useLoad } from '../lib/hooks.ts';
-import { ErrorNote, Field, Link, Loading, Notice, PageHeader } from '../components/ui.tsx';
-import { ReceiptTable } from './Overview.tsx';
+import { ErrorNote, Field, Link, Loading, Notice, PageHeader, StatusBadge } from '../components/ui.tsx';
+import { RefundBadge } from './ReceiptDetail.tsx';
+
+/** Not a status: a receipt whose refunds are above 0 and below its total keeps its status (DESIGN.md, "Receipt states"). */
+const PARTLY_REFUNDED = 'partly_refunded';
+
+function isPartlyRefunded(r: Pick<Receipt, 'refundedUsd' | 'totalUsd'>): boolean {
+  return r.refundedUsd > 0 && usdToCents(r.refundedUsd) < usdToCents(r.totalUsd);
+}
+
+function matchesStatus(r: Receipt, status: string): boolean {
+  if (status === '') return true;
+  if (status === PARTLY_REFUNDED) return isPartlyRefunded(r);
+  return r.status === status;
+}
 
 export function ReceiptList() {
   const { data, error, loading, reload } = useLoad(() => receipts.list());
@@ -13,7 +27,7 @@ export function ReceiptList() {
   const all = data?.receipts ?? [];
   const shown = all.filter(
     (r) =>
-      (status === '' || r.status === status) &&
+      matchesStatus(r, status) &&
       (q === '' || r.receiptId.toLowerCase().includes(q) || r.lineItems.some((l) => l.label.toLowerCase().includes(q))),
   );
   return (
@@ -45,6 +59,7 @@ export function ReceiptList() {
                   {statusLabel(s)}
                 </option>
               ))}
+              <option value={PARTLY_REFUNDED}>partly refunded</option>
             </select>
           )}
         </Field>
@@ -60,9 +75,50 @@ export function ReceiptList() {
           <p className="muted small">
             {shown.length} of {all.length}
           </p>
-          <ReceiptTable list={shown} />
+          <ReceiptRows list={shown} />
         </>
       )}
     </section>
+  );
+}
+
+/** The overview's receipt table, with the refunds beside each status. */
+function ReceiptRows(props: { list: Receipt[] }) {
+  return (
+    <table className="table table-cards">
+      <thead>
+        <tr>
+          <th>Created</th>
+          <th>Receipt</th>
+          <th>Items</th>
+          <th>Status</th>
+          <th className="num">Total</th>
+        </tr>
+      </thead>
+      <tbody>
+        {props.list.map((r) => (
+          <tr key={r.receiptId} data-testid="receipt-row">
+            <td data-label="Created">{new Date(r.createdAt).toLocaleString()}</td>
+            <td data-label="Receipt">
+              <Link to={`receipts/${encodeURIComponent(r.receiptId)}`} className="mono">
+                {r.receiptId}
+              </Link>
+            </td>
+            <td data-label="Items" className="truncate">
+              {r.lineItems.map((l) => l.label).join(', ')}
+            </td>
+            <td data-label="Status">
+              <span>
+                <StatusBadge status={r.status} />
+                <RefundBadge receipt={r} />
+              </span>
+            </td>
+            <td data-label="Total" className="num">
+              {formatCents(usdToCents(r.totalUsd))}
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
   );
 }

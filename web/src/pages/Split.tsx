@@ -1,9 +1,14 @@
 import { useEffect, useState, type FormEvent } from 'react';
-import { getPlatform, split, type Platform, type Session, type SplitConfig } from '../lib/api.ts';
-import { bpsToPercent, percentToBps } from '../lib/decimal.ts';
-import { ADDRESS } from '../lib/format.ts';
+import { encodeFunctionData, type Hex } from 'viem';
+import { getPlatform, getSplitBalances, split, type Platform, type Session, type SplitBalances, type SplitConfig } from '../lib/api.ts';
+import { bpsToPercent, percentToBps, shiftDecimal } from '../lib/decimal.ts';
+import { ADDRESS, TX_HASH } from '../lib/format.ts';
 import { useLoad, useSubmit } from '../lib/hooks.ts';
+import { messageOf } from '../lib/http.ts';
 import { ErrorNote, Field, Loading, Notice, PageHeader } from '../components/ui.tsx';
+import { payApi } from '../pay/api.ts';
+import { chainName } from '../pay/status.ts';
+import { connect, DEV_CHAIN_ID, ensureChain, injectedWallet, shortMessage, WalletError } from '../pay/wallet-pay.ts';
 
 interface Row {
   key: number;
@@ -66,10 +71,13 @@ export function SplitPage(props: { session: Session }) {
         subtitle="Every payment is divided on-chain among these recipients. Shares are set once; each recipient withdraws its own funds from the split contract."
       />
       {configured ? (
-        <StoredSplit split={stored} platform={platform} idempotent={idempotent} onChecked={(s) => {
-          setStored(s);
-          setIdempotent(true);
-        }} />
+        <>
+          <StoredSplit split={stored} platform={platform} idempotent={idempotent} onChecked={(s) => {
+            setStored(s);
+            setIdempotent(true);
+          }} />
+          {stored.address !== null && <Balances key={stored.address} chainId={platform.chainId} platform={platform.platformRecipientAddress} />}
+        </>
       ) : (
         <SplitEditor session={props.session} platform={platform} onSaved={(s, again) => {
           setStored(s);
@@ -220,5 +228,192 @@ function SplitEditor(props: { session: Session; platform: Platform; onSaved: (s:
         </button>
       </div>
     </form>
+  );
+}
+
+/** The service takes USDC (6 decimals); the balances are its base units. */
+const usdc = (units: string | bigint) => `${shiftDecimal(units.toString(), -6)} USDC`;
+
+/** PaymentSplitter's ERC-20 release: pays `account` what it is due; anyone may send it. */
+const RELEASE_ABI = [
+  {
+    type: 'function',
+    name: 'release',
+    stateMutability: 'nonpayable',
+    inputs: [
+      { name: 'token', type: 'address' },
+      { name: 'account', type: 'address' },
+    ],
+    outputs: [],
+  },
+] as const;
+
+/** How long the page watches for a sent release to show up in the contract's numbers. */
+const RELEASE_WATCH_MS = 90_000;
+
+type Provider = NonNullable<ReturnType<typeof injectedWallet>>;
+
+type ReleaseStep =
+  | { kind: 'idle' }
+  | { kind: 'busy'; recipient: string; what: string }
+  | { kind: 'sent'; recipient: string; hash: string; releasedBefore: string }
+  | { kind: 'done'; message: string }
+  | { kind: 'error'; message: string };
+
+async function describeChain(chainId: number) {
+  if (chainId !== DEV_CHAIN_ID) return null;
+  const dev = await payApi.devChain();
+  return { chainName: chainName(chainId), rpcUrls: [dev.rpcUrl] };
+}
+
+/** Sends release(token, account) to the split from the connected wallet; the hash once broadcast. */
+async function sendRelease(wallet: Provider, from: Hex, b: SplitBalances, account: string): Promise<string> {
+  const data = encodeFunctionData({ abi: RELEASE_ABI, functionName: 'release', args: [b.token as Hex, account as Hex] });
+  let hash: unknown;
+  try {
+    hash = await wallet.request({ method: 'eth_sendTransaction', params: [{ from, to: b.address, data, value: '0x0' }] });
+  } catch (err) {
+    const e = (typeof err === 'object' && err !== null ? err : {}) as { code?: unknown; message?: unknown };
+    if (e.code === 4001) throw new WalletError('You declined the release in your wallet.');
+    console.warn('wallet release failed:', err);
+    throw new WalletError(`The wallet could not send the release: ${shortMessage(typeof e.message === 'string' ? e.message : String(err))}`);
+  }
+  if (typeof hash !== 'string' || !TX_HASH.test(hash)) throw new WalletError('The wallet returned no transaction hash.');
+  return hash;
+}
+
+/**
+ * What the split contract holds for each recipient and what it released, with a Release button
+ * that a recipient sends from its own wallet: the money goes straight from the contract to it.
+ */
+function Balances(props: { chainId: number; platform: string | null }) {
+  const loaded = useLoad(() => getSplitBalances());
+  const [step, setStep] = useState<ReleaseStep>({ kind: 'idle' });
+  const { reload } = loaded;
+
+  // After sending, watch the contract until the recipient's released amount moves.
+  useEffect(() => {
+    if (step.kind !== 'sent') return;
+    let live = true;
+    const deadline = Date.now() + RELEASE_WATCH_MS;
+    const watch = async () => {
+      while (live) {
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+        // A read that fails is tried again on the next turn, until the deadline.
+        const now = await getSplitBalances().catch((err: unknown) => {
+          console.warn('reading the split balances failed:', err);
+          return null;
+        });
+        if (!live) return;
+        const row = now?.recipients.find((r) => r.address === step.recipient);
+        if (row !== undefined && row.released !== step.releasedBefore) {
+          const paid = BigInt(row.released) - BigInt(step.releasedBefore);
+          setStep({ kind: 'done', message: `Released ${usdc(paid)} to ${row.address}.` });
+          reload();
+          return;
+        }
+        if (Date.now() > deadline) {
+          setStep({ kind: 'error', message: `The release (transaction ${step.hash}) was sent but has not reached the split yet; reload the page in a moment.` });
+          return;
+        }
+      }
+    };
+    void watch();
+    return () => {
+      live = false;
+    };
+  }, [step, reload]);
+
+  if (loaded.data === null) {
+    return (
+      <div className="card" data-testid="split-balances">
+        <h2>Balances</h2>
+        {loaded.loading && <Loading what="balances" />}
+        <ErrorNote message={loaded.error === null ? null : `The balances cannot be read right now: ${loaded.error}`} />
+      </div>
+    );
+  }
+  const b = loaded.data;
+  const busy = step.kind === 'busy' || step.kind === 'sent';
+
+  async function release(recipient: string) {
+    const releasedBefore = b.recipients.find((r) => r.address === recipient)?.released ?? '0';
+    try {
+      const wallet = injectedWallet();
+      if (wallet === null) throw new WalletError(`No browser wallet was found. Open this page with the wallet of ${recipient} to release its funds.`);
+      setStep({ kind: 'busy', recipient, what: 'Connect your wallet…' });
+      const from = await connect(wallet);
+      if (from.toLowerCase() !== recipient) {
+        throw new WalletError(`Your wallet is connected as ${from.toLowerCase()}. Switch it to ${recipient} to release that recipient's funds.`);
+      }
+      setStep({ kind: 'busy', recipient, what: `Switching your wallet to ${chainName(props.chainId)}…` });
+      await ensureChain(wallet, props.chainId, { describe: describeChain });
+      setStep({ kind: 'busy', recipient, what: 'Confirm the release in your wallet…' });
+      const hash = await sendRelease(wallet, from, b, recipient);
+      setStep({ kind: 'sent', recipient, hash, releasedBefore });
+    } catch (err) {
+      setStep({ kind: 'error', message: messageOf(err) });
+    }
+  }
+
+  return (
+    <div className="card" data-testid="split-balances">
+      <h2>Balances</h2>
+      <dl className="facts">
+        <dt>Received</dt>
+        <dd data-testid="split-received">{usdc(b.totalReceived)}</dd>
+        <dt>Released</dt>
+        <dd data-testid="split-released">{usdc(b.totalReleased)}</dd>
+        <dt>Held now</dt>
+        <dd data-testid="split-held">{usdc(b.balance)}</dd>
+      </dl>
+      <table className="table table-cards">
+        <thead>
+          <tr>
+            <th>Recipient</th>
+            <th className="num">Held for them</th>
+            <th className="num">Released</th>
+            <th className="actions" aria-label="Release" />
+          </tr>
+        </thead>
+        <tbody>
+          {b.recipients.map((r) => (
+            <tr key={r.address} data-testid="balance-row" data-address={r.address}>
+              <td data-label="Recipient">
+                <span className="mono break">
+                  {r.address}
+                  {r.address === props.platform?.toLowerCase() && <span className="badge badge-info">platform</span>}
+                </span>
+              </td>
+              <td className="num" data-label="Held for them" data-testid="balance-releasable">
+                {usdc(r.releasable)}
+              </td>
+              <td className="num" data-label="Released" data-testid="balance-released">
+                {usdc(r.released)}
+              </td>
+              <td className="actions">
+                {BigInt(r.releasable) > 0n && (
+                  <button type="button" className="btn btn-small" disabled={busy} onClick={() => void release(r.address)}>
+                    {step.kind === 'busy' && step.recipient === r.address ? 'Releasing…' : 'Release'}
+                  </button>
+                )}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {step.kind === 'busy' && <Notice kind="info">{step.what}</Notice>}
+      {step.kind === 'sent' && (
+        <Notice kind="info">
+          Release sent (<span className="mono break">{step.hash}</span>); waiting for the split to pay it out…
+        </Notice>
+      )}
+      {step.kind === 'done' && <Notice kind="ok">{step.message}</Notice>}
+      <ErrorNote message={step.kind === 'error' ? step.message : null} />
+      <p className="muted small">
+        Each recipient withdraws its own share with the contract's release function, from its own wallet; the money goes
+        straight from the split to that recipient. Connect the recipient's wallet, then press Release on its line.
+      </p>
+    </div>
   );
 }

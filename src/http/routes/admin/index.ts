@@ -8,6 +8,7 @@ import { adminSubscriptionRoutes } from './subscriptions.ts';
 import { adminUserRoutes } from './users.ts';
 import { adminWebhookRoutes } from './webhooks.ts';
 import { adminSweepRoutes } from './sweeps.ts';
+import { adminSplitBalanceRoutes } from './split-balances.ts';
 import { apkRoutes } from './apk.ts';
 
 /** Sign-in and every admin operation (session cookie + CSRF; never a subscription key). */
@@ -20,6 +21,7 @@ export function registerAdminRoutes(app: App, deps: Deps): void {
   adminWebhookRoutes(app, deps);
   adminPlatformRoutes(app, deps);
   adminSweepRoutes(app, deps);
+  adminSplitBalanceRoutes(app, deps);
   // Encapsulated: its raw-body content-type parser must not reach other routes.
   void app.register(async (scope) => apkRoutes(scope, deps));
 }

@@ -5,7 +5,7 @@
 import { Type } from '@sinclair/typebox';
 import type { Deps } from '../../../deps.ts';
 import { sessionOf } from '../../../auth/plugin.ts';
-import { listRefunds, parseRefund, refundReceipt } from '../../../domain/refunds.ts';
+import { listRefunds, parseRefund, refundChainOf, refundReceipt } from '../../../domain/refunds.ts';
 import { saveShopConfig, toShopConfigView } from '../../../domain/shop.ts';
 import { setUpSplit } from '../../../domain/split-setup.ts';
 import { splitChainOf } from '../../../chain/split-setup-chain.ts';
@@ -105,7 +105,7 @@ export function adminMerchantRoutes(app: App, deps: Deps): void {
     },
     async (request) => {
       const platform = { address: config.platformRecipientAddress, feeBps: config.platformFeeBps };
-      const result = await setUpSplit(db, sessionOf(request).wallet, request.body, platform, Date.now(), splitChainOf(deps.chain));
+      const result = await setUpSplit(db, sessionOf(request).wallet, request.body, platform, Date.now(), splitChainOf(deps.chain, deps.config.splitDeploysPerDay));
       return result.idempotent ? { ok: true, split: result.split, idempotent: true } : { ok: true, split: result.split };
     },
   );
@@ -118,6 +118,12 @@ export function adminMerchantRoutes(app: App, deps: Deps): void {
       schema: {
         tags: ['admin'],
         summary: 'Refund a receipt, in full or in part',
+        description:
+          'With txHash the refund is checked on the chain before it is recorded: the transaction must be mined and ' +
+          "successful and hold an ERC-20 Transfer of the receipt's token to buyer of at least usd, that no other refund " +
+          'used; otherwise 400 invalid_input with `reason` not_mined, reverted, no_transfer, too_little or already_used, ' +
+          'and nothing is recorded. Without txHash the refund is recorded unverified. 503 chain_unavailable: this ' +
+          'instance cannot check a txHash now (no chain, or it did not answer); nothing was recorded.',
         security: cookieAuth,
         body: Type.Object({
           receiptId: loose('Receipt id'),
@@ -125,11 +131,18 @@ export function adminMerchantRoutes(app: App, deps: Deps): void {
           buyer: loose('Buyer wallet refunded'),
           usd: loose('Amount refunded, USD, at most two decimals'),
           items: loose('Refunded items: [{label, priceUsd, qty}]'),
-          txHash: loose('Refund transaction hash, 0x + 64 hex'),
+          txHash: loose('Refund transaction hash, 0x + 64 hex: its transfer to buyer is checked on the chain'),
         }),
         response: {
-          200: Type.Object({ ok: Type.Boolean(), refundId: Type.String(), refundedUsd: Type.Number(), status: Type.String() }),
+          200: Type.Object({
+            ok: Type.Boolean(),
+            refundId: Type.String(),
+            refundedUsd: Type.Number(),
+            status: Type.String(),
+            verified: Type.Boolean({ description: 'The refund carried txHash and its transfer was found on the chain' }),
+          }),
           ...adminErrors,
+          503: errorRef,
         },
       },
     },
@@ -137,7 +150,7 @@ export function adminMerchantRoutes(app: App, deps: Deps): void {
       const session = sessionOf(request);
       const parsed = parseRefund((request.body ?? {}) as Record<string, unknown>);
       if (parsed.wallet !== session.wallet) throw new Forbidden('You can refund only your own receipts');
-      const result = await refundReceipt(db, { ...parsed, by: session.wallet });
+      const result = await refundReceipt(db, { ...parsed, by: session.wallet }, refundChainOf(deps.chain));
       return { ok: true, ...result };
     },
   );
@@ -148,7 +161,7 @@ export function adminMerchantRoutes(app: App, deps: Deps): void {
       config: { auth: 'session' },
       schema: {
         tags: ['admin'],
-        summary: "A receipt's refunds",
+        summary: "A receipt's refunds, and the token a refund is sent in",
         security: cookieAuth,
         params: Type.Object({ id: Type.String() }),
         response: {
@@ -161,16 +174,32 @@ export function adminMerchantRoutes(app: App, deps: Deps): void {
                 usd: Type.Number(),
                 items: Type.Array(Type.Object({ label: Type.String(), priceUsd: Type.Number(), qty: Type.Integer() })),
                 txHash: Type.Union([Type.String(), Type.Null()]),
+                verified: Type.Boolean({ description: 'Its transfer was found on the chain' }),
                 createdBy: Type.String(),
                 createdAt: Type.Integer(),
               }),
+            ),
+            token: Type.Union(
+              [
+                Type.Object({
+                  chainId: Type.Integer(),
+                  address: Type.String(),
+                  symbol: Type.String(),
+                  decimals: Type.Integer(),
+                }),
+                Type.Null(),
+              ],
+              { description: "The receipts' token, for a refund sent from the merchant's wallet; null without a chain" },
             ),
           }),
           ...adminErrors,
         },
       },
     },
-    async (request) => ({ refunds: await listRefunds(db, sessionOf(request).wallet, request.params.id) }),
+    async (request) => ({
+      refunds: await listRefunds(db, sessionOf(request).wallet, request.params.id),
+      token: refundChainOf(deps.chain)?.token ?? null,
+    }),
   );
 
   app.post(

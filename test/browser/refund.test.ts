@@ -1,0 +1,273 @@
+/**
+ * Refunds in the admin app, in a real browser on a real dev chain. The merchant's browser wallet
+ * (an injected EIP-1193 provider whose signatures and transactions come from a dev account in
+ * Node) signs in, opens a paid receipt, finds the buyer prefilled with the address that paid and
+ * a warning to confirm it, and sends the refund from the wallet: a transfer of the token to the
+ * buyer, then recorded with its hash and verified by the server. A refund recorded without a
+ * transaction shows as unverified; the list shows "Partly refunded" and "Refunded"; at 390 px
+ * nothing scrolls sideways.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { createWalletClient, decodeFunctionData, erc20Abi, http, type Address, type Hex } from 'viem';
+import type { PrivateKeyAccount } from 'viem/accounts';
+import { devAccount } from '../../src/chain/dev-accounts.ts';
+import { ensureWebBuild } from '../../scripts/ensure-web-build.ts';
+import type { TestApp } from '../helpers/app.ts';
+import { admin, signIn, type Session } from '../helpers/session.ts';
+import { PLATFORM, startChainApp, startTestChain, waitFor, type TestChain } from '../chain/helpers.ts';
+import { CHROMIUM, eventually, PHONE, screenshot, skipReason } from './harness.ts';
+
+if (skipReason) console.log(skipReason);
+
+const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const DESKTOP = { width: 1280, height: 860 };
+/** The merchant's wallet sends refunds; the buyer pays receipts. */
+const MERCHANT = 1;
+const BUYER = 2;
+
+describe('refunds in the admin app', { skip: skipReason, timeout: 180_000 }, () => {
+  let tc: TestChain;
+  let t: TestApp;
+  let base: string;
+  let browser: Browser;
+  /** The merchant's session from Node, for setting up the split and reading back. */
+  let s: Session;
+  let key: string;
+  const contexts: BrowserContext[] = [];
+
+  before(async () => {
+    await ensureWebBuild((line) => console.log(line));
+    tc = await startTestChain();
+    t = await startChainApp(tc.chain, { CONFIRMATIONS: '1', PLATFORM_RECIPIENT_ADDRESS: PLATFORM });
+    t.deps.startWorkers();
+    await t.app.listen({ host: '127.0.0.1', port: 0 });
+    const address = t.app.server.address();
+    if (address === null || typeof address === 'string') throw new Error('the app is not listening on a TCP port');
+    base = `http://127.0.0.1:${address.port}`;
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS, timeout: 30_000 });
+    // Signs the same EIP-712 challenge as a private-key account does.
+    s = await signIn(t, devAccount(MERCHANT) as unknown as PrivateKeyAccount);
+    const split = await admin(t, s, 'POST', '/api/split/deploy', {
+      recipients: [
+        { address: s.wallet, sharesBps: 9950 },
+        { address: PLATFORM, sharesBps: 50 },
+      ],
+    });
+    assert.equal(split.status, 200, JSON.stringify(split.body));
+    key = await t.key(s.wallet);
+  });
+  after(async () => {
+    for (const c of contexts) await c.close();
+    await browser?.close();
+    await t?.close();
+    await tc?.close();
+  });
+
+  const walletOf = (i: number) => createWalletClient({ chain: tc.chain.publicClient.chain, transport: http(tc.chain.rpcUrl), account: devAccount(i) });
+  const usdc = () => tc.chain.usdc.address;
+  const balanceOf = (who: string) => tc.chain.publicClient.readContract({ address: usdc(), abi: erc20Abi, functionName: 'balanceOf', args: [who as Address] });
+
+  async function detail(id: string) {
+    const res = await t.call(key, 'GET', `/api/receipts/${encodeURIComponent(id)}`);
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    return res.body;
+  }
+
+  /** A receipt the buyer paid in full from their own wallet, completed. */
+  async function paidReceipt(id: string, totalUsd: number) {
+    const created = await t.call(key, 'POST', '/api/receipts', { id, lineItems: [{ label: 'Desk lamp', priceUsd: totalUsd }], totalUsd });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const page = await t.call(null, 'GET', `/api/pay/${id}${new URL(created.body.paymentUrl).search}`);
+    assert.equal(page.status, 200, JSON.stringify(page.body));
+    const hash = await walletOf(BUYER).writeContract({
+      address: usdc(),
+      abi: erc20Abi,
+      functionName: 'transfer',
+      args: [page.body.payment.payTo, BigInt(page.body.payment.due)],
+    });
+    assert.equal((await tc.chain.publicClient.waitForTransactionReceipt({ hash })).status, 'success');
+    return waitFor(`${id} to be completed`, async () => {
+      const d = await detail(id);
+      return d.status === 'completed' ? d : undefined;
+    }, 30_000);
+  }
+
+  interface MerchantPage {
+    page: Page;
+    /** Transactions the page asked the wallet to send. */
+    sent: { to: Hex; data: Hex; hash: Hex }[];
+    problems: string[];
+  }
+
+  /**
+   * A browser context with the merchant's wallet injected: it signs typed data and sends real
+   * transactions on the dev chain from the merchant's dev account, and answers receipts of them.
+   */
+  async function merchantPage(phone = false): Promise<MerchantPage> {
+    const context = await browser.newContext({
+      baseURL: base,
+      viewport: phone ? PHONE : DESKTOP,
+      ...(phone ? { isMobile: true, hasTouch: true, deviceScaleFactor: 2 } : {}),
+      locale: 'en-US',
+      timezoneId: 'UTC',
+    });
+    contexts.push(context);
+    context.setDefaultTimeout(15_000);
+    const account = devAccount(MERCHANT);
+    const wallet = walletOf(MERCHANT);
+    const m: MerchantPage = { page: undefined as unknown as Page, sent: [], problems: [] };
+    await context.exposeFunction('__splitlineTestSign', async (json: string) => {
+      const typed = JSON.parse(json) as { domain: any; types: Record<string, unknown>; primaryType: string; message: any };
+      const { EIP712Domain: _domain, ...types } = typed.types;
+      return account.signTypedData({ domain: typed.domain, types: types as any, primaryType: typed.primaryType, message: typed.message });
+    });
+    await context.exposeFunction('__splitlineTestSend', async (json: string) => {
+      const tx = JSON.parse(json) as { to: Hex; data: Hex; value?: Hex };
+      const hash = await wallet.sendTransaction({ to: tx.to, data: tx.data, value: BigInt(tx.value ?? '0x0') });
+      m.sent.push({ to: tx.to, data: tx.data, hash });
+      return hash;
+    });
+    await context.exposeFunction('__splitlineTestReceipt', async (hash: Hex) => {
+      const receipt = await tc.chain.publicClient.getTransactionReceipt({ hash }).catch(() => null);
+      return receipt === null ? null : { transactionHash: receipt.transactionHash, status: receipt.status === 'success' ? '0x1' : '0x0' };
+    });
+    await context.addInitScript({
+      content: `(() => {
+        const address = ${JSON.stringify(account.address)};
+        const fail = (code, message) => Object.assign(new Error(message), { code });
+        window.ethereum = {
+          async request({ method, params }) {
+            switch (method) {
+              case 'eth_requestAccounts':
+              case 'eth_accounts':
+                return [address];
+              case 'eth_chainId':
+                return '0x7a69';
+              case 'eth_signTypedData_v4':
+                if (String(params[0]).toLowerCase() !== address.toLowerCase()) throw fail(4100, 'unknown account');
+                return window.__splitlineTestSign(params[1]);
+              case 'eth_sendTransaction':
+                if (String(params[0].from).toLowerCase() !== address.toLowerCase()) throw fail(4100, 'unknown account');
+                return window.__splitlineTestSend(JSON.stringify(params[0]));
+              case 'eth_getTransactionReceipt':
+                return window.__splitlineTestReceipt(params[0]);
+              default:
+                throw fail(4200, 'unsupported method ' + method);
+            }
+          },
+          on() {},
+          removeListener() {},
+        };
+      })();`,
+    });
+    m.page = await context.newPage();
+    m.page.on('pageerror', (err) => m.problems.push(`page error: ${err.message}`));
+    m.page.on('console', (msg) => {
+      if (msg.type() === 'error' && !msg.text().startsWith('Failed to load resource')) m.problems.push(`console: ${msg.text()}`);
+    });
+    await m.page.goto('/admin/');
+    await m.page.getByRole('button', { name: 'Sign in with wallet' }).click();
+    await m.page.getByTestId('signed-in-wallet').waitFor();
+    return m;
+  }
+
+  async function fits(page: Page, what: string) {
+    const { scrollWidth, innerWidth } = await page.evaluate(() => ({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth }));
+    assert.ok(scrollWidth <= innerWidth, `${what}: the page is ${scrollWidth}px wide on a ${innerWidth}px screen`);
+  }
+
+  test('the form is prefilled with the payer and warns; "Send refund from my wallet" transfers and records a verified refund', async () => {
+    const paid = await paidReceipt('lamp-1', 10);
+    const payer = devAccount(BUYER).address.toLowerCase();
+    assert.equal(paid.payer, payer);
+    const m = await merchantPage();
+    await m.page.goto('/admin/receipts/lamp-1');
+    const form = m.page.getByTestId('refund-form');
+    await form.waitFor();
+    assert.equal(await form.getByLabel('Buyer wallet').inputValue(), payer, 'the buyer is prefilled with the address that paid');
+    assert.equal(await m.page.getByTestId('receipt-payer').innerText(), payer);
+    const warning = form.getByTestId('payer-warning');
+    assert.match(await warning.innerText(), /exchange or a smart wallet/);
+    assert.match(await warning.innerText(), /Confirm the refund address with the buyer/);
+    assert.equal(await form.getByLabel('Amount (USD)').inputValue(), '10.00');
+    await screenshot(m.page, 'refund-form');
+
+    const before = await balanceOf(payer);
+    await form.getByLabel('Amount (USD)').fill('4');
+    await form.getByRole('button', { name: 'Send refund from my wallet' }).click();
+    await m.page.getByText('Refunded $4.00; $4.00 refunded in all, $6.00 remains. The transfer was verified on the chain.').waitFor();
+    const row = m.page.getByTestId('refund-row');
+    await eventually(() => row.count(), (n) => n === 1, 'the refund is listed');
+    assert.equal(await row.getAttribute('data-verified'), 'true');
+    assert.match(await row.innerText(), /Verified/);
+    assert.match(await row.innerText(), /\$4\.00/);
+
+    // The wallet was asked for exactly transfer(payer, 4 USDC) on the token.
+    assert.equal(m.sent.length, 1);
+    assert.equal(m.sent[0]!.to.toLowerCase(), usdc().toLowerCase());
+    const call = decodeFunctionData({ abi: erc20Abi, data: m.sent[0]!.data });
+    assert.equal(call.functionName, 'transfer');
+    assert.deepEqual([String(call.args[0]).toLowerCase(), call.args[1]], [payer, 4_000_000n]);
+    assert.equal((await balanceOf(payer)) - before, 4_000_000n, 'the buyer received the refund');
+
+    const d = await detail('lamp-1');
+    assert.equal(d.status, 'completed', 'a partly refunded receipt keeps its status');
+    assert.equal(d.refundedUsd, 4);
+    assert.deepEqual(
+      d.refunds.map((r: Record<string, unknown>) => [r.usd, r.buyer, r.txHash, r.verified]),
+      [[4, payer, m.sent[0]!.hash.toLowerCase(), true]],
+    );
+    // The form now offers what remains, to the same buyer, with the warning still there.
+    await eventually(() => form.getByLabel('Amount (USD)').inputValue(), (v) => v === '6.00', 'the form offers what remains');
+    assert.equal(await form.getByLabel('Buyer wallet').inputValue(), payer);
+    await screenshot(m.page, 'refund-verified');
+
+    // The list: "Partly refunded" beside the status, and a filter for it.
+    await m.page.goto('/admin/receipts');
+    const listed = m.page.getByTestId('receipt-row').filter({ hasText: 'lamp-1' });
+    await listed.waitFor();
+    assert.match(await listed.innerText(), /Partly refunded/i);
+    assert.match(await listed.innerText(), /completed/i);
+    await m.page.getByLabel('Status').selectOption('partly_refunded');
+    await eventually(() => m.page.getByTestId('receipt-row').count(), (n) => n === 1, 'only the partly refunded receipt is listed');
+    await m.page.getByLabel('Status').selectOption('refunded');
+    await m.page.getByText('No receipt matches.').waitFor();
+    assert.deepEqual(m.problems, []);
+  });
+
+  test('at 390 px: the rest recorded without a transaction is unverified, the receipt is refunded, and nothing scrolls sideways', async () => {
+    await paidReceipt('lamp-2', 12);
+    const m = await merchantPage(true);
+    await m.page.goto('/admin/receipts/lamp-2');
+    const form = m.page.getByTestId('refund-form');
+    await form.getByTestId('payer-warning').waitFor();
+    await fits(m.page, 'the refund form');
+    await screenshot(m.page, 'phone-refund-form');
+
+    await form.getByLabel('Amount (USD)').fill('5');
+    await form.getByRole('button', { name: 'Send refund from my wallet' }).click();
+    await m.page.getByText('Refunded $5.00; $5.00 refunded in all, $7.00 remains.').waitFor();
+    await form.getByRole('button', { name: 'Record refund without a transaction' }).click();
+    await m.page.getByText('Fully refunded.', { exact: true }).waitFor();
+    const rows = m.page.getByTestId('refund-row');
+    await eventually(() => rows.count(), (n) => n === 2, 'both refunds are listed');
+    assert.deepEqual([await rows.nth(0).getAttribute('data-verified'), await rows.nth(1).getAttribute('data-verified')], ['true', 'false']);
+    assert.match(await rows.nth(1).innerText(), /Unverified/);
+    await fits(m.page, 'the receipt with its refunds');
+    await screenshot(m.page, 'phone-refund-done');
+    const d = await detail('lamp-2');
+    assert.equal(d.status, 'refunded');
+    assert.equal(d.refundedUsd, 12);
+    assert.equal(m.sent.length, 1, 'recording without a transaction sends nothing');
+
+    await m.page.goto('/admin/receipts');
+    const listed = m.page.getByTestId('receipt-row').filter({ hasText: 'lamp-2' });
+    await listed.waitFor();
+    assert.match(await listed.innerText(), /refunded/i);
+    assert.doesNotMatch(await listed.innerText(), /Partly/);
+    await fits(m.page, 'the receipts list');
+    assert.deepEqual(m.problems, []);
+  });
+});

@@ -1,0 +1,340 @@
+/**
+ * Refunds on the real dev chain, through the HTTP API. A refund that names its transaction is
+ * recorded only when that transaction, mined and successful, holds a Transfer of the receipt's
+ * token to the buyer of at least the refunded amount that no other refund used. Every other
+ * transaction is refused with 400 and a reason, and nothing is recorded: a transfer to someone
+ * else, too little, another token, an Approval, an unmined hash, a reverted transaction, a
+ * transfer already used. A refund without a transaction is still recorded, unverified.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import { eq } from 'drizzle-orm';
+import solc from 'solc';
+import { createWalletClient, erc20Abi, http, parseAbi, type Address, type Hex } from 'viem';
+import { devAccount } from '../../src/chain/dev-accounts.ts';
+import { deployTestUsdc } from '../../src/chain/test-usdc.ts';
+import { refunds } from '../../src/db/schema.ts';
+import { matchRefundTransfer, type TokenTransfer } from '../../src/domain/refunds.ts';
+import { admin, signIn, type Session } from '../helpers/session.ts';
+import { randomWallet, startTestApp, type TestApp } from '../helpers/app.ts';
+import { PLATFORM, startChainApp, startTestChain, waitFor, type TestChain } from './helpers.ts';
+
+let tc: TestChain;
+let t: TestApp;
+before(async () => {
+  tc = await startTestChain();
+  t = await startChainApp(tc.chain, { CONFIRMATIONS: '1', PLATFORM_RECIPIENT_ADDRESS: PLATFORM });
+  t.deps.startWorkers();
+});
+after(async () => {
+  await t?.close();
+  await tc?.close();
+});
+
+/** Dev accounts: the buyer pays receipts; the merchant's wallet sends refunds; a stranger receives one by mistake. */
+const BUYER = 2;
+const MERCHANT_WALLET = 1;
+const STRANGER = 3;
+const buyerAddress = devAccount(BUYER).address.toLowerCase();
+
+const walletOf = (i: number) => createWalletClient({ chain: tc.chain.publicClient.chain, transport: http(tc.chain.rpcUrl), account: devAccount(i) });
+const usdc = () => tc.chain.usdc.address;
+
+async function mined(hash: Hex, status: 'success' | 'reverted' = 'success'): Promise<Hex> {
+  const receipt = await tc.chain.publicClient.waitForTransactionReceipt({ hash });
+  assert.equal(receipt.status, status);
+  return hash;
+}
+
+/** `amount` base units of `token` from dev account `from` to `to`. */
+const transfer = async (from: number, to: Address | string, amount: bigint, token: Address = usdc()) =>
+  mined(await walletOf(from).writeContract({ address: token, abi: erc20Abi, functionName: 'transfer', args: [to as Address, amount] }));
+
+interface Shop {
+  s: Session;
+  key: string;
+}
+
+async function shop(): Promise<Shop> {
+  const s = await signIn(t);
+  const res = await admin(t, s, 'POST', '/api/split/deploy', {
+    recipients: [
+      { address: s.wallet, sharesBps: 9950 },
+      { address: PLATFORM, sharesBps: 50 },
+    ],
+  });
+  assert.equal(res.status, 200, JSON.stringify(res.body));
+  return { s, key: await t.key(s.wallet) };
+}
+
+async function detail(sh: Shop, id: string) {
+  const res = await t.call(sh.key, 'GET', `/api/receipts/${id}`);
+  assert.equal(res.status, 200, JSON.stringify(res.body));
+  return res.body;
+}
+
+/** A receipt of `totalUsd` that the buyer paid in full from their wallet, completed. */
+async function paidReceipt(sh: Shop, id: string, totalUsd: number) {
+  const created = await t.call(sh.key, 'POST', '/api/receipts', { id, lineItems: [{ label: 'Item', priceUsd: totalUsd }], totalUsd });
+  assert.equal(created.status, 201, JSON.stringify(created.body));
+  const page = await t.call(null, 'GET', `/api/pay/${id}${new URL(created.body.paymentUrl).search}`);
+  assert.equal(page.status, 200, JSON.stringify(page.body));
+  await transfer(BUYER, page.body.payment.payTo, BigInt(page.body.payment.due));
+  return waitFor(`${id} to be completed`, async () => {
+    const d = await detail(sh, id);
+    return d.status === 'completed' ? d : undefined;
+  });
+}
+
+const refund = (sh: Shop, receiptId: string, usd: number, txHash?: string, buyer = buyerAddress) =>
+  admin(t, sh.s, 'POST', '/api/receipts/refund', { receiptId, wallet: sh.s.wallet, buyer, usd, ...(txHash === undefined ? {} : { txHash }) });
+
+/** Everything a refund could change: the detail (status, history, refunds) and the refund entries. */
+async function recorded(sh: Shop, id: string) {
+  const entries = await admin(t, sh.s, 'GET', `/api/receipts/${id}/refunds`);
+  assert.equal(entries.status, 200);
+  return JSON.stringify([await detail(sh, id), entries.body.refunds]);
+}
+
+const units = (usd: number) => BigInt(Math.round(usd * 100)) * 10_000n;
+
+describe('a refund carrying txHash', () => {
+  test('a transfer from the merchant\'s wallet to the payer proves a partial refund; a second one, the rest: refunded', async () => {
+    const sh = await shop();
+    const paid = await paidReceipt(sh, 'rf-ok', 10);
+    assert.equal(paid.payer, buyerAddress, 'the payer is the address that paid');
+    assert.equal(paid.refundedUsd, 0);
+    assert.deepEqual(paid.refunds, []);
+
+    const first = await transfer(MERCHANT_WALLET, paid.payer, units(4));
+    const part = await refund(sh, 'rf-ok', 4, first);
+    assert.equal(part.status, 200, JSON.stringify(part.body));
+    assert.deepEqual({ ...part.body, refundId: '' }, { ok: true, refundId: '', refundedUsd: 4, status: 'completed', verified: true });
+    const partly = await detail(sh, 'rf-ok');
+    assert.equal(partly.status, 'completed', 'a partly refunded receipt keeps its status');
+    assert.equal(partly.refundedUsd, 4);
+    assert.deepEqual(
+      partly.refunds.map((r: Record<string, unknown>) => [r.usd, r.buyer, r.txHash, r.verified]),
+      [[4, buyerAddress, first.toLowerCase(), true]],
+    );
+    const listed = (await t.call(sh.key, 'GET', '/api/receipts')).body.receipts.find((r: { receiptId: string }) => r.receiptId === 'rf-ok');
+    assert.equal(listed.refundedUsd, 4);
+    const [row] = await t.deps.database.db.select().from(refunds).where(eq(refunds.id, part.body.refundId));
+    assert.equal(row!.amountUnits, '4000000');
+    assert.equal(typeof row!.logIndex, 'number');
+    assert.ok(row!.verifiedAt !== null && row!.verifiedAt > 0);
+
+    const second = await transfer(MERCHANT_WALLET, paid.payer, units(6));
+    const rest = await refund(sh, 'rf-ok', 6, second);
+    assert.equal(rest.status, 200, JSON.stringify(rest.body));
+    assert.equal(rest.body.status, 'refunded');
+    const done = await detail(sh, 'rf-ok');
+    assert.equal(done.status, 'refunded');
+    assert.equal(done.refundedUsd, 10);
+    assert.deepEqual(done.refunds.map((r: { verified: boolean }) => r.verified), [true, true]);
+    assert.deepEqual(
+      done.statusHistory.map((h: { status: string }) => h.status),
+      ['pending', 'tx_mined', 'recipient_validated', 'completed', 'refund_partial', 'refunded'],
+    );
+  });
+
+  test('a transfer of more than the refund proves it; the refunds still never exceed the total', async () => {
+    const sh = await shop();
+    await paidReceipt(sh, 'rf-more', 3);
+    const generous = await transfer(MERCHANT_WALLET, buyerAddress, units(5));
+    const over = await refund(sh, 'rf-more', 3.01, generous);
+    assert.equal(over.status, 400);
+    assert.equal(over.body.error, 'invalid_usd');
+    const ok = await refund(sh, 'rf-more', 3, generous);
+    assert.equal(ok.status, 200, JSON.stringify(ok.body));
+    assert.equal(ok.body.status, 'refunded');
+  });
+
+  test('each transaction that does not prove the refund is refused with 400 and its reason, and nothing is recorded', async () => {
+    const sh = await shop();
+    await paidReceipt(sh, 'rf-no', 5);
+    const before = await recorded(sh, 'rf-no');
+
+    const otherToken = await deployTestUsdc({
+      walletClient: walletOf(4) as never,
+      publicClient: tc.chain.publicClient,
+      holders: [devAccount(MERCHANT_WALLET).address],
+      amountEach: 10n ** 12n,
+    });
+    const approveOnly = await mined(
+      await walletOf(MERCHANT_WALLET).writeContract({ address: usdc(), abi: erc20Abi, functionName: 'approve', args: [buyerAddress as Address, units(5)] }),
+    );
+    // More than the account holds, with the gas given so that the wallet sends it anyway.
+    const reverted = await mined(
+      await walletOf(MERCHANT_WALLET).writeContract({
+        address: usdc(),
+        abi: erc20Abi,
+        functionName: 'transfer',
+        args: [buyerAddress as Address, 10n ** 15n],
+        gas: 200_000n,
+      }),
+      'reverted',
+    );
+    const cases: [string, string, RegExp][] = [
+      ['a transfer to someone else', await transfer(MERCHANT_WALLET, devAccount(STRANGER).address, units(5)), /no_transfer/],
+      ['too little', await transfer(MERCHANT_WALLET, buyerAddress, units(4.99)), /too_little/],
+      ['another token', await transfer(MERCHANT_WALLET, buyerAddress, units(5), otherToken.address), /no_transfer/],
+      ['only an Approval log', approveOnly, /no_transfer/],
+      ['an unmined random hash', `0x${randomBytes(32).toString('hex')}`, /not_mined/],
+      ['a reverted transaction', reverted, /reverted/],
+    ];
+    for (const [what, hash, reason] of cases) {
+      const res = await refund(sh, 'rf-no', 5, hash);
+      assert.equal(res.status, 400, `${what}: ${JSON.stringify(res.body)}`);
+      assert.equal(res.body.error, 'invalid_input', what);
+      assert.match(res.body.reason, reason, what);
+      assert.equal(typeof res.body.message, 'string', what);
+      assert.equal(await recorded(sh, 'rf-no'), before, `${what}: nothing recorded`);
+    }
+    const messages = await Promise.all(cases.map(async ([, hash]) => (await refund(sh, 'rf-no', 5, hash)).body.message as string));
+    assert.match(messages[0]!, /no transfer of .* to the buyer/);
+    assert.match(messages[1]!, /too little.*4990000.*5000000/);
+    assert.match(messages[4]!, /not mined yet/);
+    assert.match(messages[5]!, /reverted/);
+  });
+
+  test('one transfer proves one refund: a second use is refused, on this receipt or any other merchant\'s', async () => {
+    const sh = await shop();
+    const other = await shop();
+    await paidReceipt(sh, 'rf-once', 5);
+    await paidReceipt(other, 'rf-once', 5);
+    const hash = await transfer(MERCHANT_WALLET, buyerAddress, units(1));
+    assert.equal((await refund(sh, 'rf-once', 1, hash)).status, 200);
+    const mine = await recorded(sh, 'rf-once');
+    const theirs = await recorded(other, 'rf-once');
+    for (const [who, s] of [['the same receipt', sh], ["another merchant's receipt", other]] as const) {
+      const again = await refund(s, 'rf-once', 1, hash);
+      assert.equal(again.status, 400, who);
+      assert.equal(again.body.error, 'invalid_input', who);
+      assert.equal(again.body.reason, 'already_used', who);
+      assert.match(again.body.message, /already used by another refund/, who);
+    }
+    assert.equal(await recorded(sh, 'rf-once'), mine);
+    assert.equal(await recorded(other, 'rf-once'), theirs);
+    // Two at once with the same transfer: exactly one is recorded.
+    const fresh = await transfer(MERCHANT_WALLET, buyerAddress, units(1));
+    const racing = await Promise.all([refund(sh, 'rf-once', 1, fresh), refund(other, 'rf-once', 1, fresh)]);
+    assert.deepEqual(racing.map((r) => r.status).sort(), [200, 400]);
+  });
+
+  test('a transaction with two transfers to the buyer proves two refunds, each with its own log', async () => {
+    const sh = await shop();
+    await paidReceipt(sh, 'rf-two', 5);
+    const batch = await batchPayContract();
+    const merchantWallet = walletOf(MERCHANT_WALLET);
+    await mined(await merchantWallet.writeContract({ address: usdc(), abi: erc20Abi, functionName: 'approve', args: [batch, units(5)] }));
+    const hash = await mined(
+      await merchantWallet.writeContract({
+        address: batch,
+        abi: batchAbi,
+        functionName: 'pay',
+        args: [usdc(), [buyerAddress as Address, buyerAddress as Address], [units(2), units(3)]],
+      }),
+    );
+    const three = await refund(sh, 'rf-two', 3, hash);
+    assert.equal(three.status, 200, JSON.stringify(three.body));
+    const two = await refund(sh, 'rf-two', 2, hash);
+    assert.equal(two.status, 200, JSON.stringify(two.body));
+    assert.equal(two.body.status, 'refunded');
+    const rows = await t.deps.database.db.select().from(refunds).where(eq(refunds.txHash, hash.toLowerCase()));
+    assert.deepEqual(rows.map((r) => r.amountUnits).sort(), ['2000000', '3000000']);
+    assert.notEqual(rows[0]!.logIndex, rows[1]!.logIndex);
+  });
+});
+
+describe('a refund without txHash', () => {
+  test('is recorded unverified, as before', async () => {
+    const sh = await shop();
+    await paidReceipt(sh, 'rf-book', 2);
+    const res = await refund(sh, 'rf-book', 0.5);
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.equal(res.body.verified, false);
+    const d = await detail(sh, 'rf-book');
+    assert.equal(d.status, 'completed');
+    assert.equal(d.refundedUsd, 0.5);
+    assert.deepEqual(
+      d.refunds.map((r: Record<string, unknown>) => [r.usd, r.txHash, r.verified]),
+      [[0.5, null, false]],
+    );
+  });
+
+  test('on an instance without a chain, a refund with txHash is 503 chain_unavailable and records nothing', async () => {
+    const bare = await startTestApp();
+    try {
+      const s = await signIn(bare);
+      const key = await bare.key(s.wallet);
+      assert.equal((await bare.call(key, 'POST', '/api/receipts', { id: 'nochain', lineItems: [{ label: 'x', priceUsd: 2 }], totalUsd: 2 })).status, 201);
+      const body = { receiptId: 'nochain', wallet: s.wallet, buyer: randomWallet(), usd: 1 };
+      // The spec's validation errors come first.
+      assert.equal((await admin(bare, s, 'POST', '/api/receipts/refund', { ...body, usd: 0, txHash: `0x${'ab'.repeat(32)}` })).body.error, 'invalid_usd');
+      const res = await admin(bare, s, 'POST', '/api/receipts/refund', { ...body, txHash: `0x${'ab'.repeat(32)}` });
+      assert.equal(res.status, 503);
+      assert.equal(res.body.error, 'chain_unavailable');
+      const d = (await bare.call(key, 'GET', '/api/receipts/nochain')).body;
+      assert.equal(d.refundedUsd, 0);
+      assert.equal(d.payer, null);
+      assert.equal((await admin(bare, s, 'POST', '/api/receipts/refund', body)).status, 200);
+      assert.equal((await bare.call(key, 'GET', '/api/receipts/nochain')).body.refundedUsd, 1);
+    } finally {
+      await bare.close();
+    }
+  });
+});
+
+describe('matchRefundTransfer (the rule, without a chain)', () => {
+  const token = '0x' + 'aa'.repeat(20);
+  const buyer = '0x' + 'bb'.repeat(20);
+  const log = (logIndex: number, value: bigint, over: Partial<TokenTransfer> = {}): TokenTransfer => ({
+    logIndex, token, from: '0x' + 'cc'.repeat(20), to: buyer, value, ...over,
+  });
+  const match = (transfers: TokenTransfer[], minUnits: bigint, used: number[] = []) =>
+    matchRefundTransfer({ transfers, token, buyer, minUnits, used: new Set(used) });
+
+  test('the lowest unused log of the token to the buyer with enough', () => {
+    const logs = [log(7, 5n), log(2, 1n), log(4, 5n), log(1, 9n, { to: '0x' + 'dd'.repeat(20) }), log(0, 9n, { token: '0x' + 'ee'.repeat(20) })];
+    assert.deepEqual(match(logs, 5n), { ok: true, transfer: logs[2] });
+    assert.deepEqual(match(logs, 5n, [4]), { ok: true, transfer: logs[0] });
+    assert.deepEqual(match(logs, 1n), { ok: true, transfer: logs[1] });
+  });
+
+  test('the first condition no log meets is the reason', () => {
+    assert.deepEqual(match([], 1n), { ok: false, reason: 'no_transfer' });
+    assert.deepEqual(match([log(0, 9n, { token: '0x' + 'ee'.repeat(20) }), log(1, 9n, { to: '0x' + 'dd'.repeat(20) })], 1n), { ok: false, reason: 'no_transfer' });
+    assert.deepEqual(match([log(0, 3n), log(1, 4n)], 5n), { ok: false, reason: 'too_little', largest: 4n });
+    assert.deepEqual(match([log(0, 5n), log(1, 4n)], 5n, [0]), { ok: false, reason: 'already_used' });
+  });
+});
+
+let batchPay: Address | undefined;
+/** A contract that pays several addresses in one transaction with transferFrom. */
+async function batchPayContract(): Promise<Address> {
+  if (batchPay !== undefined) return batchPay;
+  const source = `// SPDX-License-Identifier: MIT
+pragma solidity ^0.8.20;
+interface IERC20 { function transferFrom(address from, address to, uint256 value) external returns (bool); }
+contract BatchPay {
+  function pay(address token, address[] calldata to, uint256[] calldata amounts) external {
+    for (uint256 i = 0; i < to.length; i++) require(IERC20(token).transferFrom(msg.sender, to[i], amounts[i]));
+  }
+}`;
+  const out = JSON.parse(
+    solc.compile(
+      JSON.stringify({
+        language: 'Solidity',
+        sources: { 'BatchPay.sol': { content: source } },
+        settings: { evmVersion: 'cancun', outputSelection: { '*': { '*': ['evm.bytecode.object'] } } },
+      }),
+    ),
+  );
+  const bytecode = `0x${out.contracts['BatchPay.sol'].BatchPay.evm.bytecode.object}` as Hex;
+  const hash = await walletOf(5).deployContract({ abi: [], bytecode });
+  batchPay = (await tc.chain.publicClient.waitForTransactionReceipt({ hash })).contractAddress!;
+  return batchPay;
+}
+const batchAbi = parseAbi(['function pay(address token, address[] to, uint256[] amounts)']);
