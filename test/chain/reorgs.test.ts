@@ -10,6 +10,7 @@ import { and, eq } from 'drizzle-orm';
 import { createTestClient, createWalletClient, encodeFunctionData, erc20Abi, getAbiItem, http, type Hex } from 'viem';
 import { devAccount } from '../../src/chain/dev-accounts.ts';
 import { receiptStatusHistory, receiptTransfers } from '../../src/db/schema.ts';
+import { reconcileSplits } from '../../src/payments/reconcile.ts';
 import type { ChainWorker } from '../../src/payments/worker.ts';
 import { admin, signIn, type Session } from '../helpers/session.ts';
 import type { TestApp } from '../helpers/app.ts';
@@ -107,6 +108,10 @@ async function assertMatchesChain(sh: Shop, receipts: Record<string, Hex>): Prom
   const indexed = (await t.call(sh.key, 'GET', `/api/split/transactions?address=${sh.split}`)).body as { amountBaseUnits: string; status: string }[];
   const indexedIn = indexed.filter((x) => x.status === 'received').reduce((s, x) => s + BigInt(x.amountBaseUnits), 0n);
   assert.equal(indexedIn, await receivedOnChain(sh.split), 'indexed split payments equal what the split received');
+  // And the reconciliation the CLI runs (npm run cli -- reconcile) finds no difference.
+  const report = await reconcileSplits({ db: t.deps.database.db, chain: tc.chain, wallet: sh.wallet });
+  assert.equal(report.splits.length, 1);
+  assert.ok(report.ok, JSON.stringify(report.splits, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)));
 }
 
 describe('reorganisations', () => {
