@@ -5,7 +5,9 @@
  *   DATABASE_URL       run on that PostgreSQL server (in a database of the bench's own)
  *   REDIS_URL          passed through to the service for its rate limits
  *   BENCH_ROUTES       comma list of route ids to run (receiptRead, receiptList, receiptCreate,
- *                      orderCreate, userSearch); all by default
+ *                      orderCreate, orderCreateContended, userSearch); all by default. The
+ *                      baseline runs every time; a run of some routes writes its results to
+ *                      bench/results/<db>-<routes>.{json,md}, never over the full run's figures
  *   BENCH_CPU_PROFILE  a directory: the service writes a V8 CPU profile there when it stops
  *   BENCH_APK=0        skip the APK streaming bench (bench/apk.ts)
  *   BENCH_APK_MB=n     its package size in MB (default 200)

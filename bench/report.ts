@@ -38,7 +38,8 @@ export interface Report {
   rateLimits: 'redis' | 'memory';
   /** Load averages over one minute: other work on the machine skews every figure. */
   machine: { node: string; cpus: number; cpuModel: string; loadAverageAtStart: number; loadAverageAtEnd: number };
-  settings: { connections: number; durationSec: number; warmupSec: number; quick: boolean };
+  /** `routes`: the BENCH_ROUTES of a run of some routes only. */
+  settings: { connections: number; durationSec: number; warmupSec: number; quick: boolean; routes?: string[] };
   data: { receipts: number; otherMerchantsReceipts: number; users: number };
   baseline: Baseline;
   routes: RouteResult[];
@@ -80,12 +81,17 @@ export function evaluateTargets(r: Pick<Report, 'database' | 'data' | 'routes' |
     have < full ? `smaller data set: ${have.toLocaleString('en-US')} ${what}` : undefined;
   const read = measured(r.routes, 'receiptRead');
   const create = measured(r.routes, 'receiptCreate');
+  const order = measured(r.routes, 'orderCreate');
+  const contended = measured(r.routes, 'orderCreateContended');
   return [
     judge('receipt read >= 30% of baseline req/s', read && read.ratioToBaseline * 100, '>=', 30, '%'),
     judge('receipt read p99 <= 25 ms', read?.p99Ms, '<=', 25, 'ms'),
     judge('receipt creation >= 15% of baseline req/s', create && create.ratioToBaseline * 100, '>=', 15, '%'),
     judge('list of 100 receipts p99 <= 50 ms', measured(r.routes, 'receiptList')?.p99Ms, '<=', 50, 'ms', smaller('receipts', r.data.receipts, FULL_RECEIPTS)),
     judge('users search p99 <= 50 ms', measured(r.routes, 'userSearch')?.p99Ms, '<=', 50, 'ms', smaller('users', r.data.users, FULL_USERS)),
+    judge('order creation >= 10% of baseline req/s', order && order.ratioToBaseline * 100, '>=', 10, '%'),
+    judge('order creation p99 <= 50 ms', order?.p99Ms, '<=', 50, 'ms'),
+    judge('orders of one limited sku >= 5% of baseline req/s', contended && contended.ratioToBaseline * 100, '>=', 5, '%'),
     judge('server RSS < 300 MB', r.peakRssMb, '<', 300, 'MB'),
   ];
 }
@@ -150,8 +156,9 @@ export function markdown(r: Report): string {
 export function writeResults(r: Report): { json: string; md: string } {
   const dir = path.join(ROOT, 'bench', 'results');
   mkdirSync(dir, { recursive: true });
-  // A quick smoke run must not overwrite the figures the README quotes.
-  const base = `${r.database}-${r.settings.quick ? 'quick' : 'latest'}`;
+  // A quick smoke run, or a run of some routes only, must not overwrite the figures the README quotes.
+  const routes = r.settings.routes === undefined ? '' : `-${[...r.settings.routes].sort().join('-')}`;
+  const base = `${r.database}${routes}-${r.settings.quick ? 'quick' : 'latest'}`;
   const json = path.join(dir, `${base}.json`);
   const md = path.join(dir, `${base}.md`);
   writeFileSync(json, JSON.stringify(r, null, 2) + '\n');

@@ -242,7 +242,7 @@ async function main(cleanup: Cleanup): Promise<number> {
       loadAverageAtStart: loadAtStart,
       loadAverageAtEnd: os.loadavg()[0] ?? 0,
     },
-    settings: { ...load, quick: opts.quick },
+    settings: { ...load, quick: opts.quick, ...(opts.routes === undefined ? {} : { routes: opts.routes }) },
     data: { receipts: seeded.receipts, otherMerchantsReceipts: seeded.otherReceipts, users: seeded.users.ok ? seeded.users.value.count : 0 },
     ...measured,
   };

@@ -13,6 +13,7 @@ export const ROUTES = {
   receiptList: 'GET /api/receipts?limit=100',
   receiptCreate: 'POST /api/receipts',
   orderCreate: 'POST /api/orders',
+  orderCreateContended: 'POST /api/orders (one limited sku)',
   userSearch: 'GET /api/users/search',
 } as const;
 export type RouteId = keyof typeof ROUTES;
@@ -93,20 +94,25 @@ export function planRoutes(seeded: Seeded): Planned[] {
   ];
 
   const orders = seeded.orders;
-  if (orders.ok) {
+  // Unlimited items, then every order taking the same limited sku: each of those waits on one
+  // row's stock, as a popular item's orders do.
+  for (const id of ['orderCreate', 'orderCreateContended'] as const) {
+    if (!orders.ok) {
+      planned.push({ id, skipped: orders.reason });
+      continue;
+    }
+    const body = id === 'orderCreate' ? orders.value.body : orders.value.contendedBody;
     planned.push({
-      id: 'orderCreate',
+      id,
       scenario: {
-        label: ROUTES.orderCreate,
+        label: ROUTES[id],
         expectStatus: 200,
-        headers: headers('orderCreate', true),
-        next: () => ({ method: 'POST', path: '/api/orders', body: orders.value.body }),
-        check: (body) =>
-          field(body, 'ok') === true && typeof field(field(body, 'receipt'), 'receiptId') === 'string' ? undefined : 'expected {ok: true, receipt}',
+        headers: headers(id, true),
+        next: () => ({ method: 'POST', path: '/api/orders', body }),
+        check: (res) =>
+          field(res, 'ok') === true && typeof field(field(res, 'receipt'), 'receiptId') === 'string' ? undefined : 'expected {ok: true, receipt}',
       },
     });
-  } else {
-    planned.push({ id: 'orderCreate', skipped: orders.reason });
   }
 
   if (seeded.users.ok) {

@@ -17,9 +17,17 @@ export const PLATFORM_RECIPIENT = '0x000000000000000000000000000000000000beef';
 /** Far above what the bench can send in a minute: the bench measures the service, not its limiter. */
 const RATE_LIMIT_PER_MINUTE = 1_000_000;
 
+type OrderBody = { items: { sku: string; qty: number }[]; jurisdictionCode: string };
+
 export interface OrderSetup {
-  body: { items: { sku: string; qty: number }[]; jurisdictionCode: string };
+  /** Unlimited items only: no two orders wait for each other. */
+  body: OrderBody;
+  /** Every order takes the same limited-stock sku: each one waits for the stock of the one before. */
+  contendedBody: OrderBody;
 }
+
+/** The contended sku's stock: limited (it is decremented), and more than any run can sell. */
+export const CONTENDED_STOCK = 1_000_000_000;
 
 export interface Seeded {
   /** Subscription key per route label. */
@@ -47,7 +55,7 @@ function progress(label: string, total: number): (done: number) => void {
   };
 }
 
-/** Shop settings, split and an unlimited inventory item: everything POST /api/orders needs. */
+/** Shop settings, split, unlimited items and one limited item: everything POST /api/orders needs. */
 async function seedOrderSetup(database: Database): Promise<Optional<OrderSetup>> {
   const db = database.db;
   const [shop, splits, inventory, orders] = await Promise.all([
@@ -74,7 +82,14 @@ async function seedOrderSetup(database: Database): Promise<Optional<OrderSetup>>
   });
   await inventory.value.upsertInventoryItem(db, MERCHANT, { sku: 'latte', name: 'Latte', priceUsd: 4.5, stockQty: -1, taxable: true });
   await inventory.value.upsertInventoryItem(db, MERCHANT, { sku: 'beans', name: 'Beans 250 g', priceUsd: 14, stockQty: -1, taxable: false });
-  return { ok: true, value: { body: { items: [{ sku: 'latte', qty: 2 }, { sku: 'beans', qty: 1 }], jurisdictionCode: 'US-CA' } } };
+  await inventory.value.upsertInventoryItem(db, MERCHANT, { sku: 'ticket', name: 'Concert ticket', priceUsd: 35, stockQty: CONTENDED_STOCK, taxable: true });
+  return {
+    ok: true,
+    value: {
+      body: { items: [{ sku: 'latte', qty: 2 }, { sku: 'beans', qty: 1 }], jurisdictionCode: 'US-CA' },
+      contendedBody: { items: [{ sku: 'ticket', qty: 1 }], jurisdictionCode: 'US-CA' },
+    },
+  };
 }
 
 export async function seed(database: Database, opts: BenchOptions, routeLabels: readonly string[]): Promise<Seeded> {
@@ -102,7 +117,7 @@ export async function seed(database: Database, opts: BenchOptions, routeLabels: 
   }
 
   const orders = await seedOrderSetup(database);
-  console.log(`  order set-up               ${orders.ok ? 'shop, split and unlimited inventory stored' : `skipped: ${orders.reason}`}`);
+  console.log(`  order set-up               ${orders.ok ? 'shop, split, unlimited and limited inventory stored' : `skipped: ${orders.reason}`}`);
 
   const keys = new Map<string, string>();
   for (const label of routeLabels) {

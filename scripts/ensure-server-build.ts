@@ -24,6 +24,12 @@ export const SERVER_DIST = path.join(ROOT, 'dist');
 const STAMP = '.built';
 const SOURCES = ['src', 'tsconfig.json', 'tsconfig.build.json'].map((p) => path.join(ROOT, p));
 
+/**
+ * What a build takes on a 2-core machine (measured for the README's quick start), so the first
+ * start says how long to wait.
+ */
+export const SERVER_BUILD_SECONDS = 30;
+
 /** Why a build is needed, or null when dist/ is up to date. */
 export function serverStaleReason(): string | null {
   const stamp = path.join(SERVER_DIST, STAMP);
@@ -66,6 +72,7 @@ function tsc(outDir: string): Promise<void> {
   });
 }
 
+/** Compiles dist/ when it is stale (or `force`); says what and why when it builds, and nothing otherwise. */
 export async function ensureServerBuild(opts: { force?: boolean; log?: (line: string) => void } = {}): Promise<boolean> {
   const log = opts.log ?? console.log;
   if (!opts.force && serverStaleReason() === null) return false;
@@ -73,7 +80,12 @@ export async function ensureServerBuild(opts: { force?: boolean; log?: (line: st
     // Another process may have built it while this one waited.
     const reason = opts.force ? 'asked to' : serverStaleReason();
     if (reason === null) return false;
-    log(`Building the server (${reason})…`);
+    const what = 'the server into dist/ with tsc';
+    log(
+      existsSync(path.join(SERVER_DIST, STAMP)) || opts.force
+        ? `Compiling ${what} (${reason}; about ${SERVER_BUILD_SECONDS} s)...`
+        : `First start: compiling ${what} (about ${SERVER_BUILD_SECONDS} s)...`,
+    );
     const started = new Date();
     // Beside dist/, on the same file system, so replacing it takes two renames.
     const next = path.join(ROOT, `dist.building-${process.pid}`);
@@ -91,7 +103,7 @@ export async function ensureServerBuild(opts: { force?: boolean; log?: (line: st
       rmSync(next, { recursive: true, force: true });
       rmSync(old, { recursive: true, force: true });
     }
-    log(`Server built into dist/ in ${((Date.now() - started.getTime()) / 1000).toFixed(1)} s`);
+    log(`Compiled the server in ${((Date.now() - started.getTime()) / 1000).toFixed(1)} s`);
     return true;
   });
 }

@@ -15,6 +15,12 @@ const BUILT = path.join(WEB, 'dist', 'index.html');
 const PAGES = ['index.html', 'pay.html'].map((p) => path.join(WEB, 'dist', p));
 const SOURCES = ['src', 'public', 'index.html', 'pay.html', 'vite.config.ts', 'tsconfig.json'].map((p) => path.join(WEB, p));
 
+/**
+ * What a build takes on a 2-core machine (measured for the README's quick start), so the first
+ * start says how long to wait.
+ */
+export const WEB_BUILD_SECONDS = 5;
+
 /** Why a build is needed, or null when web/dist is up to date. */
 export function staleReason(): string | null {
   const missing = PAGES.find((p) => !existsSync(p));
@@ -24,17 +30,23 @@ export function staleReason(): string | null {
   return changed === undefined ? null : `${path.relative(ROOT, changed)} changed since the last build`;
 }
 
+/** Builds web/dist when it is stale; says what and why when it builds, and nothing otherwise. */
 export async function ensureWebBuild(log: (line: string) => void = console.log): Promise<boolean> {
   if (staleReason() === null) return false;
   return withBuildLock('web-build', async () => {
     // Another process may have built it while this one waited.
     const reason = staleReason();
     if (reason === null) return false;
-    log(`Building the web app (${reason})…`);
+    const what = 'the admin app and the payment page into web/dist';
+    log(
+      existsSync(BUILT)
+        ? `Building ${what} (${reason}; about ${WEB_BUILD_SECONDS} s)...`
+        : `First start: building ${what} (about ${WEB_BUILD_SECONDS} s)...`,
+    );
     const started = Date.now();
     const { build } = await import('vite');
     await build({ configFile: path.join(WEB, 'vite.config.ts'), logLevel: 'warn' });
-    log(`Web app built into web/dist in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    log(`Built the admin app and the payment page in ${((Date.now() - started) / 1000).toFixed(1)} s`);
     return true;
   });
 }

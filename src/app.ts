@@ -3,8 +3,6 @@
  * build it from real dependencies.
  */
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Ajv } from 'ajv';
 import type { Deps } from './deps.ts';
@@ -13,6 +11,8 @@ import { registerSessionAuth, requireSession } from './auth/plugin.ts';
 import { SESSION_COOKIE } from './auth/sessions.ts';
 import { correlationId, registerGateway } from './gateway/plugin.ts';
 import { installErrorHandling } from './http/errors.ts';
+import { registerIdempotency } from './http/idempotency.ts';
+import { registerOpenApi } from './http/openapi.ts';
 import { sharedSchemas } from './http/schemas.ts';
 import { registerRoutes } from './http/routes/index.ts';
 import { registerWebApp } from './http/web.ts';
@@ -103,6 +103,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     invalidKeyRateLimitPerMinute: config.invalidKeyRateLimitPerMinute,
   });
   registerSessionAuth(app, { auth: deps.auth, siteUrl: config.siteUrl, limiter: deps.limiter });
+  registerIdempotency(app, { db: deps.database.db, logger: deps.logger });
   // LOG_LEVEL is fixed at start-up: below debug, requests skip this hook altogether.
   if (deps.logger.isLevelEnabled('debug')) {
     app.addHook('onResponse', async (request, reply) => {
@@ -113,42 +114,8 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     });
   }
 
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'Splitline API',
-        version: '0.1.0',
-        description:
-          'Stablecoin payments split on-chain among recipients. Developer routes need the ' +
-          '`Ocp-Apim-Subscription-Key` header; errors are `{error, message}`.',
-      },
-      // Relative: "Try it out" on /docs then calls the host the page was opened from (127.0.0.1,
-      // localhost or a public name alike), never a cross-origin SITE_URL.
-      servers: [{ url: base === '' ? '/' : base, description: 'This service, wherever /docs was opened from' }],
-      components: {
-        securitySchemes: {
-          subscriptionKey: { type: 'apiKey', in: 'header', name: 'Ocp-Apim-Subscription-Key' },
-          sessionCookie: {
-            type: 'apiKey',
-            in: 'cookie',
-            name: 'cb_auth_token',
-            description: 'Admin session from /api/auth/login; state-changing calls also need the x-csrf-token header',
-          },
-        },
-      },
-    },
-    refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
-  });
-  await app.register(swaggerUi, {
-    routePrefix: '/docs',
-    // The page links its assets by absolute path; under PUBLIC_BASE_PATH they must carry the
-    // prefix, or a gateway that forwards only the prefix serves the page without its scripts.
-    // Unprefixed requests still work: the server strips the prefix from every URL.
-    ...(base !== '' ? { indexPrefix: base } : {}),
-    uiConfig: { persistAuthorization: true, tryItOutEnabled: true, displayRequestDuration: true },
-  });
-  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  // The OpenAPI document, /docs and /openapi.json (src/http/openapi.ts); before the routes it lists.
+  await registerOpenApi(app, { basePath: base });
 
   registerRoutes(app, deps);
   await registerWebApp(app, { publicBasePath: base });

@@ -1,6 +1,6 @@
 /**
- * Operator CLI: manages subscriptions and their keys in the configured database, and reconciles
- * split contracts against what the service indexed.
+ * Operator CLI: manages subscriptions and their keys in the configured database, reconciles split
+ * contracts against what the service indexed, and (dev chain) walks the README's quick start.
  *
  *   npm run cli -- keys create --wallet 0x… [--product full] [--scopes a,b] [--name …] [--rate-limit N]
  *   npm run cli -- keys list [--wallet 0x…]
@@ -8,6 +8,8 @@
  *   npm run cli -- keys revoke <subscriptionId>
  *   npm run cli -- products
  *   npm run cli -- reconcile [--wallet 0x…]
+ *   npm run cli -- dev merchant [--account N] [--url …]
+ *   npm run cli -- dev pay <paymentUrl | receiptId --key …> [--account N] [--url …]
  *
  * Exit codes: 0 success, 1 bad input or a failed operation (or, for reconcile, a difference),
  * 2 usage error (unknown command or option).
@@ -18,6 +20,16 @@ import { startChain, type ChainDeps } from './chain/client.ts';
 import { ChainError } from './chain/errors.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { openDatabase, type Database } from './db/client.ts';
+import { DataDirLocked } from './db/data-dir-lock.ts';
+import {
+  DEFAULT_BUYER_ACCOUNT,
+  DEFAULT_MERCHANT_ACCOUNT,
+  DevCommandError,
+  devMerchant,
+  devPay,
+  serverUrl,
+  testAccount,
+} from './cli-dev.ts';
 import { AppError } from './domain/errors.ts';
 import { isAddress } from './domain/wallet.ts';
 import { PRODUCTS, SCOPES, isScope } from './gateway/scopes.ts';
@@ -38,7 +50,7 @@ import { SERVICE_UMASK } from './data-dir.ts';
 // writes there is the service user's alone, as the server's is.
 process.umask(SERVICE_UMASK);
 
-const USAGE = `Splitline operator CLI: subscriptions and their keys, split reconciliation.
+const USAGE = `Splitline operator CLI: subscriptions and their keys, split reconciliation, dev chain payments.
 
 Usage: npm run cli -- <command> [options]
 
@@ -57,6 +69,13 @@ Commands:
                  chain says it received (token balance + totalReleased) and released
                  (totalReleased) with the sum of the indexed split transactions, at the block the
                  chain worker has indexed through. One line per split; exit 1 on any difference.
+  dev merchant [--account N] [--url http://host:port]
+                 Through the running server (CHAIN=dev): sign in as test account N (default 0),
+                 save its split (all but the platform fee to itself) and issue a subscription
+                 key. The key alone goes to stdout: KEY=$(npm run -s cli -- dev merchant)
+  dev pay <paymentUrl> | dev pay <receiptId> --key <key>  [--account N] [--url …]
+                 Pay what the receipt still needs in test USDC from test account N (default 1)
+                 through the server's /dev/rpc, and wait until it is settled (exit 0: completed).
   help           Show this text.
 
 Options:
@@ -64,9 +83,11 @@ Options:
   -h, --help     Show this text.
 
 Database: the CLI uses the same settings as the server (DATABASE_URL, else the embedded
-PGlite database in DATA_DIR, default ./data). The embedded database serves one process at a
-time: run the CLI while the server is stopped, or point both at PostgreSQL with DATABASE_URL.
-A running server notices a revocation or rotation within KEY_CACHE_TTL_MS (default 5 s).
+PGlite database in DATA_DIR, default ./data) and names the one it opened on stderr. The embedded
+database serves one process at a time: run the CLI while the server is stopped, or point both at
+PostgreSQL with DATABASE_URL. A running server notices a revocation or rotation within
+KEY_CACHE_TTL_MS (default 5 s). The dev commands open no database: they use the server's HTTP
+API, at HOST and PORT (the server's settings) or --url.
 
 Chain (reconcile): the CLI joins the running service's chain and never starts one, so RPC_URL
 is required. CHAIN=base or base-sepolia with RPC_URL reads that chain; with CHAIN=dev, RPC_URL
@@ -85,6 +106,9 @@ const OPTIONS = {
   name: { type: 'string' },
   'rate-limit': { type: 'string' },
   slot: { type: 'string' },
+  url: { type: 'string' },
+  key: { type: 'string' },
+  account: { type: 'string' },
   json: { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
@@ -186,6 +210,8 @@ const ALLOWED: Record<string, (keyof typeof OPTIONS)[]> = {
   'keys rotate': ['slot'],
   'keys revoke': [],
   reconcile: ['wallet'],
+  'dev merchant': ['url', 'account'],
+  'dev pay': ['url', 'key', 'account'],
 };
 
 function checkOptions(command: string, allowed: (keyof typeof OPTIONS)[], values: Values): void {
@@ -319,15 +345,24 @@ async function run(argv: string[]): Promise<number> {
       const wallet = requireWallet(values.wallet, false);
       const config = loadConfig();
       chain = await joinChain(config);
-      db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
+      db = await openCliDatabase(config);
       const report = await reconcileSplits({ db: db.db, chain, wallet });
       printReconcile(out, report);
       return report.ok ? 0 : 1;
     }
+    if (command === 'dev') return await runDev(sub, rest, values, out);
     if (command !== 'keys') throw new UsageError(`Unknown command: ${command}`);
     const action = planKeys(sub, rest, values);
     const config = loadConfig();
-    db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
+    try {
+      db = await openCliDatabase(config);
+    } catch (err) {
+      // The quick start's server holds the embedded database; a key can still be had through it.
+      if (err instanceof DataDirLocked && config.chain === 'dev') {
+        err.message += ' On the dev chain, npm run cli -- dev merchant issues a key through the running server.';
+      }
+      throw err;
+    }
     await runKeys(db, action, out);
     return 0;
   } catch (err) {
@@ -335,7 +370,15 @@ async function run(argv: string[]): Promise<number> {
       process.stderr.write(`${err.message}\n\n${USAGE}\n`);
       return 2;
     }
-    if (err instanceof InputError || err instanceof ConfigError || err instanceof AppError || err instanceof ChainError || err instanceof BaseError) {
+    if (
+      err instanceof InputError ||
+      err instanceof ConfigError ||
+      err instanceof AppError ||
+      err instanceof ChainError ||
+      err instanceof BaseError ||
+      err instanceof DataDirLocked ||
+      err instanceof DevCommandError
+    ) {
       const message = err instanceof BaseError ? `the chain did not answer: ${err.shortMessage}` : err.message;
       process.stderr.write(`error: ${message}\n`);
       if (out.json) process.stdout.write(JSON.stringify({ error: errorCode(err), message }) + '\n');
@@ -351,9 +394,48 @@ async function run(argv: string[]): Promise<number> {
 
 function errorCode(err: Error): string {
   if (err instanceof AppError) return err.code;
+  if (err instanceof DataDirLocked) return 'data_dir_locked';
   if (err instanceof ConfigError) return 'invalid_config';
   if (err instanceof ChainError || err instanceof BaseError) return 'chain_unavailable';
   return 'invalid_input';
+}
+
+/**
+ * The configured database, named on stderr (which one a command changed is never a guess). A
+ * DATA_DIR a running server holds is refused at once (DataDirLocked, one line).
+ */
+async function openCliDatabase(config: Config): Promise<Database> {
+  const db = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    poolSize: 2,
+    onCreate: (location) => process.stderr.write(`Creating the embedded database in ${location} (first use of this DATA_DIR; a few seconds)...\n`),
+  });
+  process.stderr.write(`Database: ${db.describe}\n`);
+  return db;
+}
+
+/** `dev merchant` and `dev pay`: through the running server's HTTP API, never the database. */
+async function runDev(sub: string, rest: string[], values: Values, out: Output): Promise<number> {
+  const allowed = ALLOWED[`dev ${sub}`];
+  if (allowed === undefined) throw new UsageError(sub === '' ? 'dev needs a subcommand: merchant or pay' : `Unknown command: dev ${sub}`);
+  checkOptions(`dev ${sub}`, allowed, values);
+  // Progress goes to stderr: stdout is the result alone (the key, for KEY=$(…)).
+  const log = (line: string) => process.stderr.write(`${line}\n`);
+  if (sub === 'merchant') {
+    noPositionals(rest);
+    const { index, account } = testAccount(values.account, DEFAULT_MERCHANT_ACCOUNT);
+    const result = await devMerchant({ base: serverUrl(loadConfig(), values.url), index, account, log });
+    out.print(result.primaryKey, result);
+    return 0;
+  }
+  const target = onlyPositional(rest, 'The receipt to pay (dev pay <paymentUrl>, or dev pay <receiptId> --key <key>)');
+  const { index, account } = testAccount(values.account, DEFAULT_BUYER_ACCOUNT);
+  const result = await devPay({ base: serverUrl(loadConfig(), values.url), target, key: values.key, index, account, log });
+  const exception = result.exception === null ? '' : ` (${result.exception})`;
+  const tx = result.transactionHash === null ? '' : `, transaction ${result.transactionHash}`;
+  out.print(`Receipt ${result.receiptId} is ${result.status}${exception}${tx}`, result);
+  return result.status === 'completed' ? 0 : 1;
 }
 
 /**

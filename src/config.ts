@@ -42,6 +42,10 @@ export interface Config {
   paymentFactoryAddress: `0x${string}` | undefined;
   /** Minutes a receipt may be paid in when its creation names no expiresInMinutes. */
   receiptTtlMinutes: number;
+  /** A PostgreSQL statement unanswered this long fails; a write's commit then has an unknown outcome. */
+  dbQueryTimeoutMs: number;
+  /** How long a journaled status waits for its receipt (from another instance's journal) before it is rejected. */
+  journalWaitMinutes: number;
   /** 0x-prefixed 32-byte key that deploys split contracts server-side (the dev chain has its own). */
   splitDeployerKey: `0x${string}` | undefined;
   /**
@@ -314,6 +318,8 @@ export function loadConfig(env: Env = process.env): Config {
     confirmations: int('CONFIRMATIONS', chain === 'dev' ? 1 : 3, 1, 1000),
     paymentFactoryAddress: factory !== undefined && isAddress(factory) ? (normalizeWallet(factory) as `0x${string}`) : undefined,
     receiptTtlMinutes: int('RECEIPT_TTL_MINUTES', 60, 1, 43_200),
+    dbQueryTimeoutMs: int('DB_QUERY_TIMEOUT_MS', 15_000, 100, 600_000),
+    journalWaitMinutes: int('JOURNAL_WAIT_MINUTES', 1440, 0, 43_200),
     splitDeployerKey: deployerKey !== undefined && /^0x[0-9a-fA-F]{64}$/.test(deployerKey) ? (deployerKey as `0x${string}`) : undefined,
     // The dev chain's gas is test ETH: no platform budget there unless one is set.
     splitDeploysPerDay: int('SPLIT_DEPLOYS_PER_DAY', chain === 'dev' ? 1_000_000 : 100, 0, 1_000_000),

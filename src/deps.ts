@@ -2,6 +2,7 @@
  * The service's dependencies, built from configuration. Tests build the same set with their own
  * configuration, so every test runs the real parts.
  */
+import path from 'node:path';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
@@ -17,9 +18,10 @@ import type { BlobStore } from './storage/blob-store.ts';
 import { createBlobStore } from './storage/index.ts';
 import { ChainWorker } from './payments/worker.ts';
 import { WebhookDispatcher } from './webhooks/dispatcher.ts';
+import { webhookTargetPolicy } from './webhooks/ssrf.ts';
 import { createLogger } from './logger.ts';
 import { startChain, type ChainDeps } from './chain/client.ts';
-import { keepDevSplitsConsistent } from './chain/dev-reconcile.ts';
+import { keepDevSplitsConsistent, redeployMissingDevSplits } from './chain/dev-reconcile.ts';
 
 export interface Deps {
   config: Config;
@@ -78,7 +80,10 @@ export async function createDeps(config: Config, opts: DepsOptions = {}): Promis
   const database = await openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: opts.pgliteDir ?? config.dataDir,
+    queryTimeoutMs: config.dbQueryTimeoutMs,
     onCreate: (location) => logger.info({ location }, 'creating the embedded database (first start in this DATA_DIR; a few seconds)'),
+    // PostgreSQL unreachable: start anyway, degraded, and migrate once it answers (src/db/client.ts).
+    degradedStart: { logger },
   });
   let limiter: RateLimiter;
   if (config.redisUrl !== undefined) {
@@ -96,17 +101,28 @@ export async function createDeps(config: Config, opts: DepsOptions = {}): Promis
   } else {
     limiter = new MemoryRateLimiter();
   }
-  const keys = new KeyResolver(database.db, config.keyCacheTtlMs);
+  // Keys the database confirmed, remembered as hashes across restarts: a start while it is
+  // unreachable still knows its callers (src/gateway/key-resolver.ts).
+  const keys = await KeyResolver.open(database.db, { ttlMs: config.keyCacheTtlMs, file: path.join(config.dataDir, 'keys-seen.json'), logger });
   const journal = await Journal.open(config.dataDir, {
     database,
     logger,
     siteUrl: config.siteUrl,
     brandName: config.brandName,
     replayIntervalMs: opts.journalReplayIntervalMs,
+    dependencyWaitMs: config.journalWaitMinutes * 60_000,
   });
   const ownChain = opts.chain === true ? await startChain({ config, logger }) : undefined;
   const chain = ownChain ?? (typeof opts.chain === 'object' ? opts.chain : undefined);
-  if (chain?.dev !== undefined) await keepDevSplitsConsistent({ db: database.db, chain, logger });
+  if (chain?.dev !== undefined) {
+    await keepDevSplitsConsistent({ db: database.db, chain, logger });
+    // Started while PostgreSQL was unreachable, the check above could not read the splits.
+    void database.degradedStart?.then(() =>
+      redeployMissingDevSplits({ db: database.db, chain, logger }).catch((err: unknown) =>
+        logger.warn({ err }, 'dev chain: could not check stored split contracts against the chain'),
+      ),
+    );
+  }
   const auth = new AuthService({
     db: database.db,
     key: loadJwtKey(config),
@@ -120,7 +136,7 @@ export async function createDeps(config: Config, opts: DepsOptions = {}): Promis
   const webhooks = new WebhookDispatcher({
     db: database.db,
     logger,
-    allowPrivate: config.webhookAllowPrivate,
+    ...webhookTargetPolicy(config),
     leaseTtlMs: config.leaseTtlMs,
   });
   const chainWorker =
@@ -158,6 +174,7 @@ export async function createDeps(config: Config, opts: DepsOptions = {}): Promis
       await chainWorker?.stop();
       await webhooks.stop();
       await journal.close();
+      await keys.close();
       await blobs.close();
       await limiter.close();
       await database.close();

@@ -1,11 +1,11 @@
 /**
  * Process entry: configuration → dependencies → app → listen, with graceful shutdown.
  */
-import { buildApp } from './app.ts';
 import { ConfigError, loadConfig } from './config.ts';
-import { createDeps, type Deps } from './deps.ts';
+import type { Deps } from './deps.ts';
 import { secureDataDir, SERVICE_UMASK } from './data-dir.ts';
 import { DataDirLocked } from './db/data-dir-lock.ts';
+import { portProblem, startChecks } from './start-checks.ts';
 
 async function main(): Promise<void> {
   // Before anything is written: every file the service (and the PGlite, anvil and build children
@@ -21,6 +21,15 @@ async function main(): Promise<void> {
     }
     throw err;
   }
+  // Ports and DATA_DIR, before anything slow starts (npm start checked them before its builds too).
+  const problems = await startChecks(config);
+  if (problems.length > 0) {
+    for (const line of problems) console.error(line);
+    process.exit(1);
+  }
+  // The rest of the service loads only now: its modules take seconds to load on a small machine,
+  // and a start that cannot go on says so at once.
+  const [{ buildApp }, { createDeps }] = await Promise.all([import('./app.ts'), import('./deps.ts')]);
   // Tighten what an earlier version, another umask or a copy left readable by others.
   const tightened = secureDataDir(config.dataDir);
   const deps = await createDeps(config, { chain: true });
@@ -31,7 +40,17 @@ async function main(): Promise<void> {
     );
   }
   const app = await buildApp(deps);
-  await app.listen({ port: config.port, host: config.host });
+  try {
+    await app.listen({ port: config.port, host: config.host });
+  } catch (err) {
+    // Taken since the check above (another start racing this one): the same one line.
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === undefined || !['EADDRINUSE', 'EACCES', 'EADDRNOTAVAIL'].includes(code)) throw err;
+    console.error(portProblem(config.host, config.port, code));
+    await app.close();
+    await deps.close();
+    process.exit(1);
+  }
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.port;
   const local = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}${config.publicBasePath}`;
@@ -57,7 +76,7 @@ async function main(): Promise<void> {
       `  Rate limits     ${deps.limiter.kind === 'redis' ? 'Redis' : 'in memory'}`,
       ...chainLines(deps),
       '',
-      '  Create a subscription key:  npm run cli -- keys create --wallet 0x…',
+      ...nextStep(deps, local),
       '',
     ].join('\n'),
   );
@@ -96,6 +115,20 @@ function chainLines(deps: Deps): string[] {
     ...(deps.config.platformRecipientIsDevDefault
       ? [`  Platform fee    to the ninth test account ${deps.config.platformRecipientAddress} (set PLATFORM_RECIPIENT_ADDRESS to change)`]
       : []),
+  ];
+}
+
+/**
+ * Where the README's quick start goes on. On the dev chain: a key for a test account, through this
+ * server (the CLI's `keys create` cannot open an embedded database the server holds).
+ */
+function nextStep(deps: Deps, local: string): string[] {
+  if (deps.chain?.dev === undefined) return ['  Create a subscription key:  npm run cli -- keys create --wallet 0x…'];
+  // The CLI finds the server through the same HOST and PORT; elsewhere it needs the address.
+  const url = local === 'http://127.0.0.1:8080' ? '' : ` --url ${local}`;
+  return [
+    '  Next (README.md, "Quick start"), in a second terminal: a key for test account 0, its split saved:',
+    `    KEY=$(npm run -s cli -- dev merchant${url})`,
   ];
 }
 

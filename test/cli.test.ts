@@ -20,6 +20,7 @@ import { createWalletClient, erc20Abi, http, type Hex } from 'viem';
 import { devAccount } from '../src/chain/dev-accounts.ts';
 import { deploySplit, paymentSplitterAbi } from '../src/chain/split-contract.ts';
 import { openDatabase } from '../src/db/client.ts';
+import { lockDataDir } from '../src/db/data-dir-lock.ts';
 import { splitTransactions } from '../src/db/schema.ts';
 import { storeSplitConfig } from '../src/domain/splits.ts';
 import { freshPostgresDatabase, randomWallet } from './helpers/app.ts';
@@ -117,7 +118,17 @@ describe('cli: usage', () => {
   });
 
   test('an unknown command or option prints the usage and exits 2', async () => {
-    for (const args of [['frobnicate'], ['keys', 'frobnicate'], ['keys'], ['keys', 'list', '--frob'], ['keys', 'list', '--slot', 'primary']]) {
+    for (const args of [
+      ['frobnicate'],
+      ['keys', 'frobnicate'],
+      ['keys'],
+      ['keys', 'list', '--frob'],
+      ['keys', 'list', '--slot', 'primary'],
+      ['dev'],
+      ['dev', 'frobnicate'],
+      ['dev', 'merchant', '--key', 'spl_x'],
+      ['dev', 'pay', 'x', '--wallet', randomWallet()],
+    ]) {
       const res = await cli(...args);
       assert.equal(res.code, 2, args.join(' '));
       assert.match(res.stderr, /Usage: npm run cli/, args.join(' '));
@@ -151,6 +162,13 @@ describe('cli: bad input exits 1 with a clear message', () => {
     ['rotate with a bad slot', ['keys', 'rotate', 'sub_x', '--slot', 'tertiary'], /--slot must be primary or secondary/],
     ['rotate an unknown subscription', ['keys', 'rotate', 'sub_does_not_exist'], /not found/],
     ['revoke an unknown subscription', ['keys', 'revoke', 'sub_does_not_exist'], /not found/],
+    ['dev pay without a receipt', ['dev', 'pay'], /The receipt to pay/],
+    ['dev pay with a receipt id but no key', ['dev', 'pay', '1001'], /needs the receipt's payment URL .*or its id with --key/],
+    ['dev merchant as the service account', ['dev', 'merchant', '--account', '9'], /test account 9 is the service's own/],
+    ['dev merchant with no such account', ['dev', 'merchant', '--account', 'ten'], /--account must be a test account from 0 to 8/],
+    ['dev merchant with a bad --url', ['dev', 'merchant', '--url', 'localhost'], /--url must be the server's address/],
+    // Port 9 (discard) on loopback: nothing listens there.
+    ['dev merchant with no server', ['dev', 'merchant', '--url', 'http://127.0.0.1:9'], /no Splitline server answers at http:\/\/127\.0\.0\.1:9 .*start it with npm start/],
   ];
   for (const [name, args, message] of cases) {
     test(name, async () => {
@@ -167,6 +185,42 @@ describe('cli: bad input exits 1 with a clear message', () => {
     const body = JSON.parse(res.stdout);
     assert.equal(body.error, 'not_found');
     assert.equal(typeof body.message, 'string');
+  });
+});
+
+describe('cli: the database it opened', () => {
+  test('named on stderr, one line, whatever the command prints on stdout', async () => {
+    const res = await cli('keys', 'list', '--json');
+    assert.equal(res.code, 0, res.stderr);
+    const named = res.stderr.split('\n').filter((l) => l.startsWith('Database: '));
+    const expected = fresh ? `Database: PostgreSQL (${new URL(fresh.url).hostname}:` : `Database: PGlite (${path.join(dataDir, 'pglite')})`;
+    assert.equal(named.length, 1, res.stderr);
+    assert.ok(named[0]!.startsWith(expected), `${named[0]} starts with ${expected}`);
+    assert.ok(Array.isArray(JSON.parse(res.stdout).subscriptions), 'stdout stays JSON');
+  });
+
+  test('an embedded DATA_DIR a running process holds: one line naming it and the way out, exit 1', async () => {
+    // The lock the server takes (src/db/data-dir-lock.ts), held here by this test's own process.
+    const held = mkdtempSync(path.join(tmpdir(), 'splitline-cli-held-'));
+    const lock = lockDataDir(held);
+    try {
+      const env: NodeJS.ProcessEnv = { ...cliEnv(), DATA_DIR: held };
+      delete env.DATABASE_URL;
+      for (const args of [['keys', 'list'], ['keys', 'create', '--wallet', randomWallet()]]) {
+        const res = await cliIn(env, ...args);
+        assert.equal(res.code, 1, res.stderr);
+        const lines = res.stderr.trim().split('\n');
+        assert.equal(lines.length, 1, `one line, no stack trace:\n${res.stderr}`);
+        assert.match(lines[0]!, new RegExp(`^error: DATA_DIR ${held} is in use by process ${process.pid} .*Stop that process, or point both at PostgreSQL with DATABASE_URL\\.`));
+        assert.match(lines[0]!, /npm run cli -- dev merchant issues a key through the running server/);
+      }
+      const json = await cliIn(env, 'keys', 'list', '--json');
+      assert.equal(json.code, 1);
+      assert.equal(JSON.parse(json.stdout).error, 'data_dir_locked');
+    } finally {
+      lock.release();
+      rmSync(held, { recursive: true, force: true });
+    }
   });
 });
 

@@ -38,6 +38,10 @@ before(async () => {
   const config = loadConfig({ DATA_DIR: dataDir, SITE_URL: 'http://pay.test', LOG_LEVEL: 'info', ...(fresh ? { DATABASE_URL: fresh.url } : {}) });
   deps = await createDeps(config, { logger: createLogger('info', capture), pgliteDir: 'memory://' });
   app = await buildApp(deps);
+  // A route that fails after reading its whole body, as a bug or a full disk would.
+  app.post('/test/fails-after-body', async () => {
+    throw new Error('unexpected failure after the body was read');
+  });
   await app.listen({ port: 0, host: '127.0.0.1' });
   port = (app.server.address() as net.AddressInfo).port;
 });
@@ -73,4 +77,19 @@ test('a body cut off by the client is logged as the client leaving, not as a dat
   // The service goes on answering.
   const res = await fetch(`http://127.0.0.1:${port}/healthz`);
   assert.equal(res.status, 200);
+});
+
+test('an unexpected error after the whole body was read is a 500 failed with its correlation id, not a client abort', async () => {
+  lines.length = 0;
+  const res = await fetch(`http://127.0.0.1:${port}/test/fails-after-body`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-correlation-id': 'corr-after-body-1' },
+    body: JSON.stringify({ some: 'body' }),
+  });
+  assert.equal(res.status, 500);
+  const body = (await res.json()) as { error: string; message: string };
+  assert.equal(body.error, 'failed');
+  assert.match(body.message, /corr-after-body-1/);
+  assert.equal(lines.some((l) => l.msg === 'client closed the connection before its request was read'), false);
+  assert.ok(lines.some((l) => l.level === 50 && l.msg === 'unhandled error'), 'logged as an error');
 });

@@ -13,11 +13,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { openDatabase, type Database } from '../src/db/client.ts';
-import { storeSplitConfig } from '../src/domain/splits.ts';
-import { createSubscription } from '../src/gateway/subscriptions.ts';
 import { freshPostgresDatabase, randomWallet } from './helpers/app.ts';
 import { http, startService, stopAllServices } from './helpers/service.ts';
 import { assertLanded, BULK, orderBody, receiptBody, SCARCE, WriteLedger } from './helpers/write-ledger.ts';
+import { keyedMerchant } from './helpers/merchant.ts';
 
 const SITE = 'http://pay.test';
 const PLATFORM = '0x000000000000000000000000000000000000beef';
@@ -53,19 +52,12 @@ describe('kill -9 during a stream of receipt and order writes', { timeout: 150_0
     };
 
     // The merchant is set up before the service opens the database (PGlite has one owner at a time).
-    const wallet = randomWallet();
+    let wallet: string;
     let key: string;
     {
       const db = await open();
       try {
-        key = (await createSubscription(db.db, { wallet, rateLimitPerMinute: 1_000_000 })).primaryKey;
-        await storeSplitConfig(db.db, wallet, {
-          address: null,
-          recipients: [
-            { address: wallet, sharesBps: 9950 },
-            { address: PLATFORM, sharesBps: 50 },
-          ],
-        });
+        ({ wallet, key } = await keyedMerchant(db.db, PLATFORM));
       } finally {
         await db.close();
       }

@@ -11,9 +11,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'drizzle-orm';
 import { isDbDown, openDatabase, type Database } from '../src/db/client.ts';
-import { storeSplitConfig } from '../src/domain/splits.ts';
-import { createSubscription } from '../src/gateway/subscriptions.ts';
-import { randomWallet } from './helpers/app.ts';
+import { keyedMerchant } from './helpers/merchant.ts';
 import { postgresBinDir, PrivatePostgres } from './helpers/private-postgres.ts';
 import { http, startService, stopAllServices } from './helpers/service.ts';
 import { assertLanded, BULK, orderBody, receiptBody, SCARCE, WriteLedger } from './helpers/write-ledger.ts';
@@ -91,15 +89,7 @@ describe('PostgreSQL restarted under load', { skip, timeout: 150_000 }, () => {
   });
 
   test('degraded answers during each gap, then zero lost or duplicated writes', async () => {
-    const wallet = randomWallet();
-    const key = (await createSubscription(admin.db, { wallet, rateLimitPerMinute: 1_000_000 })).primaryKey;
-    await storeSplitConfig(admin.db, wallet, {
-      address: null,
-      recipients: [
-        { address: wallet, sharesBps: 9950 },
-        { address: PLATFORM, sharesBps: 50 },
-      ],
-    });
+    const { wallet, key } = await keyedMerchant(admin.db, PLATFORM);
     const svc = await startService('service', {
       DATA_DIR: dataDir,
       DATABASE_URL: pg.url,
@@ -165,11 +155,16 @@ describe('PostgreSQL restarted under load', { skip, timeout: 150_000 }, () => {
     assert.ok(degraded > 0, 'some requests met a gap and got the degraded answer');
 
     const report = await assertLanded(admin.db, wallet, ledger, SITE);
-    assert.equal(report.unacknowledgedOrdersStored, 0, 'no order stored that was answered 503');
+    // A 503 promises that nothing happened; only an order answered 500 failed (its commit cut off
+    // mid-way) may have been stored without an acknowledgement.
+    assert.ok(
+      report.unacknowledgedOrdersStored <= ledger.unknownOutcome,
+      `${report.unacknowledgedOrdersStored} unacknowledged orders stored, ${ledger.unknownOutcome} answered "outcome unknown"`,
+    );
     console.log(
       `3 restarts (pg_ctl restart -m fast took ${gaps.join(', ')} ms): ${ledger.receipts.size} receipts ` +
         `(${ledger.degraded.receipts} journaled), ${ledger.orders.size} orders (${ledger.degraded.orders503} answered 503, ` +
-        `${ledger.outOfStock} out of stock), ${[...ledger.statuses.values()].reduce((a, b) => a + b, 0)} tracking statuses ` +
+        `${ledger.outOfStock} out of stock, ${ledger.unknownOutcome} of unknown outcome), ${[...ledger.statuses.values()].reduce((a, b) => a + b, 0)} tracking statuses ` +
         `(${ledger.degraded.statuses} journaled), ${ledger.degraded.lists} degraded lists; all stored exactly once; ` +
         `slowest answer ${Math.round(slowest)} ms`,
     );

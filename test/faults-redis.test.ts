@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { after, before, describe, test } from 'node:test';
+import type { RedisRateLimiter } from '../src/gateway/rate-limit.ts';
 import { randomWallet, startTestApp, type TestApp } from './helpers/app.ts';
 
 const hasRedis = spawnSync('redis-server', ['--version']).status === 0;
@@ -89,7 +90,8 @@ after(async () => {
 /** Waits until the current one-minute window has room for a short burst. */
 async function awayFromWindowEdge(): Promise<void> {
   const into = Date.now() % 60_000;
-  if (into > 50_000) await new Promise((r) => setTimeout(r, 60_000 - into + 100));
+  // Twenty seconds of room: on a loaded machine a burst of a few requests has taken ten.
+  if (into > 40_000) await new Promise((r) => setTimeout(r, 60_000 - into + 100));
 }
 
 interface Burst {
@@ -116,16 +118,33 @@ async function burst(key: string, n: number, concurrency = 1): Promise<Burst> {
 
 const count = (b: Burst, status: number) => b.statuses.filter((s) => s === status).length;
 
+/**
+ * A burst on a fresh key of `limit` per minute, with Redis up. The limiter fails open by design
+ * when one command takes over its 500 ms timeout, which a starved machine can cause with Redis
+ * healthy; such a burst proves nothing about the limit, so it is repeated (at most three times),
+ * and the first burst that Redis fully counted is returned with its (now spent) key.
+ */
+async function meteredBurst(wallet: string, limit: number): Promise<{ key: string; statuses: number[] }> {
+  const limiter = t.deps.limiter as RedisRateLimiter;
+  for (let attempt = 1; ; attempt++) {
+    await awayFromWindowEdge();
+    const key = await t.key(wallet, { rateLimitPerMinute: limit });
+    const unmetered = limiter.servedUnmetered;
+    const { statuses } = await burst(key, limit + 3);
+    if (limiter.servedUnmetered === unmetered) return { key, statuses };
+    console.log(`# burst ${attempt}: ${limiter.servedUnmetered - unmetered} request(s) failed open on a slow Redis answer; repeating`);
+    assert.ok(attempt < 3, 'Redis answered the limiter in time in one of three bursts');
+  }
+}
+
 describe('Redis down: the rate limiter fails open and the service keeps serving', { skip, timeout: 90_000 }, () => {
   test('limits apply, then fail open while Redis is killed or frozen, then apply again', async () => {
     assert.equal(t.deps.limiter.kind, 'redis');
     const wallet = randomWallet();
     const limit = 5;
 
-    await awayFromWindowEdge();
-    const k1 = await t.key(wallet, { rateLimitPerMinute: limit });
-    const up = await burst(k1, limit + 3);
-    assert.deepEqual(up.statuses, [...Array(limit).fill(200), 429, 429, 429], 'with Redis up, the limit holds');
+    const { key: k1, statuses: up } = await meteredBurst(wallet, limit);
+    assert.deepEqual(up, [...Array(limit).fill(200), 429, 429, 429], 'with Redis up, the limit holds');
 
     // kill -9: every request is served, at once (no offline queue), the spent key included.
     await redis.kill();
@@ -145,10 +164,8 @@ describe('Redis down: the rate limiter fails open and the service keeps serving'
       await new Promise((r) => setTimeout(r, 100));
     }
     const reconnectMs = Math.round(performance.now() - backAfter);
-    await awayFromWindowEdge();
-    const k2 = await t.key(wallet, { rateLimitPerMinute: limit });
-    const again = await burst(k2, limit + 3);
-    assert.deepEqual(again.statuses, [...Array(limit).fill(200), 429, 429, 429], 'limits apply again once Redis is back');
+    const { key: k2, statuses: again } = await meteredBurst(wallet, limit);
+    assert.deepEqual(again, [...Array(limit).fill(200), 429, 429, 429], 'limits apply again once Redis is back');
 
     // Frozen (SIGSTOP): the connection stays open but nothing answers; the command timeout (500 ms)
     // bounds each request, and they are served.

@@ -1,21 +1,23 @@
 /**
  * The journal on its own, against PGlite: durability across a crash, a torn last line, replay
- * after a partial apply, and entries that can never apply.
+ * after a partial apply, statuses waiting for another instance's receipt, write ids shared with
+ * the database path, and entries that can never apply.
  */
 import assert from 'node:assert/strict';
-import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { and, eq } from 'drizzle-orm';
 import { pino } from 'pino';
 import { openDatabase, type Database } from '../src/db/client.ts';
-import { journalApplied, receipts, receiptStatusHistory } from '../src/db/schema.ts';
+import { receipts, receiptStatusHistory, rejectedWrites, webhookEvents, writeIds } from '../src/db/schema.ts';
 import { Conflict, InvalidInput } from '../src/domain/errors.ts';
-import { createReceipt, getReceiptJson } from '../src/domain/receipts.ts';
+import { createReceipt, getReceiptJson, recordTrackingStatus } from '../src/domain/receipts.ts';
 import { applyEntry, parseEntry } from '../src/journal/entries.ts';
 import { Journal } from '../src/journal/journal.ts';
 import { randomWallet } from './helpers/app.ts';
+import { until } from './helpers/wait.ts';
 
 let database: Database;
 const dirs: string[] = [];
@@ -135,7 +137,7 @@ describe('Journal', () => {
     const [firstLine] = linesOf(journalFile(dir));
     const firstEntry = parseEntry(firstLine!);
     await applyEntry(database.db, firstEntry, Date.now());
-    const claimed = await database.db.select().from(journalApplied).where(eq(journalApplied.entryId, firstEntry.entryId));
+    const claimed = await database.db.select().from(writeIds).where(eq(writeIds.writeId, firstEntry.entryId));
     assert.equal(claimed.length, 1);
 
     const restarted = await open(dir);
@@ -147,12 +149,13 @@ describe('Journal', () => {
     await restarted.close();
   });
 
-  test('an entry that can never apply goes to rejected.jsonl and does not block the queue', async () => {
+  test('an entry that can never apply is shown to its merchant, goes to rejected.jsonl and does not block the queue', async () => {
     const dir = dataDir();
     const wallet = randomWallet();
     // Created meanwhile through another instance, with another body.
     await createReceipt(database.db, 'http://pay.test', body(wallet, 'c-1', 9));
-    const j = await open(dir);
+    // No wait for a receipt that might still be in another instance's journal.
+    const j = await Journal.open(dir, { database, logger, siteUrl: 'http://pay.test', brandName: 'Shop', dependencyWaitMs: 0 });
     await j.recordReceipt(body(wallet, 'c-1'));
     await j.recordTrackingStatus({ wallet, receiptId: 'nowhere', status: 'link_opened' });
     const ok = await j.recordReceipt(body(wallet, 'c-2'));
@@ -165,14 +168,69 @@ describe('Journal', () => {
       rejected.map((r) => [r.kind, String(r.reason).split(':')[0]]),
       [
         ['receipt.create', 'conflict'],
-        ['receipt.status', 'not_found'],
+        ['receipt.status', 'receipt_not_found'],
       ],
     );
+    // Never dropped silently: the merchant sees both, and hears of them as write.rejected.
+    const shown = await database.db.select().from(rejectedWrites).where(eq(rejectedWrites.wallet, wallet)).orderBy(rejectedWrites.rejectedAt);
+    assert.deepEqual(
+      shown.map((r) => [r.kind, r.receiptId, r.reason.split(':')[0]]).sort(),
+      [
+        ['receipt.create', 'c-1', 'conflict'],
+        ['receipt.status', 'nowhere', 'receipt_not_found'],
+      ],
+    );
+    const events = await database.db.select().from(webhookEvents).where(and(eq(webhookEvents.wallet, wallet), eq(webhookEvents.type, 'write.rejected')));
+    assert.equal(events.length, 2);
     assert.equal(logs.filter((l) => l.level === 50 && l.msg.includes('rejected.jsonl')).length, 2);
     assert.equal((await receiptRows(wallet, 'c-1'))[0]?.totalCents, 1800n, 'the other instance’s receipt is untouched');
     const detail = JSON.parse(await getReceiptJson(database.db, wallet, 'c-2', 'Shop')) as { status: string };
     assert.equal(detail.status, 'link_opened');
     assert.equal(ok.paymentUrl, `http://pay.test/pay/c-2?t=${(await receiptRows(wallet, 'c-2'))[0]?.payToken}`);
+    await j.close();
+  });
+
+  test("a status whose receipt is still in another instance's journal waits for it, holding back only its own receipt", async () => {
+    const wallet = randomWallet();
+    const a = await open(dataDir());
+    const bDir = dataDir();
+    const b = await open(bDir);
+    // Instance A acknowledged the receipt; B acknowledged two statuses for it, and one for a receipt already stored.
+    await createReceipt(database.db, 'http://pay.test', body(wallet, 'w-2'));
+    await a.recordReceipt(body(wallet, 'w-1'));
+    await b.recordTrackingStatus({ wallet, receiptId: 'w-1', status: 'link_opened' });
+    await b.recordTrackingStatus({ wallet, receiptId: 'w-1', status: 'checkout_initialized' });
+    await b.recordTrackingStatus({ wallet, receiptId: 'w-2', status: 'buyer_logged_in' });
+
+    // B replays first: w-1's statuses wait; w-2's applies.
+    assert.deepEqual(await b.replayNow(), { applied: 1, skipped: 0, rejected: 0, remaining: 2 });
+    assert.equal(b.holds(wallet, 'w-1'), true);
+    assert.deepEqual(await a.replayNow(), { applied: 1, skipped: 0, rejected: 0, remaining: 0 });
+    // B's next passes (after its back-off) apply both, in their order.
+    await until(async () => (await b.replayNow()).remaining === 0, 10_000, "B's statuses to apply", 200);
+    assert.deepEqual(await historyOf(wallet, 'w-1'), ['pending@api', 'link_opened@tracking', 'checkout_initialized@tracking']);
+    assert.deepEqual(await historyOf(wallet, 'w-2'), ['pending@api', 'buyer_logged_in@tracking']);
+    assert.equal(existsSync(path.join(bDir, 'journal', 'rejected.jsonl')), false);
+    await a.close();
+    await b.close();
+  });
+
+  test('a write stored by the database path is not stored again by its journal copy (same write id)', async () => {
+    const wallet = randomWallet();
+    await createReceipt(database.db, 'http://pay.test', body(wallet, 'd-1'));
+    const write = { id: `test-${wallet}`, hash: 'h' };
+    // The database path committed, but its answer was lost (a read timeout): the route journaled it too.
+    await recordTrackingStatus(database.db, { wallet, receiptId: 'd-1', status: 'link_opened' }, write);
+    const j = await open(dataDir());
+    await j.recordTrackingStatus({ wallet, receiptId: 'd-1', status: 'link_opened' }, write);
+    await j.recordTrackingStatus({ wallet, receiptId: 'd-1', status: 'link_opened' }, write);
+    assert.equal(j.pending, 1, 'a retry of a held write is acknowledged once');
+    assert.deepEqual(await j.replayNow(), { applied: 0, skipped: 1, rejected: 0, remaining: 0 });
+    const [entry] = await database.db
+      .select()
+      .from(receiptStatusHistory)
+      .where(and(eq(receiptStatusHistory.wallet, wallet), eq(receiptStatusHistory.status, 'link_opened')));
+    assert.equal(entry?.count, 1);
     await j.close();
   });
 

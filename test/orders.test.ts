@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
+import { openDatabase } from '../src/db/client.ts';
 import { AppError } from '../src/domain/errors.ts';
+import { createOrder } from '../src/domain/orders.ts';
 import { getSplitConfig, storeSplitConfig } from '../src/domain/splits.ts';
 import { randomWallet, startTestApp, type TestApp } from './helpers/app.ts';
 import { setUpMerchant } from './helpers/merchant.ts';
@@ -354,5 +357,126 @@ describe('storeSplitConfig', () => {
       ],
     });
     await assert.rejects(storeSplitConfig(db, wallet, { address: '0xnope', recipients: [{ address: a, sharesBps: 10000 }] }), AppError);
+  });
+});
+
+describe('POST /api/orders: orders placed together', () => {
+  const ctx = () => ({
+    siteUrl: 'http://pay.test',
+    fallbackBrand: 'Splitline',
+    platformRecipientAddress: t.config.platformRecipientAddress,
+    receiptTtlMinutes: 60,
+  });
+  const write = (hash = 'h') => ({ id: `test:${randomUUID()}`, hash });
+  const codeOf = (err: unknown) => (err instanceof AppError ? err.code : String(err));
+  const settle = <T>(p: Promise<T>) => p.then((value) => ({ ok: true as const, value }), (err: unknown) => ({ ok: false as const, code: codeOf(err) }));
+  /** Submits `count` orders in waves of `wave`, a turn of the event loop apart, so several batches are under way at once. */
+  async function inWaves<T>(count: number, wave: number, place: (i: number) => Promise<T>) {
+    const all: Promise<{ ok: true; value: T } | { ok: false; code: string }>[] = [];
+    for (let i = 0; i < count; i++) {
+      if (i > 0 && i % wave === 0) await new Promise((r) => setImmediate(r));
+      all.push(settle(place(i)));
+    }
+    return Promise.all(all);
+  }
+
+  test('each order is judged on its own: refusals of every kind next to orders that succeed', async () => {
+    const m = await setUpMerchant(t, {
+      items: [
+        { sku: 'few', name: 'Few', priceUsd: 2, stockQty: 3 },
+        { sku: 'free', name: 'Free', priceUsd: 0 },
+      ],
+    });
+    const noSplit = await setUpMerchant(t, { split: false, items: [{ sku: 'few', name: 'Few', priceUsd: 2, stockQty: 3 }] });
+    const calls: [string, unknown, number, string | undefined][] = [
+      ...Array.from({ length: 5 }, (): [string, unknown, number, string | undefined] => [m.key, { items: [{ sku: 'few', qty: 1 }] }, 0, undefined]),
+      [noSplit.key, { items: [{ sku: 'few', qty: 1 }] }, 403, 'split_required'],
+      [m.key, { items: [{ sku: 'nope', qty: 1 }] }, 400, 'inventory_item_not_found'],
+      [m.key, { items: [{ sku: 'free', qty: 1 }] }, 400, 'invalid_input'],
+      [m.key, { items: [{ sku: 'few', qty: 1 }], jurisdictionCode: 'ZZ' }, 400, 'invalid_input'],
+    ];
+    const results = await Promise.all(calls.map(([key, body]) => t.call(key, 'POST', '/api/orders', body)));
+    calls.forEach(([, body, status, error], i) => {
+      if (status === 0) return;
+      assert.equal(results[i]!.status, status, JSON.stringify(body));
+      assert.equal(results[i]!.body.error, error, JSON.stringify(body));
+    });
+    const stocked = results.slice(0, 5);
+    assert.equal(stocked.filter((r) => r.status === 200).length, 3);
+    assert.ok(stocked.filter((r) => r.status !== 200).every((r) => r.status === 409 && r.body.error === 'out_of_stock'));
+    assert.deepEqual(await stockOf(m.key), { few: 0, free: -1 });
+    assert.deepEqual(await stockOf(noSplit.key), { few: 3 });
+    assert.equal(await receiptCount(m.key), 3);
+    assert.equal(await receiptCount(noSplit.key), 0);
+  });
+
+  test('a write id retried, together or later, answers the first order and takes no stock', async () => {
+    const m = await setUpMerchant(t, { items: [{ sku: 'tea', name: 'Tea', priceUsd: 3, stockQty: 10 }] });
+    const db = t.deps.database.db;
+    const w = write();
+    const order = { items: [{ sku: 'tea', qty: 2 }] };
+    const together = await Promise.all([1, 2, 3].map(() => createOrder(db, ctx(), m.wallet, order, Date.now(), w)));
+    assert.equal(new Set(together.map((r) => r.receiptId)).size, 1);
+    const later = await createOrder(db, ctx(), m.wallet, order, Date.now(), w);
+    assert.equal(later.receiptId, together[0]!.receiptId);
+    assert.equal(later.paymentUrl, together[0]!.paymentUrl);
+    assert.deepEqual(await stockOf(m.key), { tea: 8 });
+    assert.equal(await receiptCount(m.key), 1);
+    // The same id with another request is a conflict, and changes nothing either.
+    const other = await settle(createOrder(db, ctx(), m.wallet, order, Date.now(), { id: w.id, hash: 'another request' }));
+    assert.deepEqual(other, { ok: false, code: 'conflict' });
+    assert.deepEqual(await stockOf(m.key), { tea: 8 });
+  });
+
+  test('a refused order leaves its write id unclaimed: the same write succeeds once it can', async () => {
+    const m = await setUpMerchant(t, { items: [{ sku: 'tea', name: 'Tea', priceUsd: 3, stockQty: 1 }] });
+    const db = t.deps.database.db;
+    const short = write();
+    const order = { items: [{ sku: 'tea', qty: 2 }] };
+    assert.deepEqual(await settle(createOrder(db, ctx(), m.wallet, order, Date.now(), short)), { ok: false, code: 'out_of_stock' });
+    await t.call(m.key, 'POST', '/api/inventory', { sku: 'tea', name: 'Tea', priceUsd: 3, stockQty: 5 });
+    const placed = await createOrder(db, ctx(), m.wallet, order, Date.now(), short);
+    assert.equal(placed.totalUsd, 6);
+    assert.deepEqual(await stockOf(m.key), { tea: 3 });
+
+    const wallet = randomWallet();
+    const noSplit = write();
+    assert.deepEqual(await settle(createOrder(db, ctx(), wallet, order, Date.now(), noSplit)), { ok: false, code: 'split_required' });
+    await storeSplitConfig(db, wallet, { address: null, recipients: [{ address: wallet, sharesBps: 9950 }, { address: '0x000000000000000000000000000000000000beef', sharesBps: 50 }] });
+    // Judged afresh: a claim left behind would have answered with the first attempt's (missing) receipt.
+    assert.deepEqual(await settle(createOrder(db, ctx(), wallet, order, Date.now(), noSplit)), { ok: false, code: 'inventory_item_not_found' });
+  });
+
+  test('batches under way together never oversell, and orders naming items in any order all settle', async () => {
+    const m = await setUpMerchant(t, {
+      items: [
+        { sku: 'p', name: 'P', priceUsd: 1, stockQty: 7 },
+        { sku: 'q', name: 'Q', priceUsd: 1, stockQty: 100 },
+      ],
+    });
+    const db = t.deps.database.db;
+    const results = await inWaves(40, 5, (i) =>
+      createOrder(db, ctx(), m.wallet, { items: i % 2 === 0 ? [{ sku: 'p', qty: 1 }, { sku: 'q', qty: 1 }] : [{ sku: 'q', qty: 1 }, { sku: 'p', qty: 1 }] }),
+    );
+    assert.equal(results.filter((r) => r.ok).length, 7);
+    assert.ok(results.every((r) => r.ok || r.code === 'out_of_stock'), JSON.stringify(results.filter((r) => !r.ok)));
+    assert.deepEqual(await stockOf(m.key), { p: 0, q: 93 });
+    assert.equal(await receiptCount(m.key), 7);
+  });
+
+  test('two instances ordering from one database never oversell', { skip: process.env.DATABASE_URL ? false : 'needs PostgreSQL (DATABASE_URL)' }, async () => {
+    const m = await setUpMerchant(t, { items: [{ sku: 'rare', name: 'Rare', priceUsd: 5, stockQty: 9 }] });
+    // A second pool on the same database: its orders are batched apart, as another instance's are.
+    const other = await openDatabase({ databaseUrl: t.config.databaseUrl, poolSize: 5 });
+    try {
+      const dbs = [t.deps.database.db, other.db];
+      const results = await inWaves(40, 4, (i) => createOrder(dbs[i % 2]!, ctx(), m.wallet, { items: [{ sku: 'rare', qty: 1 }] }));
+      assert.equal(results.filter((r) => r.ok).length, 9);
+      assert.ok(results.every((r) => r.ok || r.code === 'out_of_stock'), JSON.stringify(results.filter((r) => !r.ok)));
+      assert.deepEqual(await stockOf(m.key), { rare: 0 });
+      assert.equal(await receiptCount(m.key), 9);
+    } finally {
+      await other.close();
+    }
   });
 });

@@ -3,7 +3,9 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { pino } from 'pino';
 import { WebhookDispatcher } from '../src/webhooks/dispatcher.ts';
-import { MAX_ATTEMPTS, RETRY_DELAYS_MS } from '../src/webhooks/outbox.ts';
+import { inArray } from 'drizzle-orm';
+import { webhookDeliveries } from '../src/db/schema.ts';
+import { dueDeliveries, MAX_ATTEMPTS, RETRY_DELAYS_MS } from '../src/webhooks/outbox.ts';
 import { verifyWebhook } from '../src/webhooks/sign.ts';
 import { randomWallet, startTestApp, type TestApp } from './helpers/app.ts';
 import { admin, signIn, type Session } from './helpers/session.ts';
@@ -147,6 +149,186 @@ describe('webhook delivery', () => {
       assert.match(delivery.lastError, /private address/);
       assert.equal(delivery.status, 'pending');
     }
+    rx.server.close();
+  });
+});
+
+describe('Send test event: POST /api/admin/webhooks/:id/test', () => {
+  test('needs the session and its CSRF token', async () => {
+    const s = await signIn(t);
+    const reg = await admin(t, s, 'POST', '/api/admin/webhooks', { url: 'http://127.0.0.1:9/hooks' });
+    const url = `/api/admin/webhooks/${reg.body.id}/test`;
+    assert.equal((await t.call(null, 'POST', url)).status, 401);
+    const key = await t.key(s.wallet);
+    assert.equal((await t.call(key, 'POST', url)).status, 401, 'a subscription key is not a session');
+    const noCsrf = await t.call(null, 'POST', url, undefined, { cookie: s.cookie, origin: 'http://pay.test' });
+    assert.equal(noCsrf.status, 403);
+    const log = await admin(t, s, 'GET', '/api/admin/webhooks/deliveries');
+    assert.deepEqual(log.body.deliveries, [], 'nothing was queued by the refused calls');
+  });
+
+  test("another merchant's endpoint, a deleted one and an unknown id are 404", async () => {
+    const owner = await signIn(t);
+    const other = await signIn(t);
+    const reg = await admin(t, owner, 'POST', '/api/admin/webhooks', { url: 'http://127.0.0.1:9/hooks' });
+    const theirs = await admin(t, other, 'POST', `/api/admin/webhooks/${reg.body.id}/test`);
+    assert.equal(theirs.status, 404);
+    assert.equal(theirs.body.error, 'not_found');
+    assert.equal((await admin(t, owner, 'POST', '/api/admin/webhooks/wh_nope/test')).status, 404);
+    assert.equal((await admin(t, owner, 'DELETE', `/api/admin/webhooks/${reg.body.id}`)).status, 200);
+    assert.equal((await admin(t, owner, 'POST', `/api/admin/webhooks/${reg.body.id}/test`)).status, 404);
+  });
+
+  test('one signed webhook.test reaches that endpoint only, whatever it subscribes to', async () => {
+    const rx = await receiver([]);
+    const bystander = await receiver([]);
+    const s = await signIn(t);
+    const reg = await admin(t, s, 'POST', '/api/admin/webhooks', { url: rx.url, events: ['receipt.refunded'] });
+    await admin(t, s, 'POST', '/api/admin/webhooks', { url: bystander.url });
+    const sent = await admin(t, s, 'POST', `/api/admin/webhooks/${reg.body.id}/test`);
+    assert.equal(sent.status, 202, JSON.stringify(sent.body));
+    assert.match(sent.body.deliveryId, /^dlv_/);
+    const d = new WebhookDispatcher({ db: t.deps.database.db, logger: silent, allowPrivate: true });
+    await d.tick();
+    await d.stop();
+    assert.equal(rx.got.length, 1);
+    assert.equal(bystander.got.length, 0, 'no other endpoint hears a test event');
+    const { headers, body } = rx.got[0]!;
+    const sig = { id: String(headers['webhook-id']), timestamp: String(headers['webhook-timestamp']), signature: String(headers['webhook-signature']) };
+    assert.ok(verifyWebhook(reg.body.secret, sig, body), 'signed with the endpoint secret');
+    const payload = JSON.parse(body);
+    assert.equal(payload.type, 'webhook.test');
+    assert.equal(payload.data.endpointId, reg.body.id);
+    const log = await admin(t, s, 'GET', '/api/admin/webhooks/deliveries');
+    const delivery = log.body.deliveries.find((x: { id: string }) => x.id === sent.body.deliveryId);
+    assert.equal(delivery.status, 'delivered');
+    assert.equal(delivery.type, 'webhook.test');
+    assert.equal(delivery.receiptId, null);
+    rx.server.close();
+    bystander.server.close();
+  });
+
+  test('webhook.test cannot be subscribed to', async () => {
+    const s = await signIn(t);
+    const res = await admin(t, s, 'POST', '/api/admin/webhooks', { url: 'http://127.0.0.1:9/hooks', events: ['webhook.test'] });
+    assert.equal(res.status, 400);
+    assert.doesNotMatch(res.body.message.split('; events:')[1], /webhook\.test/, 'not among the events listed');
+  });
+
+  test('tried once: a refusing endpoint fails it at once, with the reason in words; one test at a time', async () => {
+    const closed = await receiver([]);
+    const deadUrl = closed.url;
+    await new Promise((r) => closed.server.close(r));
+    const s = await signIn(t);
+    const reg = await admin(t, s, 'POST', '/api/admin/webhooks', { url: deadUrl });
+    const first = await admin(t, s, 'POST', `/api/admin/webhooks/${reg.body.id}/test`);
+    assert.equal(first.status, 202);
+    const busy = await admin(t, s, 'POST', `/api/admin/webhooks/${reg.body.id}/test`);
+    assert.equal(busy.status, 409, 'a second test while the first is still queued');
+    const d = new WebhookDispatcher({ db: t.deps.database.db, logger: silent, allowPrivate: true });
+    await d.tick();
+    // Past the first retry's time: a test event is not among what is due.
+    await d.tick(Date.now() + RETRY_DELAYS_MS[0]! + 1000);
+    await d.stop();
+    const log = await admin(t, s, 'GET', '/api/admin/webhooks/deliveries');
+    const delivery = log.body.deliveries.find((x: { id: string }) => x.id === first.body.deliveryId);
+    assert.equal(delivery.status, 'failed');
+    assert.equal(delivery.attempts, 1);
+    assert.equal(delivery.lastErrorCode, 'ECONNREFUSED');
+    assert.match(delivery.lastErrorText, /^Connection refused/);
+    assert.match(delivery.lastError, /^ECONNREFUSED: /, 'the raw error stays available');
+    assert.equal(delivery.log[0].errorCode, 'ECONNREFUSED');
+    assert.match(delivery.log[0].errorText, /^Connection refused/);
+    assert.equal((await admin(t, s, 'POST', `/api/admin/webhooks/${reg.body.id}/test`)).status, 202, 'the next test once the first has its result');
+  });
+
+  test('the same Idempotency-Key answers the same delivery and queues nothing more', async () => {
+    const s = await signIn(t);
+    const reg = await admin(t, s, 'POST', '/api/admin/webhooks', { url: 'http://127.0.0.1:9/hooks' });
+    const key = { 'idempotency-key': `test-${reg.body.id}` };
+    const a = await admin(t, s, 'POST', `/api/admin/webhooks/${reg.body.id}/test`, undefined, key);
+    const b = await admin(t, s, 'POST', `/api/admin/webhooks/${reg.body.id}/test`, undefined, key);
+    assert.equal(a.status, 202);
+    assert.equal(b.status, 202);
+    assert.equal(b.body.deliveryId, a.body.deliveryId);
+    const log = await admin(t, s, 'GET', '/api/admin/webhooks/deliveries');
+    assert.equal(log.body.deliveries.length, 1);
+  });
+});
+
+describe('deliveries name their receipt', () => {
+  test('receiptId comes from the event payload', async () => {
+    const rx = await receiver([]);
+    const s = await signIn(t);
+    await admin(t, s, 'POST', '/api/admin/webhooks', { url: rx.url, events: ['receipt.refunded'] });
+    await fullyRefunded(s, 'wh-receipt-7');
+    const log = await admin(t, s, 'GET', '/api/admin/webhooks/deliveries');
+    assert.equal(log.status, 200);
+    assert.equal(log.body.deliveries.length, 1);
+    assert.equal(log.body.deliveries[0].receiptId, 'wh-receipt-7');
+    assert.equal(log.body.deliveries[0].log.length, 0);
+    rx.server.close();
+  });
+});
+
+describe('a merchant with much due cannot push another out of a pass', () => {
+  test('due deliveries come round-robin by merchant, then endpoint, each endpoint bounded', async () => {
+    const busy = await signIn(t);
+    const quiet = await signIn(t);
+    const busyHooks: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      busyHooks.push((await admin(t, busy, 'POST', '/api/admin/webhooks', { url: `http://127.0.0.1:9/busy-${i}`, events: ['receipt.refunded'] })).body.id);
+    }
+    const quietHook = (await admin(t, quiet, 'POST', '/api/admin/webhooks', { url: 'http://127.0.0.1:9/quiet', events: ['receipt.refunded'] })).body.id;
+    for (let i = 0; i < 5; i++) await fullyRefunded(busy, `rr-busy-${i}`);
+    await fullyRefunded(quiet, 'rr-quiet');
+    // Other tests' merchants may have deliveries due too: a pass as long as there are merchants
+    // with something due holds exactly one of each.
+    const wide = await dueDeliveries(t.deps.database.db, Date.now(), { limit: 1000, perEndpoint: 2, perMerchant: 10 });
+    const merchants = new Set(wide.map((d) => d.wallet));
+    const due = await dueDeliveries(t.deps.database.db, Date.now(), { limit: merchants.size, perEndpoint: 2, perMerchant: 10 });
+    assert.deepEqual(new Set(due.map((d) => d.wallet)), merchants, 'one delivery of each merchant');
+    assert.ok(due.some((d) => d.endpointId === quietHook), 'the quiet merchant is in the pass despite 20 due for the busy one');
+    const perEndpoint = new Map<string, number>();
+    for (const d of wide) perEndpoint.set(d.endpointId, (perEndpoint.get(d.endpointId) ?? 0) + 1);
+    for (const id of busyHooks) assert.equal(perEndpoint.get(id), 2, 'at most 2 per endpoint in one pass');
+    const capped = await dueDeliveries(t.deps.database.db, Date.now(), { limit: 100, perEndpoint: 2, perMerchant: 3, skipEndpoints: [busyHooks[0]!] });
+    const busyCount = capped.filter((d) => d.wallet === busy.wallet);
+    assert.equal(busyCount.length, 3, 'at most perMerchant of one merchant');
+    assert.ok(busyCount.every((d) => d.endpointId !== busyHooks[0]), 'a skipped endpoint is left out');
+    assert.deepEqual(new Set(busyCount.map((d) => d.endpointId)).size, 3, 'one merchant\'s share is spread over its endpoints');
+    // Leave nothing due for the other tests' dispatchers.
+    await t.deps.database.db.update(webhookDeliveries).set({ status: 'failed' }).where(inArray(webhookDeliveries.wallet, [busy.wallet, quiet.wallet]));
+  });
+});
+
+describe('loopback targets on the dev chain', () => {
+  let dev: TestApp;
+  before(async () => {
+    // CHAIN is unset: the dev chain, the default. WEBHOOK_ALLOW_PRIVATE is unset too.
+    dev = await startTestApp({});
+  });
+  after(async () => {
+    await dev.close();
+  });
+
+  test('http://localhost and 127.0.0.1 are accepted and delivered to; private ranges are still refused', async () => {
+    const rx = await receiver([]);
+    const s = await signIn(dev);
+    const list = await admin(dev, s, 'GET', '/api/admin/webhooks');
+    assert.deepEqual(list.body.targets, { loopback: true, private: false });
+    const byIp = await admin(dev, s, 'POST', '/api/admin/webhooks', { url: rx.url });
+    assert.equal(byIp.status, 201, JSON.stringify(byIp.body));
+    const byName = await admin(dev, s, 'POST', '/api/admin/webhooks', { url: rx.url.replace('127.0.0.1', 'localhost') });
+    assert.equal(byName.status, 201, JSON.stringify(byName.body));
+    for (const url of ['https://10.1.2.3/x', 'http://192.168.1.10/x', 'https://169.254.169.254/latest', 'http://93.184.215.14/x']) {
+      const res = await admin(dev, s, 'POST', '/api/admin/webhooks', { url });
+      assert.equal(res.status, 400, url);
+    }
+    const sent = await admin(dev, s, 'POST', `/api/admin/webhooks/${byName.body.id}/test`);
+    assert.equal(sent.status, 202);
+    assert.equal(await dev.deps.webhooks.tick(), 1, 'the dispatcher built from this configuration sends to loopback');
+    assert.equal(rx.got.length, 1);
     rx.server.close();
   });
 });

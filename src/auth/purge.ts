@@ -1,11 +1,13 @@
 /**
  * The purge: on a timer started with the background workers, deletes sign-in challenges and
- * sessions that can never be used again, and the daily split-deployment counters of past days.
+ * sessions that can never be used again, the daily split-deployment counters of past days, and
+ * write ids and Idempotency-Key answers past their retention (src/domain/writes.ts).
  * Every instance may run it; deleting what another instance already deleted changes nothing.
  */
 import type { Logger } from 'pino';
 import type { Db } from '../db/client.ts';
 import { purgeDeployCounters } from '../domain/split-setup.ts';
+import { purgeWrites } from '../domain/writes.ts';
 import type { AuthService } from './sessions.ts';
 
 export const PURGE_INTERVAL_MS = 10 * 60_000;
@@ -38,12 +40,14 @@ export class Purger {
     tick();
   }
 
-  async runOnce(): Promise<{ nonces: number; sessions: number; counters: number }> {
+  async runOnce(): Promise<{ nonces: number; sessions: number; counters: number; writeIds: number; idempotencyKeys: number }> {
     const now = this.o.now?.() ?? Date.now();
     const { nonces, sessions } = await this.o.auth.purgeExpired(now);
     const counters = await purgeDeployCounters(this.o.db, now);
-    if (nonces + sessions + counters > 0) this.o.logger.debug({ nonces, sessions, counters }, 'purged expired sign-in rows');
-    return { nonces, sessions, counters };
+    const writes = await purgeWrites(this.o.db, now);
+    const purged = { nonces, sessions, counters, ...writes };
+    if (Object.values(purged).some((n) => n > 0)) this.o.logger.debug(purged, 'purged expired rows');
+    return purged;
   }
 
   /** Stops the timer and waits for a pass under way. */

@@ -11,10 +11,11 @@ import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
 import pg from 'pg';
+import type { Logger } from 'pino';
 import * as schema from './schema.ts';
 import { processAlive } from '../process-alive.ts';
 import { tightenTree } from '../data-dir.ts';
-import { DatabaseUnavailable } from '../domain/errors.ts';
+import { CommitOutcomeUnknown, DatabaseUnavailable } from '../domain/errors.ts';
 
 export type Schema = typeof schema;
 export type Db = PgDatabase<PgQueryResultHKT, Schema>;
@@ -28,6 +29,11 @@ export interface Database {
   describe: string;
   ping(): Promise<void>;
   close(): Promise<void>;
+  /**
+   * Set when PostgreSQL could not be reached at open (OpenOptions.degradedStart): resolves once it
+   * answered and the migrations ran. Until then every query fails as a connection error.
+   */
+  degradedStart?: Promise<void>;
 }
 
 export const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../migrations');
@@ -38,12 +44,19 @@ export interface OpenOptions {
   dataDir?: string;
   /** Connections in the PostgreSQL pool. */
   poolSize?: number;
+  /** A PostgreSQL statement unanswered this long fails (DB_QUERY_TIMEOUT_MS; 15 s by default). */
+  queryTimeoutMs?: number;
   /** Called before a new embedded database is created (the first start in a DATA_DIR takes a few seconds). */
   onCreate?: (location: string) => void;
+  /**
+   * PostgreSQL only. Set by the server: a server that cannot be reached at open does not fail the
+   * open (see openPostgres). Unset, as for the CLI, the open fails at once.
+   */
+  degradedStart?: { logger: Logger };
 }
 
 export async function openDatabase(opts: OpenOptions): Promise<Database> {
-  return opts.databaseUrl ? openPostgres(opts.databaseUrl, opts.poolSize ?? 20) : openPglite(opts.dataDir ?? 'memory://', opts.onCreate);
+  return opts.databaseUrl ? openPostgres(opts.databaseUrl, opts.poolSize ?? 20, opts.queryTimeoutMs ?? 15_000, opts.degradedStart) : openPglite(opts.dataDir ?? 'memory://', opts.onCreate);
 }
 
 async function openPglite(dataDir: string, onCreate?: (location: string) => void): Promise<Database> {
@@ -132,14 +145,14 @@ function removeAbandonedCreations(location: string): void {
   }
 }
 
-async function openPostgres(url: string, max: number): Promise<Database> {
-  const pool = new pg.Pool({
+async function openPostgres(url: string, max: number, queryTimeoutMs: number, degradedStart?: { logger: Logger }): Promise<Database> {
+  const pool = new GatedPool({
     connectionString: url,
     max,
     connectionTimeoutMillis: 3000,
     idleTimeoutMillis: 30_000,
     // A statement that hangs is treated as an outage rather than holding a request forever.
-    query_timeout: 15_000,
+    query_timeout: queryTimeoutMs,
   });
   // An idle client losing its connection (server restart) must not crash the process.
   pool.on('error', () => undefined);
@@ -148,17 +161,137 @@ async function openPostgres(url: string, max: number): Promise<Database> {
   pool.on('connect', (client) => client.on('error', () => undefined));
   const db = drizzlePg(pool, { schema }) as unknown as Db;
   db.transaction = releasingTransaction(pool);
-  await migrateExclusively(url, () => migratePg(db as never, { migrationsFolder: MIGRATIONS_DIR }));
   const u = new URL(url);
+  const where = `${u.hostname}:${u.port || 5432}`;
+  let retry: MigrationRetry | undefined;
+  try {
+    await migrateExclusively(url);
+  } catch (err) {
+    if (degradedStart === undefined || !isConnectionError(err)) throw err;
+    retry = startDegraded(pool, url, where, degradedStart.logger, err);
+  }
   return {
     db,
     kind: 'postgres',
-    describe: `PostgreSQL (${u.hostname}:${u.port || 5432}${u.pathname})`,
+    describe: `PostgreSQL (${where}${u.pathname})`,
+    // Through the pool, so it fails as a connection error until the migrations have run after a
+    // degraded start: the journal's replay loop waits on it.
     ping: async () => {
       await pool.query('select 1');
     },
-    close: () => pool.end(),
+    close: async () => {
+      await retry?.stop();
+      await pool.end();
+    },
+    ...(retry === undefined ? {} : { degradedStart: retry.migrated }),
   };
+}
+
+/**
+ * A pool that refuses checkouts while `refusal` is set, as a PostgreSQL server still starting up
+ * does (57P03, a connection error): after a degraded start no query meets a schema older than the
+ * code before the migrations have run. pg's `query()` checks out through `connect()` too.
+ */
+class GatedPool extends pg.Pool {
+  refusal: (() => Error) | undefined;
+
+  override connect(): Promise<pg.PoolClient>;
+  override connect(callback: (err: Error | undefined, client: pg.PoolClient | undefined, done: (release?: unknown) => void) => void): void;
+  override connect(
+    callback?: (err: Error | undefined, client: pg.PoolClient | undefined, done: (release?: unknown) => void) => void,
+  ): Promise<pg.PoolClient> | void {
+    if (this.refusal !== undefined) {
+      const err = this.refusal();
+      if (callback === undefined) return Promise.reject(err);
+      process.nextTick(() => callback(err, undefined, () => undefined));
+      return;
+    }
+    return callback === undefined ? super.connect() : super.connect(callback);
+  }
+}
+
+/** What every query meets after a degraded start until the migrations have run. */
+class NotMigratedYet extends Error {
+  readonly code = '57P03';
+  constructor(where: string, cause: unknown) {
+    super(`PostgreSQL at ${where} has not answered since the service started; queries wait for it and its migrations`, { cause });
+  }
+}
+
+interface MigrationRetry {
+  /** Resolves once the migrations have run and the pool is open. */
+  migrated: Promise<void>;
+  /** Ends the loop, waiting for an attempt under way. */
+  stop(): Promise<void>;
+}
+
+/** The longest wait between two attempts: a refused connection costs the server nothing, and this bounds how long the service stays degraded once it is back. */
+const MAX_MIGRATION_RETRY_MS = 5_000;
+
+/**
+ * A start while PostgreSQL is unreachable (a crash during an outage must not keep the service down
+ * until the database is back): the pool refuses every query as a connection error, so reads answer
+ * degraded, receipt writes go to the journal and its replay loop (which waits on ping()) holds back.
+ * The migrations are tried again, 1 s after the start and doubling to 5 s between attempts, until
+ * they have run; then the pool opens. The timer never keeps the process alive; close() ends it.
+ */
+function startDegraded(pool: GatedPool, url: string, where: string, logger: Logger, first: unknown): MigrationRetry {
+  let cause = first;
+  pool.refusal = () => new NotMigratedYet(where, cause);
+  logger.warn(
+    { cause: errorText(first) },
+    `PostgreSQL at ${where} is unreachable; starting degraded: reads answer degraded, receipt writes go to the journal; migrations run when it answers`,
+  );
+  let delay = 1_000;
+  let timer: NodeJS.Timeout | undefined;
+  let attempt: Promise<void> | undefined;
+  let stopped = false;
+  let opened: () => void = () => undefined;
+  const migrated = new Promise<void>((resolve) => (opened = resolve));
+  const tryNow = () => {
+    attempt = migrateExclusively(url)
+      .then(
+        () => {
+          pool.refusal = undefined;
+          logger.info(`PostgreSQL at ${where} answers and its migrations ran; leaving the degraded start`);
+          opened();
+        },
+        (err: unknown) => {
+          if (isConnectionError(err)) {
+            cause = err;
+            logger.debug({ cause: errorText(err), retryInMs: delay }, `PostgreSQL at ${where} still unreachable`);
+          } else {
+            logger.error({ err }, `PostgreSQL at ${where} answers but migrating it failed; still degraded, retrying`);
+          }
+          schedule();
+        },
+      )
+      .finally(() => {
+        attempt = undefined;
+      });
+  };
+  const schedule = () => {
+    if (stopped) return;
+    timer = setTimeout(tryNow, delay);
+    timer.unref();
+    delay = Math.min(delay * 2, MAX_MIGRATION_RETRY_MS);
+  };
+  schedule();
+  return {
+    migrated,
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await attempt;
+    },
+  };
+}
+
+/** An error's code and message for a log line (a refused connection's AggregateError has no message). */
+function errorText(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  const code = (err as { code?: unknown }).code;
+  return [typeof code === 'string' ? code : '', err.message].filter((t) => t !== '').join(': ');
 }
 
 /**
@@ -179,10 +312,19 @@ function releasingTransaction(pool: pg.Pool): Db['transaction'] {
       handles.set(client, handle);
     }
     let failure: unknown;
+    let committing = false;
     try {
-      return await handle.transaction(run, config);
+      return await handle.transaction(async (tx) => {
+        const result = await run(tx);
+        committing = true;
+        return result;
+      }, config);
     } catch (err) {
       failure = err;
+      // Before COMMIT was sent, a lost connection rolls the transaction back: nothing happened.
+      // After, nobody can say whether it landed (a synchronous standby that never answers, a
+      // server stopped mid-commit): the caller must not promise a retry that could repeat it.
+      if (isConnectionError(err)) throw committing ? new CommitOutcomeUnknown(err) : new DatabaseUnavailable(err);
       throw err;
     } finally {
       client.release(isConnectionError(failure) ? (failure as Error) : undefined);
@@ -196,17 +338,18 @@ const MIGRATION_LOCK = 7_361_626_918;
 /**
  * Instances starting together on an empty database would each run the migrations, and all but one
  * would fail on "already exists". They take turns under a session advisory lock, held on a
- * connection of its own (not the pool's, which the migrator needs); the later ones then find
- * nothing left to do. Ending that session releases the lock, even when migrating failed.
+ * connection of its own that also runs the migrations (not the pool's, which refuses queries
+ * until they have run after a degraded start); the later ones then find nothing left to do.
+ * Ending that session releases the lock, even when migrating failed.
  */
-async function migrateExclusively(url: string, migrate: () => Promise<void>): Promise<void> {
+async function migrateExclusively(url: string): Promise<void> {
   const lock = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 });
   // A connection lost mid-way fails the query in flight, which the caller sees; the event must not crash.
   lock.on('error', () => undefined);
   await lock.connect();
   try {
     await lock.query('select pg_advisory_lock($1)', [MIGRATION_LOCK]);
-    await migrate();
+    await migratePg(drizzlePg(lock, { schema }), { migrationsFolder: MIGRATIONS_DIR });
   } finally {
     await lock.end();
   }
@@ -229,6 +372,23 @@ export function isConnectionError(err: unknown): boolean {
     if (/Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Query read timeout/i.test(e.message)) {
       return true;
     }
+  }
+  return false;
+}
+
+/**
+ * Connection errors that come before a statement reaches the server: the server never saw it.
+ * Others (a read timeout, a connection cut mid-statement) leave a write's outcome unknown.
+ */
+const BEFORE_SENDING = /timeout exceeded when trying to connect|ECONNREFUSED|ENOTFOUND|EHOSTUNREACH/i;
+
+/** True when a connection error cannot have let a statement through (see BEFORE_SENDING). */
+export function neverReachedServer(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    if (e instanceof DatabaseUnavailable) return true;
+    if (e instanceof CommitOutcomeUnknown) return false;
+    const code = (e as { code?: unknown }).code;
+    if (code === '57P03' || (typeof code === 'string' && BEFORE_SENDING.test(code)) || BEFORE_SENDING.test(e.message)) return true;
   }
   return false;
 }

@@ -53,6 +53,12 @@ function holderRuns(h: Holder): boolean {
   return h.started === null || now === null || now === h.started;
 }
 
+/** The pid of the running process that holds `dataDir`'s lock, or null (free, or left by a process gone). */
+export function dataDirHolder(dataDir: string): number | null {
+  const holder = readHolder(path.join(dataDir, 'pglite.lock'));
+  return holder !== null && holder.pid !== process.pid && holderRuns(holder) ? holder.pid : null;
+}
+
 export interface DataDirLock {
   readonly file: string;
   release(): void;

@@ -103,6 +103,8 @@ export const receipts = pgTable(
     paidUnits: text('paid_units').notNull().default('0'),
     /** When the receipt expired with nothing received; money arriving afterwards is paid_late. */
     expiredAt: ms('expired_at'),
+    /** The id of the write that created it (src/domain/writes.ts); null for rows older than write ids. */
+    writeId: text('write_id'),
     createdAt: ms('created_at').notNull(),
     updatedAt: ms('updated_at').notNull(),
   },
@@ -243,11 +245,67 @@ export const users = pgTable(
   ],
 );
 
-/** Journal entries written while the database was away and since replayed: exactly-once. */
-export const journalApplied = pgTable('journal_applied', {
-  entryId: text('entry_id').primaryKey(),
-  appliedAt: ms('applied_at').notNull(),
-});
+/**
+ * The write id of every write that is not made unique by its own key (src/domain/writes.ts):
+ * statuses, orders, refunds, inventory changes, terminal receipts and journal replays. It is
+ * claimed in the write's own transaction, so a retry or a replay whose id is here changes nothing
+ * and answers with what the first write made (`ref`). Kept for WRITE_ID_RETENTION_MS.
+ */
+export const writeIds = pgTable(
+  'write_ids',
+  {
+    writeId: text('write_id').primaryKey(),
+    /** The merchant the write belongs to (null for journal replays recorded before write ids). */
+    wallet: text('wallet'),
+    kind: text('kind').notNull(),
+    /** What the write made or changed: an order's receipt id, a refund id, an item's sku. */
+    ref: text('ref'),
+    /** Fingerprint of the request: the same id with another request is a conflict. */
+    requestHash: text('request_hash'),
+    at: ms('at').notNull(),
+  },
+  (t) => [index('write_ids_at_idx').on(t.at)],
+);
+
+/**
+ * Answers to requests that carried an Idempotency-Key (src/http/idempotency.ts), per caller:
+ * the same key with the same request answers this again, with another request 409. Kept for
+ * IDEMPOTENCY_RETENTION_MS (more than the 24 hours DESIGN.md promises).
+ */
+export const idempotencyKeys = pgTable(
+  'idempotency_keys',
+  {
+    scope: text('scope').notNull(),
+    key: text('key').notNull(),
+    requestHash: text('request_hash').notNull(),
+    status: integer('status').notNull(),
+    contentType: text('content_type'),
+    body: text('body').notNull(),
+    createdAt: ms('created_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.scope, t.key] }), index('idempotency_keys_created_idx').on(t.createdAt)],
+);
+
+/**
+ * Acknowledged writes from an instance's journal that can never apply (a create whose id another
+ * request took with another body, a status whose receipt never appeared), kept for the merchant
+ * to see in the admin app and sent to their webhooks as write.rejected: never dropped silently.
+ */
+export const rejectedWrites = pgTable(
+  'rejected_writes',
+  {
+    writeId: text('write_id').primaryKey(),
+    wallet: text('wallet').notNull(),
+    kind: text('kind').notNull(),
+    receiptId: text('receipt_id'),
+    reason: text('reason').notNull(),
+    /** The journal entry as it was acknowledged. */
+    entry: jsonb('entry').$type<Record<string, unknown>>().notNull(),
+    acknowledgedAt: ms('acknowledged_at').notNull(),
+    rejectedAt: ms('rejected_at').notNull(),
+  },
+  (t) => [index('rejected_writes_wallet_idx').on(t.wallet, t.rejectedAt.desc())],
+);
 
 /** Sign-in challenges: single use, short-lived; the signed message is rebuilt from this row. */
 export const authNonces = pgTable(

@@ -63,3 +63,28 @@ export class DatabaseUnavailable extends AppError {
     super(503, 'database_unavailable', 'The database is unavailable; retry shortly', {}, { cause });
   }
 }
+
+/**
+ * The database did not confirm a commit (the connection broke or the answer timed out after COMMIT
+ * was sent): the write may or may not be stored. Never a 503, whose promise is that nothing
+ * happened; the retry with the same Idempotency-Key finds the write or makes it.
+ */
+export class CommitOutcomeUnknown extends AppError {
+  constructor(cause?: unknown) {
+    super(
+      500,
+      'failed',
+      'The database did not confirm the write, so it may or may not be stored. Retry with the same Idempotency-Key: ' +
+        'the retry answers as the first write did, or makes it now',
+      {},
+      { cause },
+    );
+  }
+}
+
+/** The local journal could not be written (a full disk): nothing was acknowledged or stored. */
+export class JournalUnavailable extends AppError {
+  constructor(cause?: unknown) {
+    super(503, 'database_unavailable', 'The database is unavailable and the local journal cannot be written; retry shortly', {}, { cause });
+  }
+}

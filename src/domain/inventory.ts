@@ -2,13 +2,14 @@
  * Inventory: a merchant's items, keyed by sku, each with a stable id. Prices are integer cents;
  * stockQty -1 means unlimited.
  */
-import { asc, eq, getTableColumns, sql } from 'drizzle-orm';
+import { and, asc, eq, getTableColumns, sql } from 'drizzle-orm';
 import type { PgUpdateSetSource } from 'drizzle-orm/pg-core';
-import type { Tx } from '../db/client.ts';
+import type { Db, Tx } from '../db/client.ts';
 import { inventoryItems } from '../db/schema.ts';
 import { newId } from '../gateway/keys.ts';
 import { InvalidInput } from './errors.ts';
 import { centsToUsd, usdToCents } from './money.ts';
+import { claimWrite, freshWrite, type Write } from './writes.ts';
 
 /** stock_qty is a 32-bit column; a billion units is far beyond any real shelf. */
 export const MAX_STOCK = 1_000_000_000;
@@ -103,12 +104,24 @@ export async function listInventory(db: Tx, wallet: string): Promise<InventoryIt
  * statement, so two concurrent writes of a new sku cannot both create it.
  */
 export async function upsertInventoryItem(
-  db: Tx,
+  db: Db,
   wallet: string,
   input: InventoryInput,
   now = Date.now(),
+  write: Write = freshWrite(),
 ): Promise<{ created: boolean; item: InventoryItemView }> {
   const p = parseItem(input);
+  return db.transaction(async (tx) => {
+    // The same write again (a retry whose first answer was lost) changes nothing and answers the item.
+    if (!(await claimWrite(tx, write, { wallet, kind: 'inventory', ref: p.sku }, now)).fresh) {
+      const [row] = await tx.select().from(inventoryItems).where(and(eq(inventoryItems.wallet, wallet), eq(inventoryItems.sku, p.sku)));
+      if (row !== undefined) return { created: false, item: toItemView(row) };
+    }
+    return writeItem(tx, wallet, p, now);
+  });
+}
+
+async function writeItem(db: Tx, wallet: string, p: ReturnType<typeof parseItem>, now: number): Promise<{ created: boolean; item: InventoryItemView }> {
   const set: PgUpdateSetSource<typeof inventoryItems> = { name: p.name, priceCents: p.priceCents, updatedAt: now };
   if (p.stockQty !== undefined) set.stockQty = p.stockQty;
   if (p.taxable !== undefined) set.taxable = p.taxable;

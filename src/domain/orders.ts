@@ -2,31 +2,51 @@
  * Orders: inventory lines priced by the service, stock reserved, and a pending receipt created,
  * all in one transaction.
  *
+ * Orders that arrive together share that transaction (a group commit, as receipt creations share
+ * a statement, src/db/batch.ts; OrderQueue below): one statement claims every write id and reads
+ * the merchants' split and shop settings and the items; one inserts every receipt; one takes the
+ * stock of every limited item and releases the claims of refused orders; then one COMMIT, whatever
+ * the number of orders. Each order is still judged on its own, in the documented check order, and
+ * one order's refusal is not another's: a refused order takes no stock, stores no receipt and
+ * leaves its write id unclaimed, as if its own transaction had rolled back.
+ *
+ * Stock is never oversold: the update that takes it locks the items in (wallet, sku) order (so two
+ * batches cannot deadlock) and requires the stock it takes, on the row as it is under the lock.
+ * The orders are judged on the stock as read, which is faster than locking first; when that stock
+ * looks short, the items are locked and read again before any order is refused out_of_stock, and
+ * when it moved before the update (another instance sold some), the batch rolls back and runs
+ * again with the items locked from the start. Within a batch the stock goes to the orders in the
+ * order they arrived.
+ *
  * Orders are not written to the local journal while the database is away (unlike receipt writes):
  * an order must reserve stock, and stock cannot be reserved without the database. The connection
  * error propagates and the error handler answers 503 database_unavailable; nothing is acknowledged
  * that was not stored.
  */
-import { and, eq, gte, inArray, or, sql, type SQL } from 'drizzle-orm';
-import type { Db, Tx } from '../db/client.ts';
-import { inventoryItems } from '../db/schema.ts';
+import { sql } from 'drizzle-orm';
+import type { Settled } from '../db/batch.ts';
+import { isDbDown, type Db, type Tx } from '../db/client.ts';
+import { perDatabase } from '../db/prepared.ts';
+import { inventoryItems, receipts, shopConfigs, splitConfigs, writeIds, type TaxJurisdiction } from '../db/schema.ts';
 import { newId } from '../gateway/keys.ts';
-import { Conflict, InvalidInput, SplitRequired } from './errors.ts';
-import { type InventoryRow, UNLIMITED } from './inventory.ts';
+import { CommitOutcomeUnknown, Conflict, InvalidInput, SplitRequired } from './errors.ts';
+import { UNLIMITED } from './inventory.ts';
 import { centsToUsd, ppmToRate, rateToPpm } from './money.ts';
-import { mergeLines, priceOrder, resolveTax, type OrderLine, type PricedItem } from './pricing.ts';
+import { mergeLines, priceOrder, resolveTax, type OrderLine, type PricedItem, type ResolvedTax } from './pricing.ts';
 import {
   expiryOf,
-  insertReceipt,
+  findReceipt,
+  insertReceipts,
   lineItemViews,
   MAX_LINE_ITEMS,
   newPayToken,
   paymentUrl,
   receiptRequestHash,
+  type InsertReceiptParams,
   type LineItemView,
 } from './receipts.ts';
-import { getShopSettings, brandOf } from './shop.ts';
-import { getSplitConfig, isConfigured } from './splits.ts';
+import { brandOf, type ShopSettings } from './shop.ts';
+import { claimWrite, freshWrite, type Write } from './writes.ts';
 
 export interface OrderItemInput {
   sku?: string | undefined;
@@ -65,6 +85,7 @@ export interface OrderReceipt {
 }
 
 type ItemRef = { by: 'sku' | 'id'; value: string; qty: number };
+type ReceiptRow = typeof receipts.$inferSelect;
 
 function parseRefs(items: OrderInput['items']): ItemRef[] {
   if (items === undefined || items === null || items.length === 0) {
@@ -79,109 +100,494 @@ function parseRefs(items: OrderInput['items']): ItemRef[] {
   });
 }
 
-/** Looks up every referenced item of this merchant; another merchant's items are never found. */
-async function resolveItems(tx: Tx, wallet: string, refs: ItemRef[]): Promise<OrderLine<InventoryRow & PricedItem>[]> {
-  const skus = refs.filter((r) => r.by === 'sku').map((r) => r.value);
-  const ids = refs.filter((r) => r.by === 'id').map((r) => r.value);
-  const match: SQL[] = [];
-  if (skus.length > 0) match.push(inArray(inventoryItems.sku, [...new Set(skus)]));
-  if (ids.length > 0) match.push(inArray(inventoryItems.id, [...new Set(ids)]));
-  const rows = await tx
-    .select()
-    .from(inventoryItems)
-    .where(and(eq(inventoryItems.wallet, wallet), or(...match)));
-  const bySku = new Map(rows.map((r) => [r.sku, r]));
-  const byId = new Map(rows.map((r) => [r.id, r]));
+/** An order checked as far as it can be without the database, waiting for its batch. */
+interface PendingOrder {
+  wallet: string;
+  refs: ItemRef[];
+  tax: Pick<OrderInput, 'jurisdictionCode' | 'taxRate' | 'taxComponents'>;
+  platformRecipientSet: boolean;
+  write: Write;
+  receiptId: string;
+  payToken: string;
+  now: number;
+  expiresAt: number;
+}
+
+interface PlacedOrder {
+  row: ReceiptRow;
+  shop: ShopSettings;
+}
+
+// ---- What a batch reads and writes: three statements, whatever the number of orders. ----
+
+/** The rows of a raw statement (node-postgres and PGlite both answer `{rows}`). */
+function rowsOf(result: unknown): Record<string, unknown>[] {
+  const rows = (result as { rows?: unknown } | null)?.rows;
+  if (!Array.isArray(rows)) throw new Error('the database answered a statement without rows');
+  return rows as Record<string, unknown>[];
+}
+
+const text = (v: unknown): string => {
+  if (typeof v !== 'string') throw new Error(`expected text from the database, got ${typeof v}`);
+  return v;
+};
+const int = (v: unknown): number => {
+  const n = typeof v === 'string' ? Number(v) : v;
+  if (typeof n !== 'number' || !Number.isInteger(n)) throw new Error(`expected an integer from the database, got ${String(v)}`);
+  return n;
+};
+const json = <T>(v: unknown): T => JSON.parse(text(v)) as T;
+
+interface MerchantSetup {
+  wallet: string;
+  /** Recipients stored: the split counts as configured (isConfigured in splits.ts). */
+  recipients: number;
+  name: string | null;
+  feeBps: number;
+  tax: TaxJurisdiction[];
+  origins: string[];
+}
+
+interface ItemRow extends PricedItem {
+  wallet: string;
+  id: string;
+  /** -1 (unlimited), or the stock as read; after lockStock, the stock no other transaction can change. */
+  stockQty: number;
+}
+
+interface BatchRead {
+  merchants: Map<string, MerchantSetup>;
+  /** The write ids this batch's claim inserted. */
+  fresh: Set<string>;
+  items: ItemRow[];
+}
+
+/**
+ * One statement: claims every order's write id (in id order, so two batches sharing ids wait for
+ * each other rather than deadlock), and reads the merchants' split and shop settings and the items
+ * the orders name (each merchant's own only). An id already held is not claimed (the insert waits
+ * for a holder still in flight); claimWrite then tells a retry from a conflict. Claims of orders
+ * refused later are released by writeStock, in the same transaction.
+ */
+async function readBatch(tx: Tx, orders: PendingOrder[]): Promise<BatchRead> {
+  const claims = orders
+    .map((o) => ({ write_id: o.write.id, wallet: o.wallet, kind: 'order', ref: o.receiptId, request_hash: o.write.hash || null, at: o.now }))
+    .sort((a, b) => (a.write_id < b.write_id ? -1 : a.write_id > b.write_id ? 1 : 0));
+  const wanted = new Map<string, { wallet: string; sku: string | null; id: string | null }>();
+  for (const o of orders) {
+    for (const r of o.refs) {
+      wanted.set(`${r.by} ${itemKey(o.wallet, r.value)}`, { wallet: o.wallet, sku: r.by === 'sku' ? r.value : null, id: r.by === 'id' ? r.value : null });
+    }
+  }
+  const [row] = rowsOf(
+    await tx.execute(sql`
+      with claimed as (
+        insert into ${writeIds} (write_id, wallet, kind, ref, request_hash, at)
+        select write_id, wallet, kind, ref, request_hash, at
+          from json_to_recordset(${JSON.stringify(claims)}::json)
+            as r(write_id text, wallet text, kind text, ref text, request_hash text, at bigint)
+          order by write_id
+        on conflict do nothing
+        returning write_id
+      ), wanted as (
+        select * from json_to_recordset(${JSON.stringify([...wanted.values()])}::json) as w(wallet text, sku text, id text)
+      ), matched as (
+        select i.* from ${inventoryItems} i join wanted w on w.sku is not null and i.wallet = w.wallet and i.sku = w.sku
+        union
+        select i.* from ${inventoryItems} i join wanted w on w.id is not null and i.wallet = w.wallet and i.id = w.id
+      )
+      select
+        (select coalesce(json_agg(write_id), '[]') from claimed)::text as claimed,
+        (select json_agg(json_build_object(
+            'wallet', w.wallet, 'recipients', coalesce(jsonb_array_length(s.recipients), 0), 'name', c.name,
+            'feeBps', coalesce(c.processing_fee_bps, 0), 'tax', coalesce(c.tax_jurisdictions, '[]'), 'origins', coalesce(c.allowed_embed_origins, '[]')))
+          from json_array_elements_text(${JSON.stringify([...new Set(orders.map((o) => o.wallet))])}::json) as w(wallet)
+            left join ${splitConfigs} s on s.wallet = w.wallet
+            left join ${shopConfigs} c on c.wallet = w.wallet)::text as merchants,
+        (select coalesce(json_agg(json_build_object(
+            'wallet', m.wallet, 'sku', m.sku, 'id', m.id, 'name', m.name, 'priceCents', m.price_cents::text, 'taxable', m.taxable, 'stockQty', m.stock_qty)), '[]')
+          from matched m)::text as items`),
+  );
+  if (row === undefined) throw new Error('the batch read answered no row');
+  const items = json<(Omit<ItemRow, 'priceCents'> & { priceCents: string })[]>(row.items);
+  return {
+    fresh: new Set(json<string[]>(row.claimed)),
+    merchants: new Map(json<MerchantSetup[]>(row.merchants).map((m) => [m.wallet, m])),
+    items: items.map((i) => ({ ...i, priceCents: BigInt(i.priceCents) })),
+  };
+}
+
+/**
+ * Locks the limited items in (wallet, sku) order and reads their stock after the lock. Only when
+ * the stock as read does not cover the batch: an order is refused out_of_stock only on stock that
+ * no other transaction can change before this one commits.
+ */
+async function lockStock(tx: Tx, items: ItemRow[]): Promise<void> {
+  const limited = items.filter((i) => i.stockQty !== UNLIMITED).map((i) => ({ wallet: i.wallet, sku: i.sku }));
+  if (limited.length === 0) return;
+  const rows = rowsOf(
+    await tx.execute(sql`
+      select i.wallet, i.sku, i.stock_qty from ${inventoryItems} i
+        join json_to_recordset(${JSON.stringify(limited)}::json) as l(wallet text, sku text) on i.wallet = l.wallet and i.sku = l.sku
+      order by i.wallet, i.sku
+      for update of i`),
+  );
+  const now = new Map(rows.map((r) => [itemKey(text(r.wallet), text(r.sku)), int(r.stock_qty)]));
+  for (const i of items) if (i.stockQty !== UNLIMITED) i.stockQty = now.get(itemKey(i.wallet, i.sku)) ?? i.stockQty;
+}
+
+type Take = { wallet: string; sku: string; qty: number; at: number };
+
+/** The stock moved between the batch's read and its update (another instance sold some): read it again under lock. */
+class StockMoved extends Error {}
+
+/**
+ * Takes the reserved stock (summed per item) and releases the write ids of refused orders, in one
+ * statement. The rows are locked in (wallet, sku) order before any is updated, so two batches
+ * cannot deadlock; each update still requires the stock it takes (or an item made unlimited in the
+ * meantime), and a shortfall rolls the whole batch back (StockMoved) rather than oversell.
+ */
+async function writeStock(tx: Tx, takes: Take[], released: string[]): Promise<void> {
+  if (takes.length === 0 && released.length === 0) return;
+  const [row] = rowsOf(
+    await tx.execute(sql`
+      with takes as (
+        select * from json_to_recordset(${JSON.stringify(takes)}::json) as t(wallet text, sku text, qty integer, at bigint)
+      ), locked as materialized (
+        select i.wallet, i.sku from ${inventoryItems} i join takes t on i.wallet = t.wallet and i.sku = t.sku
+        order by i.wallet, i.sku
+        for update of i
+      ), taken as (
+        update ${inventoryItems} i
+          set stock_qty = case when i.stock_qty = ${UNLIMITED} then ${UNLIMITED} else i.stock_qty - t.qty end, updated_at = t.at
+        from takes t, locked l
+        where i.wallet = t.wallet and i.sku = t.sku and l.wallet = i.wallet and l.sku = i.sku
+          and (i.stock_qty = ${UNLIMITED} or i.stock_qty >= t.qty)
+        returning i.sku
+      ), released as (
+        delete from ${writeIds} where write_id in (select value from json_array_elements_text(${JSON.stringify(released)}::json))
+        returning write_id
+      )
+      select (select count(*) from taken)::int as taken, (select count(*) from released)::int as released`),
+  );
+  if (row === undefined || int(row.taken) !== takes.length) throw new StockMoved(`${row?.taken} of ${takes.length} reservations applied`);
+}
+
+// ---- Judging each order of a batch, in the documented check order. ----
+
+const itemKey = (wallet: string, skuOrId: string) => `${wallet} ${skuOrId}`;
+
+/** The lines of an order, or inventory_item_not_found listing every ref not in the merchant's inventory. */
+function resolveLines(o: PendingOrder, bySku: Map<string, ItemRow>, byId: Map<string, ItemRow>): OrderLine<ItemRow>[] {
   const missing: string[] = [];
-  const lines = refs.flatMap((ref) => {
-    const row = ref.by === 'sku' ? bySku.get(ref.value) : byId.get(ref.value);
+  const lines = o.refs.flatMap((ref) => {
+    const row = (ref.by === 'sku' ? bySku : byId).get(itemKey(o.wallet, ref.value));
     if (row === undefined) {
       missing.push(`${ref.by} ${ref.value}`);
       return [];
     }
     return [{ item: row, qty: ref.qty }];
   });
-  if (missing.length > 0) {
-    throw new InvalidInput(`Not in inventory: ${missing.join(', ')}`, 'inventory_item_not_found');
-  }
+  if (missing.length > 0) throw new InvalidInput(`Not in inventory: ${missing.join(', ')}`, 'inventory_item_not_found');
   return lines;
 }
 
 /**
- * Takes stock for every limited item. The UPDATE only matches while enough stock remains, and it
- * locks the row, so concurrent orders queue on it and can never oversell. Rows are locked in sku
- * order so two orders naming the same items in different orders cannot deadlock.
+ * Takes stock for every limited line from what the batch has left, all or nothing. Lines are
+ * checked in sku order, so the item named in out_of_stock is the one a lone order would name.
  */
-async function reserveStock(tx: Tx, wallet: string, lines: OrderLine<InventoryRow & PricedItem>[], now: number): Promise<void> {
+function allocate(wallet: string, lines: OrderLine<ItemRow>[], left: Map<string, number>): void {
   const limited = lines.filter((l) => l.item.stockQty !== UNLIMITED).sort((a, b) => (a.item.sku < b.item.sku ? -1 : 1));
   for (const { item, qty } of limited) {
-    const taken = await tx
-      .update(inventoryItems)
-      .set({ stockQty: sql`${inventoryItems.stockQty} - ${qty}`, updatedAt: now })
-      .where(and(eq(inventoryItems.wallet, wallet), eq(inventoryItems.sku, item.sku), gte(inventoryItems.stockQty, qty)))
-      .returning({ stockQty: inventoryItems.stockQty });
-    if (taken.length === 1) continue;
-    // The merchant may have made the item unlimited since it was read; that is not a shortage.
-    const [current] = await tx
-      .select({ stockQty: inventoryItems.stockQty })
-      .from(inventoryItems)
-      .where(and(eq(inventoryItems.wallet, wallet), eq(inventoryItems.sku, item.sku)));
-    if (current?.stockQty === UNLIMITED) continue;
-    throw new Conflict(`Not enough stock of ${item.sku}: ${qty} wanted, ${Math.max(current?.stockQty ?? 0, 0)} left`, 'out_of_stock');
+    const have = left.get(itemKey(wallet, item.sku)) ?? 0;
+    if (have < qty) throw new Conflict(`Not enough stock of ${item.sku}: ${qty} wanted, ${Math.max(have, 0)} left`, 'out_of_stock');
+  }
+  for (const { item, qty } of limited) left.set(itemKey(wallet, item.sku), left.get(itemKey(wallet, item.sku))! - qty);
+}
+
+function receiptParams(o: PendingOrder, lines: OrderLine<ItemRow>[], tax: ResolvedTax, feeBps: number): InsertReceiptParams {
+  const priced = priceOrder(lines, tax, feeBps);
+  if (priced.totalCents === 0n) throw new InvalidInput('The order total must be greater than zero');
+  return {
+    wallet: o.wallet,
+    id: o.receiptId,
+    source: 'order',
+    status: 'pending',
+    lineItems: priced.lineItems,
+    totalCents: priced.totalCents,
+    requestHash: receiptRequestHash(o.receiptId, priced.lineItems, priced.totalCents),
+    payToken: o.payToken,
+    createdAt: o.now,
+    expiresAt: o.expiresAt,
+    jurisdictionCode: tax.jurisdictionCode,
+    taxRatePpm: tax.applies ? Number(tax.ratePpm) : null,
+    taxComponents: tax.components,
+    writeId: o.write.id,
+  };
+}
+
+const refused = (error: unknown): Settled<never> => ({ ok: false, error });
+
+function shopOf(m: MerchantSetup): ShopSettings {
+  return { name: m.name, processingFeeBps: m.feeBps, taxJurisdictions: m.tax, allowedEmbedOrigins: m.origins };
+}
+
+type Judged = { index: number; params: InsertReceiptParams; takes: Take[] } | { index: number; error: unknown };
+
+/** Items, quantities, price and stock of each fresh order, in arrival order: the stock goes to the first. */
+function judge(orders: PendingOrder[], placing: number[], taxes: ResolvedTax[], read: BatchRead): Judged[] {
+  const bySku = new Map(read.items.map((r) => [itemKey(r.wallet, r.sku), r]));
+  const byId = new Map(read.items.map((r) => [itemKey(r.wallet, r.id), r]));
+  const left = new Map(read.items.flatMap((r) => (r.stockQty === UNLIMITED ? [] : [[itemKey(r.wallet, r.sku), r.stockQty] as const])));
+  return placing.map((index): Judged => {
+    const o = orders[index]!;
+    try {
+      const lines = mergeLines(resolveLines(o, bySku, byId));
+      const params = receiptParams(o, lines, taxes[index]!, read.merchants.get(o.wallet)!.feeBps);
+      allocate(o.wallet, lines, left);
+      const takes = lines.filter((l) => l.item.stockQty !== UNLIMITED).map((l) => ({ wallet: o.wallet, sku: l.item.sku, qty: l.qty, at: o.now }));
+      return { index, params, takes };
+    } catch (error) {
+      return { index, error };
+    }
+  });
+}
+
+/** Every order's reservation of each item, summed: one update per item for the whole batch. */
+function sumTakes(judged: Judged[]): Take[] {
+  const sums = new Map<string, Take>();
+  for (const j of judged) {
+    if (!('takes' in j)) continue;
+    for (const t of j.takes) {
+      const key = itemKey(t.wallet, t.sku);
+      const sum = sums.get(key);
+      if (sum === undefined) sums.set(key, { ...t });
+      else {
+        sum.qty += t.qty;
+        sum.at = Math.max(sum.at, t.at);
+      }
+    }
+  }
+  return [...sums.values()];
+}
+
+/**
+ * One batch in one transaction: each order settled on its own, nothing acknowledged before COMMIT.
+ * `locked`: read the stock under lock from the start (the batch's first attempt found it moved).
+ */
+async function placeBatch(db: Db, orders: PendingOrder[], locked = false): Promise<Settled<PlacedOrder>[]> {
+  try {
+    return await db.transaction(async (tx) => {
+      const outcomes: (Settled<PlacedOrder> | undefined)[] = orders.map(() => undefined);
+      const read = await readBatch(tx, orders);
+      const released: string[] = [];
+      const refuse = (i: number, err: unknown) => {
+        outcomes[i] = refused(err);
+        // Refused after its claim: the claim goes, as it would with a rollback of its own.
+        if (read.fresh.has(orders[i]!.write.id)) released.push(orders[i]!.write.id);
+      };
+      // Split, platform recipient and tax come before the claim matters, as for a lone order.
+      const taxes: ResolvedTax[] = [];
+      const claimed: number[] = [];
+      orders.forEach((o, i) => {
+        try {
+          const merchant = read.merchants.get(o.wallet);
+          if (merchant === undefined || merchant.recipients === 0) throw new SplitRequired();
+          if (!o.platformRecipientSet) {
+            throw new InvalidInput('The platform recipient address is not configured: set PLATFORM_RECIPIENT_ADDRESS on the server', 'platform_recipient_not_configured');
+          }
+          taxes[i] = resolveTax(o.tax, merchant.tax);
+          claimed.push(i);
+        } catch (err) {
+          refuse(i, err);
+        }
+      });
+      // The same write again (a retry whose first answer was lost) answers with the order it made.
+      const placing: number[] = [];
+      for (const i of claimed) {
+        const o = orders[i]!;
+        if (read.fresh.has(o.write.id)) {
+          placing.push(i);
+          continue;
+        }
+        try {
+          const claim = await claimWrite(tx, o.write, { wallet: o.wallet, kind: 'order', ref: o.receiptId }, o.now);
+          if (claim.fresh) {
+            // The first holder went in the meantime (purged): the claim is this batch's now.
+            read.fresh.add(o.write.id);
+            placing.push(i);
+          } else outcomes[i] = { ok: true, value: { row: await findReceipt(tx, o.wallet, claim.ref ?? ''), shop: shopOf(read.merchants.get(o.wallet)!) } };
+        } catch (err) {
+          outcomes[i] = refused(err);
+        }
+      }
+
+      if (locked) await lockStock(tx, read.items);
+      let judged = judge(orders, placing, taxes, read);
+      // Short on the stock as read: the verdict must come from stock no one else can change.
+      if (!locked && judged.some((j) => 'error' in j && j.error instanceof Conflict && j.error.code === 'out_of_stock')) {
+        await lockStock(tx, read.items);
+        judged = judge(orders, placing, taxes, read);
+      }
+      const placed = judged.flatMap((j) => ('params' in j ? [j] : []));
+      for (const j of judged) if ('error' in j) refuse(j.index, j.error);
+      if (placed.length > 0) {
+        const stored = await insertReceipts(tx, placed.map((j) => j.params));
+        stored.forEach((s, k) => {
+          // A random receipt id already taken is next to impossible; the batch is then retried order by order.
+          if (!s.ok) throw s.error;
+          const i = placed[k]!.index;
+          outcomes[i] = { ok: true, value: { row: s.value, shop: shopOf(read.merchants.get(orders[i]!.wallet)!) } };
+        });
+      }
+      await writeStock(tx, sumTakes(judged), released);
+      return outcomes.map((x) => x!);
+    });
+  } catch (err) {
+    if (!(err instanceof StockMoved)) throw err;
+    if (locked) throw new Error(`stock of a locked item changed within its transaction: ${err.message}`);
+    return placeBatch(db, orders, true);
+  }
+}
+
+/** A write id twice in one batch: the later ones wait for the batch, then find the first one's claim. */
+async function placeOrders(db: Db, orders: PendingOrder[]): Promise<Settled<PlacedOrder>[]> {
+  const seen = new Set<string>();
+  const first: number[] = [];
+  const later: number[] = [];
+  orders.forEach((o, i) => {
+    (seen.has(o.write.id) ? later : first).push(i);
+    seen.add(o.write.id);
+  });
+  const outcomes: Settled<PlacedOrder>[] = new Array(orders.length);
+  const firstOutcomes = await placeBatch(db, first.map((i) => orders[i]!));
+  first.forEach((i, k) => (outcomes[i] = firstOutcomes[k]!));
+  if (later.length > 0) {
+    const laterOutcomes = await placeOrders(db, later.map((i) => orders[i]!));
+    later.forEach((i, k) => (outcomes[i] = laterOutcomes[k]!));
+  }
+  return outcomes;
+}
+
+/**
+ * Orders waiting for a batch, and the batches under way. A batch starts on the turn after its
+ * first order arrived, or when a batch under way finishes, with every order that arrived in the
+ * meantime; at most `maxInFlight` run at once. Limiting them is what makes batches grow with the
+ * load: a batch for each turn of the event loop would be many small transactions queueing on a
+ * popular item's row lock, one after another, each paying its own round trips and COMMIT.
+ */
+export class OrderQueue<I, O> {
+  private pending: { item: I; resolve(value: O): void; reject(err: unknown): void }[] = [];
+  private running = 0;
+  private scheduled = false;
+
+  constructor(
+    private readonly place: (items: I[]) => Promise<Settled<O>[]>,
+    private readonly maxInFlight = 2,
+    private readonly maxBatch = 100,
+  ) {}
+
+  submit(item: I): Promise<O> {
+    return new Promise((resolve, reject) => {
+      this.pending.push({ item, resolve, reject });
+      this.schedule();
+    });
+  }
+
+  private schedule(): void {
+    if (this.scheduled || this.running >= this.maxInFlight || this.pending.length === 0) return;
+    this.scheduled = true;
+    // After the I/O callbacks of this turn, so every handler they started has submitted by then.
+    setImmediate(() => {
+      this.scheduled = false;
+      while (this.running < this.maxInFlight && this.pending.length > 0) {
+        this.running++;
+        void this.run(this.pending.splice(0, this.maxBatch)).finally(() => {
+          this.running--;
+          this.schedule();
+        });
+      }
+    });
+  }
+
+  private async run(batch: OrderQueue<I, O>['pending']): Promise<void> {
+    try {
+      const outcomes = await this.place(batch.map((b) => b.item));
+      batch.forEach((b, i) => {
+        const outcome = outcomes[i];
+        if (outcome === undefined) b.reject(new Error('an order batch returned no outcome for an order'));
+        else if (outcome.ok) b.resolve(outcome.value);
+        else b.reject(outcome.error);
+      });
+    } catch (err) {
+      for (const b of batch) b.reject(err);
+    }
   }
 }
 
 /**
- * Creates an order. Checks run in the order the API documents: items present, split configured
- * (403 split_required), platform recipient set, items known, stock available (409 out_of_stock).
+ * When a batch's transaction fails for a reason other than the database going away (a deadlock
+ * with another writer, say), each order is retried alone, so only an order at fault fails; an
+ * unreachable database or an unknown commit outcome fails them all, each answering as a lone
+ * order would (503, or 500 with the retry finding the write).
  */
-export async function createOrder(db: Db, ctx: OrderContext, wallet: string, input: OrderInput, now = Date.now()): Promise<OrderReceipt> {
+const orderBatches = perDatabase(
+  (db) =>
+    new OrderQueue<PendingOrder, PlacedOrder>(async (orders) => {
+      try {
+        return await placeOrders(db, orders);
+      } catch (err) {
+        if (orders.length === 1 || isDbDown(err) || err instanceof CommitOutcomeUnknown) throw err;
+        return Promise.all(
+          orders.map((o) =>
+            placeOrders(db, [o]).then(
+              ([outcome]) => outcome!,
+              (error: unknown): Settled<PlacedOrder> => refused(error),
+            ),
+          ),
+        );
+      }
+    }),
+);
+
+/**
+ * Creates an order. Checks run in the order the API documents: items present, split configured
+ * (403 split_required), platform recipient set, tax known, items known, stock available (409
+ * out_of_stock).
+ */
+export async function createOrder(
+  db: Db,
+  ctx: OrderContext,
+  wallet: string,
+  input: OrderInput,
+  now = Date.now(),
+  write: Write = freshWrite(),
+): Promise<OrderReceipt> {
   const refs = parseRefs(input.items);
   // A malformed rate is an input error, reported before anything about the merchant's setup.
   if (input.taxRate !== undefined) rateToPpm(input.taxRate, 'taxRate');
-  if (!isConfigured(await getSplitConfig(db, wallet))) throw new SplitRequired();
-  if (ctx.platformRecipientAddress === undefined) {
-    throw new InvalidInput('The platform recipient address is not configured: set PLATFORM_RECIPIENT_ADDRESS on the server', 'platform_recipient_not_configured');
-  }
-  const shop = await getShopSettings(db, wallet);
-  const tax = resolveTax(input, shop.taxJurisdictions);
-  const receiptId = newId('ord');
-  const payToken = newPayToken();
-
-  const { row, priced } = await db.transaction(async (tx) => {
-    const lines = mergeLines(await resolveItems(tx, wallet, refs));
-    const priced = priceOrder(lines, tax, shop.processingFeeBps);
-    if (priced.totalCents === 0n) throw new InvalidInput('The order total must be greater than zero');
-    await reserveStock(tx, wallet, lines, now);
-    const row = await insertReceipt(tx, {
-      wallet,
-      id: receiptId,
-      source: 'order',
-      status: 'pending',
-      lineItems: priced.lineItems,
-      totalCents: priced.totalCents,
-      requestHash: receiptRequestHash(receiptId, priced.lineItems, priced.totalCents),
-      payToken,
-      createdAt: now,
-      expiresAt: expiryOf(now, undefined, ctx.receiptTtlMinutes),
-      jurisdictionCode: tax.jurisdictionCode,
-      taxRatePpm: tax.applies ? Number(tax.ratePpm) : null,
-      taxComponents: tax.components,
-    });
-    return { row, priced };
+  const { row, shop } = await orderBatches(db).submit({
+    wallet,
+    refs,
+    tax: { jurisdictionCode: input.jurisdictionCode, taxRate: input.taxRate, taxComponents: input.taxComponents },
+    platformRecipientSet: ctx.platformRecipientAddress !== undefined,
+    write,
+    receiptId: newId('ord'),
+    payToken: newPayToken(),
+    now,
+    expiresAt: expiryOf(now, undefined, ctx.receiptTtlMinutes),
   });
-
   return {
     receiptId: row.id,
-    totalUsd: centsToUsd(priced.totalCents),
+    totalUsd: centsToUsd(row.totalCents),
     currency: row.currency,
-    lineItems: lineItemViews(priced.lineItems),
+    lineItems: lineItemViews(row.lineItems),
     createdAt: row.createdAt,
-    status: row.status,
+    status: 'pending',
     brandName: brandOf(shop, ctx.fallbackBrand),
     paymentUrl: paymentUrl(ctx.siteUrl, row.id, row.payToken),
-    jurisdictionCode: tax.jurisdictionCode,
-    taxRate: ppmToRate(tax.ratePpm),
-    taxComponents: tax.components,
+    jurisdictionCode: row.jurisdictionCode,
+    taxRate: ppmToRate(BigInt(row.taxRatePpm ?? 0)),
+    taxComponents: row.taxComponents,
   };
 }

@@ -10,6 +10,7 @@ import { receipts, receiptStatusHistory, receiptTransfers, refunds, shopConfigs,
 import { Conflict, InvalidInput, NotFound } from './errors.ts';
 import { nextStatus, type ReceiptException, type ReceiptStatus, type TrackingStatus } from '../payments/states.ts';
 import { centsToTokenUnits, centsToUsd, usdToCents } from './money.ts';
+import { claimWrite, type Write } from './writes.ts';
 
 export { isSensitiveStatus, isTrackingStatus, TRACKING_STATUSES, type TrackingStatus } from '../payments/states.ts';
 
@@ -17,7 +18,7 @@ export { isSensitiveStatus, isTrackingStatus, TRACKING_STATUSES, type TrackingSt
 export const DEFAULT_TTL_MINUTES = 60;
 export const MAX_EXPIRES_IN_MINUTES = 43_200;
 
-const RECEIPT_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/;
+export const RECEIPT_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/;
 export const MAX_LINE_ITEMS = 200;
 
 export interface LineItemInput {
@@ -215,6 +216,8 @@ export interface InsertReceiptParams {
   jurisdictionCode?: string | null;
   taxRatePpm?: number | null;
   taxComponents?: string[];
+  /** The id of the creating write (src/domain/writes.ts). */
+  writeId?: string | null;
 }
 
 const receiptKey = (wallet: string, id: string) => `${wallet} ${id}`;
@@ -269,6 +272,7 @@ function receiptRecords(rows: InsertReceiptParams[]): string {
         exception: null,
         paidUnits: '0',
         expiredAt: null,
+        writeId: p.writeId ?? null,
         createdAt: p.createdAt,
         updatedAt: p.createdAt,
       }),
@@ -345,7 +349,7 @@ export async function createReceipt(
   db: Db,
   siteUrl: string,
   params: CreateReceiptParams,
-  opts: { payToken?: string; createdAt?: number; ttlMinutes?: number } = {},
+  opts: { payToken?: string; createdAt?: number; ttlMinutes?: number; writeId?: string } = {},
 ): Promise<CreatedReceipt> {
   const prepared = prepareReceipt(params);
   const createdAt = opts.createdAt ?? Date.now();
@@ -360,6 +364,7 @@ export async function createReceipt(
     payToken: opts.payToken ?? newPayToken(),
     createdAt,
     expiresAt: expiryOf(createdAt, params.expiresInMinutes, opts.ttlMinutes ?? DEFAULT_TTL_MINUTES),
+    writeId: opts.writeId ?? null,
   });
   return { id: row.id, paymentUrl: paymentUrl(siteUrl, row.id, row.payToken), status: 'pending' };
 }
@@ -632,9 +637,16 @@ export function paymentState(row: Pick<ReceiptRow, 'exception' | 'expiresAt' | '
 export async function recordTrackingStatus(
   db: Db,
   p: { wallet: string; receiptId: string; status: TrackingStatus; at?: number },
+  write?: Write,
 ): Promise<{ status: string }> {
   const at = p.at ?? Date.now();
-  return db.transaction((tx) => applyTrackingStatus(tx, { ...p, at }));
+  return db.transaction(async (tx) => {
+    // A write already stored (a retry, or the journal's copy of a commit whose answer was lost) changes nothing.
+    if (write !== undefined && !(await claimWrite(tx, write, { wallet: p.wallet, kind: 'status', ref: p.receiptId }, at)).fresh) {
+      return { status: (await findReceipt(tx, p.wallet, p.receiptId)).status };
+    }
+    return applyTrackingStatus(tx, { ...p, at });
+  });
 }
 
 /** The rules of recordTrackingStatus inside a caller's transaction (journal replay uses it). */

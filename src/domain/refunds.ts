@@ -13,13 +13,14 @@ import { and, eq, isNotNull, sum } from 'drizzle-orm';
 import { erc20Abi, parseEventLogs, TransactionReceiptNotFoundError, type Hex } from 'viem';
 import type { ChainDeps } from '../chain/client.ts';
 import { ChainUnavailable } from '../chain/split-setup-chain.ts';
-import type { Db } from '../db/client.ts';
+import type { Db, Tx } from '../db/client.ts';
 import { receipts, receiptStatusHistory, refunds, type RefundItem } from '../db/schema.ts';
 import { newId } from '../gateway/keys.ts';
 import { enqueueEvent } from '../webhooks/outbox.ts';
 import { AppError, InvalidInput, NotFound } from './errors.ts';
 import { centsToTokenUnits, centsToUsd, usdToCents } from './money.ts';
 import { isAddress, normalizeWallet } from './wallet.ts';
+import { claimWrite, freshWrite, type Write } from './writes.ts';
 
 export interface RefundInput {
   receiptId?: unknown;
@@ -221,7 +222,9 @@ export async function refundReceipt(
   p: ParsedRefund & { by: string },
   chain?: RefundChain,
   now = Date.now(),
+  write: Write = freshWrite(),
 ): Promise<RefundResult> {
+  const refundId = newId('rfd');
   let transfers: TokenTransfer[] | null = null;
   if (p.txHash !== null) {
     if (chain === undefined) throw new RefundChainMissing();
@@ -235,6 +238,9 @@ export async function refundReceipt(
     transfers = await transfersOf(chain, p.txHash);
   }
   return db.transaction(async (tx) => {
+    // The same write again (a retry whose first answer was lost) answers with the refund it made.
+    const claim = await claimWrite(tx, write, { wallet: p.wallet, kind: 'refund', ref: refundId }, now);
+    if (!claim.fresh) return refundResultOf(tx, p.wallet, claim.ref ?? '');
     const [receipt] = await tx
       .select()
       .from(receipts)
@@ -271,7 +277,6 @@ export async function refundReceipt(
       if (!match.ok) throw new RefundNotVerified(match.reason, refusalMessage({ ...p, txHash: p.txHash }, chain, match, minUnits));
       proof = match.transfer;
     }
-    const refundId = newId('rfd');
     const inserted = await tx
       .insert(refunds)
       .values({
@@ -333,6 +338,18 @@ export async function refundReceipt(
     }
     return { refundId, refundedUsd: centsToUsd(already + p.cents), status, verified: proof !== null };
   });
+}
+
+/** What refundReceipt answered for a refund already made: the receipt's refunds and status as they are now. */
+async function refundResultOf(tx: Tx, wallet: string, refundId: string): Promise<RefundResult> {
+  const [refund] = await tx.select().from(refunds).where(and(eq(refunds.wallet, wallet), eq(refunds.id, refundId)));
+  if (refund === undefined) throw new NotFound(`Refund ${refundId} not found`);
+  const [receipt] = await tx.select({ status: receipts.status }).from(receipts).where(and(eq(receipts.wallet, wallet), eq(receipts.id, refund.receiptId)));
+  const [done] = await tx
+    .select({ total: sum(refunds.amountCents) })
+    .from(refunds)
+    .where(and(eq(refunds.wallet, wallet), eq(refunds.receiptId, refund.receiptId)));
+  return { refundId, refundedUsd: centsToUsd(BigInt(done?.total ?? '0')), status: receipt?.status ?? 'unknown', verified: refund.verifiedAt !== null };
 }
 
 export async function listRefunds(db: Db, wallet: string, receiptId: string) {

@@ -6,6 +6,7 @@ import { and, eq } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
 import { receipts, receiptStatusHistory } from '../db/schema.ts';
 import { Forbidden, InvalidInput, NotFound } from './errors.ts';
+import { claimWrite, type Write } from './writes.ts';
 import { nextStatus, type ReceiptStatus, type SensitiveStatus } from '../payments/states.ts';
 
 const SENSITIVE = /^(checkout_success|refund_[a-z0-9_]{1,40})$/;
@@ -14,11 +15,14 @@ export async function setSensitiveStatus(
   db: Db,
   p: { wallet: string; receiptId: string; status: string; by: string },
   now = Date.now(),
+  write?: Write,
 ): Promise<void> {
   if (!SENSITIVE.test(p.status)) throw new InvalidInput('status must be checkout_success or refund_<reason>');
   if (p.by !== p.wallet) throw new Forbidden("Only the receipt's merchant can set this status");
   const status = p.status as SensitiveStatus;
   await db.transaction(async (tx) => {
+    // The same write again (a retry after an answer that never came) adds no second history entry.
+    if (write !== undefined && !(await claimWrite(tx, write, { wallet: p.wallet, kind: 'status', ref: p.receiptId }, now)).fresh) return;
     const [row] = await tx
       .select({ status: receipts.status })
       .from(receipts)

@@ -7,9 +7,10 @@ import type { Db } from '../db/client.ts';
 import { InvalidInput, SplitRequired } from './errors.ts';
 import { centsToUsd, ppmToRate, usdToCents } from './money.ts';
 import { priceOrder, resolveTax } from './pricing.ts';
-import { expiryOf, insertReceipt, lineItemViews, newPayToken, paymentUrl, type LineItemView } from './receipts.ts';
+import { expiryOf, findReceipt, insertReceipt, lineItemViews, newPayToken, paymentUrl, type LineItemView } from './receipts.ts';
 import { getShopSettings } from './shop.ts';
 import { getSplitConfig, isConfigured } from './splits.ts';
+import { claimWrite, freshWrite, type Write } from './writes.ts';
 
 export interface TerminalInput {
   amountUsd?: unknown;
@@ -76,6 +77,7 @@ export async function createTerminalReceipt(
   input: TerminalInput,
   ttlMinutes: number,
   now = Date.now(),
+  write: Write = freshWrite(),
 ): Promise<TerminalReceipt> {
   const parsed = parseTerminal(input);
   if (!isConfigured(await getSplitConfig(db, wallet))) throw new SplitRequired();
@@ -90,8 +92,11 @@ export async function createTerminalReceipt(
   const lineItems = priced.lineItems.map(({ sku: _sku, qty: _qty, ...rest }) => rest);
   const id = `pos_${randomBytes(9).toString('base64url')}`;
   const payToken = newPayToken();
-  const row = await db.transaction((tx) =>
-    insertReceipt(tx, {
+  const row = await db.transaction(async (tx) => {
+    // The same write again (a retry whose first answer was lost) answers with the receipt it made.
+    const claim = await claimWrite(tx, write, { wallet, kind: 'terminal', ref: id }, now);
+    if (!claim.fresh) return findReceipt(tx, wallet, claim.ref ?? '');
+    return insertReceipt(tx, {
       wallet,
       id,
       source: 'terminal',
@@ -105,8 +110,9 @@ export async function createTerminalReceipt(
       jurisdictionCode: tax.jurisdictionCode,
       taxRatePpm: tax.applies ? Number(tax.ratePpm) : null,
       taxComponents: tax.components,
-    }),
-  );
+      writeId: write.id,
+    });
+  });
   return {
     receiptId: row.id,
     totalUsd: centsToUsd(row.totalCents),

@@ -92,6 +92,8 @@ export class RedisRateLimiter implements RateLimiter {
   /** Counter key → the hits waiting for this turn's increment, in the order they came. */
   private pending = new Map<string, Waiter[]>();
   private scheduled = false;
+  /** Requests served without being counted because Redis failed or did not answer in time. */
+  servedUnmetered = 0;
 
   constructor(
     private readonly redis: Redis,
@@ -126,6 +128,7 @@ export class RedisRateLimiter implements RateLimiter {
       return decide(count + 1, limit, windowStart);
     } catch (err) {
       // Open, as hit() is when Redis is away.
+      this.servedUnmetered += 1;
       this.onError(err);
       return { allowed: true, limit, remaining: limit, resetAt: windowStart + WINDOW_MS };
     }
@@ -163,6 +166,7 @@ export class RedisRateLimiter implements RateLimiter {
     try {
       count = Number(await total);
     } catch (err) {
+      this.servedUnmetered += waiters.length;
       this.onError(err);
       for (const w of waiters) w.resolve({ allowed: true, limit: w.limit, remaining: w.limit, resetAt: w.windowStart + WINDOW_MS });
       return;

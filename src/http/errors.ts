@@ -3,8 +3,11 @@
  * it is logged with the correlation id, which the body names for support.
  */
 import type { FastifyError, FastifyInstance } from 'fastify';
-import { AppError } from '../domain/errors.ts';
-import { isConnectionError } from '../db/client.ts';
+import type { IncomingMessage } from 'node:http';
+import { AppError, CommitOutcomeUnknown } from '../domain/errors.ts';
+import { isConnectionError, neverReachedServer } from '../db/client.ts';
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 const CODE_BY_STATUS: Record<number, string> = {
   400: 'invalid_input',
@@ -24,16 +27,31 @@ export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError | AppError, request, reply) => {
     if (err instanceof AppError) {
       if (err.status === 503) reply.header('retry-after', '5');
+      // Seconds until the budget resets, for clients that read the standard header rather than resetAt.
+      if (err.status === 429 && typeof err.extra.resetAt === 'number') {
+        reply.header('retry-after', String(Math.max(1, Math.ceil((err.extra.resetAt - Date.now()) / 1000))));
+      }
       if (err.status >= 500) request.log.error({ err }, 'request failed');
+      if (err instanceof CommitOutcomeUnknown) {
+        return reply.status(500).send({ error: err.code, message: `${err.message} (correlation id ${request.id})` });
+      }
       return reply.status(err.status).send({ error: err.code, message: err.message, ...err.extra });
     }
-    // A client that hangs up mid-body fails the body's stream with ECONNRESET or "aborted": its
-    // own connection, not the database's. Nobody is left to answer; the line says what happened.
-    if (request.raw.destroyed && !isDatabaseError(err)) {
+    // A client that hangs up mid-body fails the body's stream ("aborted", ECONNRESET) before the
+    // body was read in full: its own connection, not the database's. Nobody is left to answer;
+    // the line says what happened. Anything else, after a body was read, is the service's fault.
+    if (clientAborted(request.raw, err) && !isDatabaseError(err)) {
       request.log.info({ err: err.message }, 'client closed the connection before its request was read');
       return reply.status(400).send({ error: 'invalid_input', message: 'The request was not received in full' });
     }
     if (isConnectionError(err)) {
+      // A write whose statement may have reached the server has an unknown outcome: a 503 would
+      // promise that nothing happened, and the client's retry could repeat it.
+      if (!SAFE_METHODS.has(request.method) && !neverReachedServer(err)) {
+        request.log.error({ err }, 'database connection lost during a write; its outcome is unknown');
+        const unknown = new CommitOutcomeUnknown(err);
+        return reply.status(500).send({ error: unknown.code, message: `${unknown.message} (correlation id ${request.id})` });
+      }
       request.log.error({ err }, 'database unavailable');
       reply.header('retry-after', '5');
       return reply.status(503).send({ error: 'database_unavailable', message: 'The database is unavailable; retry shortly' });
@@ -66,3 +84,14 @@ function isDatabaseError(err: unknown): boolean {
   return false;
 }
 
+
+/**
+ * True when the client itself cut its request short: the body stream ended without its end
+ * (Node's `readableAborted`) or failed with the socket's own error. Node also marks a request
+ * `destroyed` once its body was read in full, so that alone says nothing.
+ */
+function clientAborted(raw: IncomingMessage, err: unknown): boolean {
+  if (raw.readableAborted) return true;
+  const code = (err as { code?: unknown }).code;
+  return raw.socket?.destroyed === true && (code === 'ECONNRESET' || code === 'ECONNABORTED' || (err as Error).message === 'aborted');
+}

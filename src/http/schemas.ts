@@ -1,14 +1,126 @@
-/** Schemas shared by several routes; each also appears once in the OpenAPI document. */
-import { Type, type TSchema } from '@sinclair/typebox';
+/**
+ * Schemas shared by several routes; the three with an `$id` also appear once in the OpenAPI
+ * document. Closed sets of values (statuses, exceptions, scopes, products, webhook events, roles)
+ * are built from the server's own constants, so the document cannot drift from what it enforces.
+ */
+import { Type, type NumberOptions, type StringOptions, type TSchema, type TUnsafe } from '@sinclair/typebox';
+import type { Role } from '../auth/sessions.ts';
+import { MAX_CENTS } from '../domain/money.ts';
+import { RECEIPT_ID } from '../domain/receipts.ts';
+import { PRODUCTS, SCOPES } from '../gateway/scopes.ts';
+import { CHAIN_STATUSES, INITIAL_STATUSES, RECEIPT_EXCEPTIONS, TRACKING_STATUSES, type ReceiptException } from '../payments/states.ts';
+import { TEST_EVENT_TYPE, WEBHOOK_EVENT_TYPES } from '../webhooks/outbox.ts';
+
+declare module 'fastify' {
+  interface FastifySchema {
+    /**
+     * The error codes this operation answers, by status, where they differ from the codes every
+     * operation of its kind answers (src/http/openapi.ts lists those). Documentation only.
+     */
+    errorCodes?: Partial<Record<number, readonly ErrorCode[]>>;
+  }
+}
+
+/**
+ * JSON Schema keywords a handler (or the domain code behind it) enforces itself, shown in the
+ * OpenAPI document but left out of the schema the request validator compiles. Two reasons:
+ * the check answers an error code of its own that the specification names (invalid_wallet
+ * rather than invalid_input), or JSON Schema cannot state it exactly (`multipleOf: 0.01` is
+ * inexact for binary floats: 19.99 / 0.01 is not a whole number, so a validator would refuse
+ * $19.99; src/domain/money.ts checks the decimal text instead). src/http/openapi.ts merges
+ * these keywords into the schema it publishes.
+ */
+export const HANDLER_CHECKS = 'x-handler-checks';
+
+/**
+ * A string schema limited to `values`: `{type: 'string', enum}`, typed as their union both for
+ * this TypeBox and for the one the Fastify type provider infers request and reply types with
+ * (which reads the `type` and `enum` keywords themselves).
+ */
+export function stringEnum<const T extends readonly string[]>(
+  values: T,
+  options: StringOptions = {},
+): TUnsafe<T[number]> & { readonly type: 'string'; readonly enum: T } {
+  return Type.Unsafe<T[number]>({ ...options, type: 'string', enum: [...values] }) as TUnsafe<T[number]> & { readonly type: 'string'; readonly enum: T };
+}
+
+/** A string the handler checks against `values` itself (its message names the unknown ones); documented as the enum. */
+export function handlerCheckedEnum(values: readonly string[], options: StringOptions = {}) {
+  return Type.String({ ...options, [HANDLER_CHECKS]: { enum: [...values] } });
+}
+
+/**
+ * The same schema for an answer whose value the domain hands over typed as a plain string: the
+ * document lists the values, the handler's type stays `string`.
+ */
+export function answerEnum(values: readonly string[], options: StringOptions = {}): TUnsafe<string> & { readonly type: 'string' } {
+  return Type.Unsafe<string>({ ...options, type: 'string', enum: [...values] }) as TUnsafe<string> & { readonly type: 'string' };
+}
+
+/**
+ * Every error code the server answers, what it means, and a message it comes with. The Error
+ * schema's enum and the examples of every error response come from here; test/openapi.test.ts
+ * checks that every code the source throws is listed.
+ */
+export const ERROR_CODES = {
+  invalid_input: ['A value is missing, malformed or out of range; the message names it', 'body/totalUsd must be > 0'],
+  missing_receipt_id: ['receiptId is missing or empty', 'receiptId is required'],
+  missing_status: ['status is missing or empty', 'status is required'],
+  invalid_wallet: ['A wallet is not a 0x-prefixed 40-hex address', 'wallet must be a 0x-prefixed 40-hex address'],
+  invalid_buyer: ['buyer is not a 0x-prefixed 40-hex address', 'buyer must be a 0x-prefixed 40-hex address'],
+  invalid_usd: ['usd is not a positive amount with at most two decimals', 'usd must be greater than zero'],
+  invalid_amount: ['amountUsd is not a positive amount with at most two decimals', 'amountUsd must be greater than zero'],
+  items_required: ['The order names no item', 'An order needs at least one item'],
+  inventory_item_not_found: ['An order line names a sku or id that is not in the inventory', 'No inventory item with sku espresso'],
+  platform_recipient_not_configured: [
+    'The platform recipient (PLATFORM_RECIPIENT_ADDRESS) is not configured on the server',
+    'The platform recipient address is not configured: set PLATFORM_RECIPIENT_ADDRESS on the server',
+  ],
+  bad_request: ['The request was refused for another reason the message names', 'The request was refused'],
+  unauthorized: ['No valid subscription key, or no valid admin session', 'Missing Ocp-Apim-Subscription-Key header'],
+  forbidden: [
+    'The key lacks the scope, the session lacks the role or its x-csrf-token is wrong, the data is another merchant’s, or the request bypassed the edge proxy',
+    'This subscription lacks the receipts:write scope',
+  ],
+  split_required: ['No split is configured yet', 'Configure a split before creating orders or terminal receipts'],
+  not_found: ['Nothing with that id (or route) exists for this merchant', 'Receipt order-1001 not found'],
+  apk_not_visible: ['A partner container serves only its own brand’s package', 'This container serves only the splitline package'],
+  method_not_allowed: ['The method is not allowed here', 'Method not allowed'],
+  request_timeout: ['The request was not received within REQUEST_TIMEOUT_MS', 'The request was not received in time'],
+  conflict: [
+    'The id or Idempotency-Key was already used for another request, or the write conflicts with stored data',
+    'This Idempotency-Key was already used for another request; send a new key for a new request',
+  ],
+  out_of_stock: ['Not enough stock for an order line', 'Only 2 of espresso left'],
+  deprecated: ['The operation is gone; `reason` says what to use instead', "Withdraw from your own wallet: call the split contract's release(token, account) function"],
+  payload_too_large: ['The body exceeds the route’s limit', 'Request body is too large'],
+  unsupported_media_type: ['The Content-Type is not one the route reads', 'Unsupported Media Type: text/plain'],
+  range_not_satisfiable: ['The Range lies outside the package', 'The package is 1048576 bytes long'],
+  headers_too_large: ['The request headers exceed 16 KiB', 'The request headers exceed 16384 bytes'],
+  rate_limited: ['The budget of this key, session or address is spent until resetAt', 'Rate limit exceeded; retry after resetAt'],
+  failed: [
+    'An internal error (quote the correlation id), or a write whose commit the database did not confirm: retry it with the same Idempotency-Key',
+    'Internal error; quote correlation id 0b9c3f4e-8d52-4d1e-9a57-4cf0f2a1b6de to support',
+  ],
+  database_unavailable: ['The database is unreachable and this operation has no degraded answer; nothing was written', 'The database is unavailable; retry shortly'],
+  chain_unavailable: ['This instance has no chain, or the chain did not answer; nothing was written', 'This instance runs without a chain'],
+} as const satisfies Record<string, readonly [meaning: string, example: string]>;
+export type ErrorCode = keyof typeof ERROR_CODES;
 
 export const ErrorBody = Type.Object(
   {
-    error: Type.String({ description: 'Machine-readable error code' }),
+    error: answerEnum(Object.keys(ERROR_CODES), { description: 'Machine-readable error code' }),
     message: Type.String({ description: 'What went wrong, for a person' }),
     resetAt: Type.Optional(Type.Integer({ description: 'With rate_limited: Unix ms when the budget resets' })),
-    reason: Type.Optional(Type.String()),
+    reason: Type.Optional(
+      Type.String({
+        description:
+          'With deprecated: use_connected_wallet. With a refund whose txHash does not prove it: not_mined, reverted, ' +
+          'no_transfer, too_little or already_used',
+      }),
+    ),
   },
-  { $id: 'Error', title: 'Error' },
+  { $id: 'Error', title: 'Error', description: 'Every error answer: `{error, message}`, plus `resetAt` or `reason` where noted' },
 );
 
 export const errorRef = Type.Ref('Error');
@@ -20,44 +132,116 @@ export function keyErrors(...extra: number[]): Record<number, TSchema> {
   return out;
 }
 
-export const Wallet = Type.String({ pattern: '^0x[0-9a-fA-F]{40}$', description: '0x-prefixed, 40 hex digits' });
+const WALLET_PATTERN = '^0x[0-9a-fA-F]{40}$';
+const WALLET_EXAMPLE = '0x3c44cdddb6a900fa2b585dd299e03d12fa4293bc';
+
+/** A wallet address: the pattern and an example, for fields that describe themselves. */
+export const WALLET = { pattern: WALLET_PATTERN, examples: [WALLET_EXAMPLE] };
+export const Wallet = Type.String({ ...WALLET, description: '0x-prefixed, 40 hex digits' });
+
+/**
+ * A wallet the handler checks itself, answering `code` (invalid_wallet) rather than the
+ * validator's invalid_input; the document still shows the pattern.
+ */
+export function HandlerCheckedWallet(options: StringOptions = {}) {
+  return Type.String({ description: '0x-prefixed, 40 hex digits', examples: [WALLET_EXAMPLE], ...options, [HANDLER_CHECKS]: { pattern: WALLET_PATTERN } });
+}
+
+export const TxHash = Type.String({ pattern: '^0x[0-9a-fA-F]{64}$', description: 'Transaction hash: 0x + 64 hex digits' });
+
+const RECEIPT_ID_RULE = '1-64 letters, digits and . _ : -, starting with a letter or digit';
+
+/** A receipt id as POST /api/receipts takes it (RECEIPT_ID in src/domain/receipts.ts). */
+export function ReceiptId(description = '') {
+  return Type.String({
+    pattern: RECEIPT_ID.source,
+    maxLength: 64,
+    description: description === '' ? RECEIPT_ID_RULE : `${description}: ${RECEIPT_ID_RULE}`,
+    examples: ['order-1001'],
+  });
+}
+
+const MAX_USD = Number(MAX_CENTS / 100n);
+
+/** A USD amount the server holds in cents: at most two decimals (checked by src/domain/money.ts). */
+export function Usd(options: NumberOptions = {}) {
+  return Type.Number({ minimum: 0, maximum: MAX_USD, ...options, [HANDLER_CHECKS]: { multipleOf: 0.01 } });
+}
+
+/** A USD amount in cents that must be above zero. */
+export function PositiveUsd(options: NumberOptions = {}) {
+  return Type.Number({ exclusiveMinimum: 0, maximum: MAX_USD, ...options, [HANDLER_CHECKS]: { multipleOf: 0.01 } });
+}
+
+/** Quantities of a receipt's line item (src/domain/receipts.ts parseLineItems). */
+const MAX_LINE_QTY = 1_000_000;
 
 export const LineItem = Type.Object(
   {
-    label: Type.String(),
-    priceUsd: Type.Number(),
-    qty: Type.Optional(Type.Integer()),
+    label: Type.String({ minLength: 1, maxLength: 200, pattern: '\\S', description: '1-200 characters, trimmed', examples: ['Flat white'] }),
+    priceUsd: Usd({ description: 'Unit price, USD, at most two decimals', examples: [3.5] }),
+    qty: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_LINE_QTY, description: '1 when omitted', examples: [2] })),
   },
   { $id: 'LineItem', title: 'LineItem' },
 );
 
-/** How a receipt's payment stands: on the list, the detail, the status answer (src/payments/states.ts). */
-export const ReceiptExceptionSchema = Type.Union(
-  [Type.Literal('underpaid'), Type.Literal('overpaid'), Type.Literal('wrong_token'), Type.Literal('expired'), Type.Literal('paid_late'), Type.Null()],
-  { description: 'Beside the status: underpaid, overpaid, wrong_token, expired or paid_late; null when the payment is as asked' },
+/** Every status a receipt can hold (src/payments/states.ts): the named ones, and refund_* set from the admin app. */
+export const ReceiptStatus = receiptStatus(
+  'pending (API) or generated (terminal); the tracking statuses while unpaid; tx_mined → recipient_validated → completed ' +
+    'as the chain confirms the payment; tx_mismatch when too little or another token arrived; failed when it expired ' +
+    'unpaid; refunded when refunds cover the total. Sensitive statuses (checkout_success, refund_*) are set from the admin app',
 );
+
+/** A receipt status, described for its place. */
+export function receiptStatus(description: string) {
+  return Type.Union(
+  [
+    answerEnum([...INITIAL_STATUSES, ...TRACKING_STATUSES, 'checkout_success', ...CHAIN_STATUSES]),
+    Type.String({ pattern: '^refund_', description: 'A sensitive status set from the admin app, such as refund_partial' }),
+  ],
+  { description },
+  );
+}
+
+/** Tracking statuses (no credential) and the sensitive ones that need the admin session. */
+export function SettableStatus(description: string) {
+  return Type.Union(
+    [stringEnum([...TRACKING_STATUSES, 'checkout_success']), Type.String({ pattern: '^refund_', description: 'A sensitive refund_* status' })],
+    { description, examples: ['link_opened'] },
+  );
+}
+
+/** How a receipt's payment stands: on the list, the detail, the status answer (src/payments/states.ts). */
+export const ReceiptExceptionSchema = Type.Unsafe<ReceiptException | null>({
+  type: ['string', 'null'],
+  enum: [...RECEIPT_EXCEPTIONS, null],
+  description: 'Beside the status: underpaid, overpaid, wrong_token, expired or paid_late; null when the payment is as asked',
+});
+
+const BaseUnits = (description: string) => Type.String({ pattern: '^(0|[1-9][0-9]*)$', description, examples: ['7000000'] });
 
 export const PaymentState = {
   exception: ReceiptExceptionSchema,
-  expiresAt: Type.Integer({ description: 'Unix ms; a receipt with nothing received by then fails with exception expired' }),
-  amountPaid: Type.String({ description: "What the receipt's payment address received in its token, token base units (USDC: 6 decimals)" }),
-  amountDue: Type.String({ description: 'What is still missing, token base units' }),
+  expiresAt: Type.Integer({ description: 'Unix ms; a receipt with nothing received by then fails with exception expired', examples: [1767229200000] }),
+  amountPaid: BaseUnits("What the receipt's payment address received in its token, token base units (USDC: 6 decimals)"),
+  amountDue: BaseUnits('What is still missing, token base units'),
 };
 
 /** The sum of a receipt's refunds; a receipt keeps its status until they cover its total (then refunded). */
-export const RefundedUsd = Type.Number({
+export const RefundedUsd = Usd({
   description: "The sum of the receipt's refunds, USD; below the total the receipt keeps its status, at the total it is refunded",
+  examples: [0],
 });
 
 export const Receipt = Type.Object(
   {
-    receiptId: Type.String(),
-    totalUsd: Type.Number(),
-    currency: Type.String(),
+    receiptId: Type.String({ examples: ['order-1001'] }),
+    totalUsd: Usd({ examples: [7] }),
+    currency: Type.String({ examples: ['USD'] }),
     lineItems: Type.Array(Type.Ref('LineItem')),
-    createdAt: Type.Integer({ description: 'Unix ms' }),
-    brandName: Type.String(),
-    status: Type.String(),
+    createdAt: Type.Integer({ description: 'Unix ms', examples: [1767225600000] }),
+    brandName: Type.String({ examples: ['Splitline'] }),
+    status: ReceiptStatus,
     ...PaymentState,
     refundedUsd: RefundedUsd,
   },
@@ -65,9 +249,23 @@ export const Receipt = Type.Object(
 );
 
 export const Degraded = {
-  degraded: Type.Optional(Type.Boolean()),
-  reason: Type.Optional(Type.String()),
+  degraded: Type.Optional(Type.Boolean({ description: 'true: the database is unreachable; see "Degraded mode" in the introduction' })),
+  reason: Type.Optional(answerEnum(['database_unavailable'])),
 };
+
+export const ScopeSchema = answerEnum(SCOPES);
+export const ProductSchema = answerEnum(Object.keys(PRODUCTS));
+export const WebhookEvent = answerEnum(WEBHOOK_EVENT_TYPES);
+/** What a delivery can carry: the subscribable events and the test event. */
+export const DeliveredEvent = answerEnum([...WEBHOOK_EVENT_TYPES, TEST_EVENT_TYPE]);
+
+/** Every role a session can hold; the check below fails to compile if Role gains a member. */
+const ROLES = ['owner', 'admin', 'superadmin'] as const satisfies readonly Role[];
+const rolesComplete: Exclude<Role, (typeof ROLES)[number]> extends never ? true : never = true;
+void rolesComplete;
+export const RoleSchema = stringEnum(ROLES, {
+  description: 'owner: every signed-in wallet, of its own merchant data; admin and superadmin: platform roles',
+});
 
 export const security = [{ subscriptionKey: [] }];
 

@@ -3,8 +3,10 @@
  * external data), and how one entry is applied to the database exactly once.
  */
 import type { Db } from '../db/client.ts';
-import { journalApplied, type StoredLineItem } from '../db/schema.ts';
+import { rejectedWrites, type StoredLineItem } from '../db/schema.ts';
 import { applyTrackingStatus, DEFAULT_TTL_MINUTES, expiryOf, insertReceipt, isTrackingStatus, type TrackingStatus } from '../domain/receipts.ts';
+import { claimWrite } from '../domain/writes.ts';
+import { enqueueEvent } from '../webhooks/outbox.ts';
 
 export interface ReceiptCreatePayload {
   id: string;
@@ -25,6 +27,7 @@ export interface ReceiptStatusPayload {
 }
 
 interface EntryBase {
+  /** The write's id (src/domain/writes.ts): the same on the database path and in the journal. */
   entryId: string;
   /** When the entry was written, Unix ms. */
   at: number;
@@ -117,25 +120,23 @@ export function parseEntry(line: string): JournalEntry {
 }
 
 export interface Applied {
-  /** 'skipped': journal_applied shows it was applied before (a crash came before compaction). */
+  /** 'skipped': the write was already stored (by the database path, another instance, or a replay before a crash). */
   outcome: 'applied' | 'skipped';
   /** The receipt already existed with the same body but another payment token. */
   tokenMismatch?: boolean;
 }
 
 /**
- * Applies one entry in one transaction that first claims its id in journal_applied, so an entry
- * replayed twice (crash between apply and compaction) changes nothing the second time. Domain
- * errors (Conflict, NotFound) roll the claim back with everything else.
+ * Applies one entry in one transaction that first claims its write id (write_ids), so an entry
+ * whose write is already stored changes nothing: replayed twice (a crash between apply and
+ * compaction), or made on the database path by a commit whose answer was lost. Domain errors
+ * (Conflict, NotFound) roll the claim back with everything else.
  */
 export async function applyEntry(db: Db, e: JournalEntry, now: number): Promise<Applied> {
   return db.transaction(async (tx) => {
-    const claimed = await tx
-      .insert(journalApplied)
-      .values({ entryId: e.entryId, appliedAt: now })
-      .onConflictDoNothing()
-      .returning({ entryId: journalApplied.entryId });
-    if (claimed.length === 0) return { outcome: 'skipped' };
+    const kind = e.kind === 'receipt.status' ? 'status' : 'journal';
+    const claim = await claimWrite(tx, { id: e.entryId, hash: '' }, { wallet: e.wallet, kind, ref: receiptIdOf(e) }, now);
+    if (!claim.fresh) return { outcome: 'skipped' };
     if (e.kind === 'receipt.status') {
       await applyTrackingStatus(tx, { wallet: e.wallet, receiptId: e.payload.receiptId, status: e.payload.status, at: e.payload.at });
       return { outcome: 'applied' };
@@ -152,7 +153,43 @@ export async function applyEntry(db: Db, e: JournalEntry, now: number): Promise<
       payToken: p.payToken,
       createdAt: p.createdAt,
       expiresAt: p.expiresAt ?? expiryOf(p.createdAt, undefined, DEFAULT_TTL_MINUTES),
+      writeId: e.entryId,
     });
     return { outcome: 'applied', tokenMismatch: row.payToken !== p.payToken };
+  });
+}
+
+/**
+ * Records an acknowledged entry that can never apply, for its merchant to see (the admin app's
+ * rejected writes) and to hear of (write.rejected), in one transaction. Recording it twice
+ * (a crash before the journal moved it) changes nothing.
+ */
+export async function recordRejection(db: Db, e: JournalEntry, reason: string, now: number): Promise<void> {
+  await db.transaction(async (tx) => {
+    const [row] = await tx
+      .insert(rejectedWrites)
+      .values({
+        writeId: e.entryId,
+        wallet: e.wallet,
+        kind: e.kind,
+        receiptId: receiptIdOf(e),
+        reason,
+        entry: e as unknown as Record<string, unknown>,
+        acknowledgedAt: e.at,
+        rejectedAt: now,
+      })
+      .onConflictDoNothing()
+      .returning({ writeId: rejectedWrites.writeId });
+    if (row === undefined) return;
+    await enqueueEvent(
+      tx,
+      {
+        wallet: e.wallet,
+        type: 'write.rejected',
+        dedupeKey: e.entryId,
+        data: { writeId: e.entryId, kind: e.kind, receiptId: receiptIdOf(e), reason, acknowledgedAt: e.at },
+      },
+      now,
+    );
   });
 }

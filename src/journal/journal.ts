@@ -3,8 +3,12 @@
  *
  * Each write is appended to `<dataDir>/journal/journal.jsonl` and fsync'd before it is
  * acknowledged. A replay loop applies the entries in order once the database answers again, each
- * exactly once (journal_applied), then compacts the file. An entry that can never apply goes to
- * `rejected.jsonl` with its reason, so it cannot block the ones behind it.
+ * exactly once: an entry's id is its write's id (src/domain/writes.ts), so an entry whose write
+ * already reached the database (a commit whose answer was lost, a retry on another instance)
+ * changes nothing. A status whose receipt is not in the database yet (still in another instance's
+ * journal) waits and is retried, holding back only the later statuses of its receipt. An entry
+ * that can never apply is recorded for the merchant (rejected_writes, the write.rejected event)
+ * and in `rejected.jsonl`, so it cannot block the ones behind it and is never dropped silently.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdir, readFile } from 'node:fs/promises';
@@ -12,7 +16,8 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Database } from '../db/client.ts';
 import { isDbDown } from '../db/client.ts';
-import { AppError, Conflict, InvalidInput } from '../domain/errors.ts';
+import { AppError, Conflict, InvalidInput, JournalUnavailable, NotFound } from '../domain/errors.ts';
+import type { Write } from '../domain/writes.ts';
 import { centsToUsd } from '../domain/money.ts';
 import {
   isTrackingStatus,
@@ -29,7 +34,7 @@ import {
   type TrackingStatus,
 } from '../domain/receipts.ts';
 import { AppendLog, appendDurably } from './append-log.ts';
-import { applyEntry, parseEntry, receiptIdOf, receiptKey, type JournalEntry, type ReceiptCreatePayload } from './entries.ts';
+import { applyEntry, parseEntry, receiptIdOf, receiptKey, recordRejection, type JournalEntry, type ReceiptCreatePayload } from './entries.ts';
 import { SlotQueue, type Slot } from './queue.ts';
 
 export interface JournalOptions {
@@ -42,6 +47,11 @@ export interface JournalOptions {
   replayIntervalMs?: number;
   /** Passes an entry may fail with an unexpected error before it is rejected. */
   maxAttempts?: number;
+  /**
+   * How long a status may wait for its receipt to reach the database (from another instance's
+   * journal) before it counts as never applicable: JOURNAL_WAIT_MINUTES, a day by default.
+   */
+  dependencyWaitMs?: number;
 }
 
 export interface ReplayResult {
@@ -66,6 +76,8 @@ export class Journal {
   private readonly slots = new SlotQueue();
   private readonly held = new Map<string, Held>();
   private readonly attempts = new Map<string, number>();
+  /** Statuses waiting for their receipt: entry id → when to try again. */
+  private readonly deferred = new Map<string, { until: number; tries: number }>();
   private readonly drainWaiters: (() => void)[] = [];
   private timer: NodeJS.Timeout | undefined;
   private replaying: Promise<ReplayResult> | undefined;
@@ -126,6 +138,7 @@ export class Journal {
   async recordReceipt(
     params: CreateReceiptParams,
     attempt: { payToken?: string; createdAt?: number; ttlMinutes?: number } = {},
+    write?: Write,
   ): Promise<CreatedReceipt> {
     const prepared = prepareReceipt(params);
     const existing = this.held.get(receiptKey(params.wallet, params.id))?.create;
@@ -146,16 +159,19 @@ export class Journal {
       createdAt,
       expiresAt: expiryOf(createdAt, params.expiresInMinutes, attempt.ttlMinutes ?? DEFAULT_TTL_MINUTES),
     };
-    await this.write({ entryId: randomUUID(), at: Date.now(), kind: 'receipt.create', wallet: params.wallet, payload });
+    await this.write({ entryId: write?.id ?? randomUUID(), at: Date.now(), kind: 'receipt.create', wallet: params.wallet, payload });
     return this.created(payload);
   }
 
-  async recordTrackingStatus(p: { wallet: string; receiptId: string; status: TrackingStatus; at?: number }): Promise<void> {
+  async recordTrackingStatus(p: { wallet: string; receiptId: string; status: TrackingStatus; at?: number }, write?: Write): Promise<void> {
     if (!isTrackingStatus(p.status)) throw new InvalidInput(`${String(p.status)} is not a tracking status`);
     if (p.receiptId === '') throw new InvalidInput('receiptId is required', 'missing_receipt_id');
+    // The same write again (a retry with its Idempotency-Key) is already held: acknowledged once.
+    const same = write && this.held.get(receiptKey(p.wallet, p.receiptId))?.slots.find((s) => s.entry.entryId === write.id);
+    if (same) return same.written;
     const at = p.at ?? Date.now();
     await this.write({
-      entryId: randomUUID(),
+      entryId: write?.id ?? randomUUID(),
       at,
       kind: 'receipt.status',
       wallet: p.wallet,
@@ -248,7 +264,7 @@ export class Journal {
       this.opts.logger.error({ err, entryId: entry.entryId }, 'journal: write failed; the request is not acknowledged');
       this.untrack(slot);
       this.notifyIfDrained();
-      throw err;
+      throw new JournalUnavailable(err);
     }
   }
 
@@ -267,6 +283,7 @@ export class Journal {
   private untrack(slot: Slot): void {
     this.slots.remove(slot);
     this.attempts.delete(slot.entry.entryId);
+    this.deferred.delete(slot.entry.entryId);
     const key = receiptKey(slot.entry.wallet, receiptIdOf(slot.entry));
     const held = this.held.get(key);
     if (held !== undefined) {
@@ -292,23 +309,43 @@ export class Journal {
       return result;
     }
     logger.info({ pending: result.remaining }, 'journal: database is back; replay starting');
-    while (!this.closed) {
-      const slot = this.slots.first();
-      if (slot === undefined || slot.state !== 'durable') break;
+    // Receipts with a status waiting in this pass: their later statuses wait behind it (a create
+    // does not depend on a status, so it goes ahead).
+    const waiting = new Set<string>();
+    const now = Date.now();
+    let stopped = false;
+    for (const slot of [...this.slots.durableSlots()]) {
+      if (this.closed) break;
+      const { entry } = slot;
+      const key = receiptKey(entry.wallet, receiptIdOf(entry));
+      if (entry.kind === 'receipt.status' && (waiting.has(key) || (this.deferred.get(entry.entryId)?.until ?? 0) > now)) {
+        waiting.add(key);
+        continue;
+      }
       const step = await this.replayOne(slot, result);
-      if (step === 'stop') break;
+      if (step === 'stop') {
+        stopped = true;
+        break;
+      }
+      if (step === 'wait') {
+        waiting.add(key);
+        continue;
+      }
       const done = result.applied + result.skipped + result.rejected;
       if (done % 1000 === 0) logger.info({ done, pending: this.pending }, 'journal: replay progress');
       if (done % COMPACT_EVERY === 0) await this.compact();
     }
     if (result.applied + result.skipped + result.rejected > 0) await this.compact();
     result.remaining = this.pending;
+    if (!stopped && this.deferred.size > 0) {
+      logger.info({ waiting: this.deferred.size }, 'journal: statuses wait for receipts not yet in the database (another instance may still hold them)');
+    }
     logger.info(result, 'journal: replay finished');
     this.notifyIfDrained();
     return result;
   }
 
-  private async replayOne(slot: Slot, result: ReplayResult): Promise<'next' | 'stop'> {
+  private async replayOne(slot: Slot, result: ReplayResult): Promise<'next' | 'stop' | 'wait'> {
     const { entry } = slot;
     const { logger } = this.opts;
     try {
@@ -328,7 +365,15 @@ export class Journal {
         return 'stop';
       }
       let reason: string;
-      if (err instanceof AppError && err.status < 500) {
+      if (err instanceof NotFound && entry.kind === 'receipt.status') {
+        // Its receipt may still be in another instance's journal: wait for it, up to a limit.
+        if (Date.now() - entry.at < (this.opts.dependencyWaitMs ?? 24 * 3600_000)) {
+          const tries = (this.deferred.get(entry.entryId)?.tries ?? 0) + 1;
+          this.deferred.set(entry.entryId, { until: Date.now() + Math.min(500 * 2 ** Math.min(tries, 10), 60_000), tries });
+          return 'wait';
+        }
+        reason = `receipt_not_found: no receipt ${entry.payload.receiptId} reached the database within the wait for it`;
+      } else if (err instanceof AppError && err.status < 500) {
         reason = `${err.code}: ${err.message}`;
       } else {
         const attempts = (this.attempts.get(entry.entryId) ?? 0) + 1;
@@ -345,10 +390,19 @@ export class Journal {
     }
   }
 
-  /** Moves an entry that can never apply to rejected.jsonl; false when that file cannot be written. */
+  /**
+   * Records an entry that can never apply for its merchant (rejected_writes and a write.rejected
+   * event) and moves it to rejected.jsonl; false when either cannot be written, and it stays queued.
+   */
   private async reject(slot: Slot, reason: string): Promise<boolean> {
     const { entry } = slot;
     const { logger } = this.opts;
+    try {
+      await recordRejection(this.opts.database.db, entry, reason, Date.now());
+    } catch (err) {
+      logger.error({ err, entryId: entry.entryId }, 'journal: could not record a rejected entry for its merchant; it stays queued');
+      return false;
+    }
     try {
       await appendDurably(this.rejectedPath, [JSON.stringify({ ...entry, rejectedAt: Date.now(), reason })]);
     } catch (err) {

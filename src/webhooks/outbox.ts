@@ -2,11 +2,12 @@
  * The webhook outbox. Events are written in the same transaction as the change they report, so a
  * change and its notification commit together or not at all; delivery happens afterwards.
  */
-import { and, asc, desc, eq, isNull, lte, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, isNull, lte, notInArray, sql } from 'drizzle-orm';
 import type { Db, Tx } from '../db/client.ts';
 import { webhookAttempts, webhookDeliveries, webhookEndpoints, webhookEvents } from '../db/schema.ts';
 import { NotFound } from '../domain/errors.ts';
 import { newId } from '../gateway/keys.ts';
+import { explainDeliveryError } from './errors.ts';
 
 export const WEBHOOK_EVENT_TYPES = [
   'receipt.payment_received',
@@ -14,8 +15,15 @@ export const WEBHOOK_EVENT_TYPES = [
   'receipt.tx_mismatch',
   'receipt.expired',
   'receipt.refunded',
+  'write.rejected',
 ] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+
+/**
+ * Sent to one endpoint on the merchant's request ("Send test event"), whatever it subscribes to;
+ * not subscribable, and tried once: its result is shown, not retried.
+ */
+export const TEST_EVENT_TYPE = 'webhook.test';
 
 /**
  * Retry schedule after each failed attempt (ms): quick at first, then hourly; the last retry
@@ -66,42 +74,100 @@ export interface DueDelivery {
   wallet: string;
   id: string;
   eventId: string;
+  endpointId: string;
+  type: string;
   attempts: number;
   url: string;
   secret: string;
   payload: Record<string, unknown>;
 }
 
-export async function dueDeliveries(db: Db, now: number, limit: number): Promise<DueDelivery[]> {
+export interface DueQuery {
+  /** At most this many deliveries. */
+  limit: number;
+  /** At most this many of one endpoint. */
+  perEndpoint: number;
+  /** At most this many of one merchant. */
+  perMerchant: number;
+  /** Left out: deliveries already in flight, and endpoints and merchants with no room left. */
+  skipDeliveries?: string[];
+  skipEndpoints?: string[];
+  skipWallets?: string[];
+}
+
+/**
+ * Due deliveries in a fair order: round-robin over merchants, and within a merchant over its
+ * endpoints, oldest first within each. Every merchant's first due delivery comes before any
+ * merchant's second, so however much one merchant has due it cannot push another's out of the
+ * batch.
+ */
+export async function dueDeliveries(db: Db, now: number, q: DueQuery): Promise<DueDelivery[]> {
+  const d = webhookDeliveries;
+  const e = webhookEndpoints;
+  const ranked = db
+    .select({
+      wallet: d.wallet,
+      id: d.id,
+      nextAttemptAt: d.nextAttemptAt,
+      endpointRank: sql<number>`row_number() over (partition by ${d.wallet}, ${d.endpointId} order by ${d.nextAttemptAt}, ${d.id})`.as(
+        'endpoint_rank',
+      ),
+    })
+    .from(d)
+    .innerJoin(e, and(eq(e.wallet, d.wallet), eq(e.id, d.endpointId)))
+    .where(
+      and(
+        eq(d.status, 'pending'),
+        lte(d.nextAttemptAt, now),
+        isNull(e.disabledAt),
+        q.skipDeliveries?.length ? notInArray(d.id, q.skipDeliveries) : undefined,
+        q.skipEndpoints?.length ? notInArray(d.endpointId, q.skipEndpoints) : undefined,
+        q.skipWallets?.length ? notInArray(d.wallet, q.skipWallets) : undefined,
+      ),
+    )
+    .as('ranked');
+  const fair = db
+    .select({
+      wallet: ranked.wallet,
+      id: ranked.id,
+      nextAttemptAt: ranked.nextAttemptAt,
+      merchantRank: sql<number>`row_number() over (partition by ${ranked.wallet} order by ${ranked.endpointRank}, ${ranked.nextAttemptAt}, ${ranked.id})`.as(
+        'merchant_rank',
+      ),
+    })
+    .from(ranked)
+    .where(lte(ranked.endpointRank, q.perEndpoint))
+    .as('fair');
   return db
     .select({
-      wallet: webhookDeliveries.wallet,
-      id: webhookDeliveries.id,
-      eventId: webhookDeliveries.eventId,
-      attempts: webhookDeliveries.attempts,
-      url: webhookEndpoints.url,
-      secret: webhookEndpoints.secret,
+      wallet: d.wallet,
+      id: d.id,
+      eventId: d.eventId,
+      endpointId: d.endpointId,
+      type: webhookEvents.type,
+      attempts: d.attempts,
+      url: e.url,
+      secret: e.secret,
       payload: webhookEvents.payload,
     })
-    .from(webhookDeliveries)
-    .innerJoin(
-      webhookEndpoints,
-      and(eq(webhookEndpoints.wallet, webhookDeliveries.wallet), eq(webhookEndpoints.id, webhookDeliveries.endpointId)),
-    )
-    .innerJoin(webhookEvents, and(eq(webhookEvents.wallet, webhookDeliveries.wallet), eq(webhookEvents.id, webhookDeliveries.eventId)))
-    .where(and(eq(webhookDeliveries.status, 'pending'), lte(webhookDeliveries.nextAttemptAt, now), isNull(webhookEndpoints.disabledAt)))
-    .orderBy(asc(webhookDeliveries.nextAttemptAt))
-    .limit(limit);
+    .from(fair)
+    .innerJoin(d, and(eq(d.wallet, fair.wallet), eq(d.id, fair.id)))
+    .innerJoin(e, and(eq(e.wallet, d.wallet), eq(e.id, d.endpointId)))
+    .innerJoin(webhookEvents, and(eq(webhookEvents.wallet, d.wallet), eq(webhookEvents.id, d.eventId)))
+    .where(lte(fair.merchantRank, q.perMerchant))
+    .orderBy(asc(fair.merchantRank), asc(fair.nextAttemptAt), asc(fair.id))
+    .limit(q.limit);
 }
 
 export async function recordAttempt(
   db: Db,
-  d: Pick<DueDelivery, 'wallet' | 'id' | 'attempts'>,
+  d: Pick<DueDelivery, 'wallet' | 'id' | 'attempts'> & { type?: string },
   outcome: { ok: boolean; statusCode: number | null; error: string | null; durationMs: number },
   now = Date.now(),
 ): Promise<'delivered' | 'pending' | 'failed'> {
   const attempts = d.attempts + 1;
-  const status = outcome.ok ? 'delivered' : attempts >= MAX_ATTEMPTS ? 'failed' : 'pending';
+  const maxAttempts = d.type === TEST_EVENT_TYPE ? 1 : MAX_ATTEMPTS;
+  const status = outcome.ok ? 'delivered' : attempts >= maxAttempts ? 'failed' : 'pending';
   await db.transaction(async (tx) => {
     await tx.insert(webhookAttempts).values({
       wallet: d.wallet,
@@ -150,6 +216,7 @@ export async function listDeliveries(db: Db, wallet: string, limit = 100) {
       lastError: webhookDeliveries.lastError,
       createdAt: webhookDeliveries.createdAt,
       deliveredAt: webhookDeliveries.deliveredAt,
+      receiptId: sql<string | null>`${webhookEvents.payload} -> 'data' ->> 'receiptId'`,
     })
     .from(webhookDeliveries)
     .innerJoin(webhookEvents, and(eq(webhookEvents.wallet, webhookDeliveries.wallet), eq(webhookEvents.id, webhookDeliveries.eventId)))
@@ -162,10 +229,19 @@ export async function listDeliveries(db: Db, wallet: string, limit = 100) {
     .where(eq(webhookAttempts.wallet, wallet))
     .orderBy(desc(webhookAttempts.seq))
     .limit(limit * 5);
-  return rows.map((r) => ({
-    ...r,
-    log: attempts
-      .filter((a) => a.deliveryId === r.id)
-      .map((a) => ({ at: a.at, statusCode: a.statusCode, error: a.error, durationMs: a.durationMs })),
-  }));
+  return rows.map((r) => {
+    const last = explainDeliveryError(r.lastError);
+    return {
+      ...r,
+      receiptId: r.receiptId ?? null,
+      lastErrorCode: last?.code ?? null,
+      lastErrorText: last?.text ?? null,
+      log: attempts
+        .filter((a) => a.deliveryId === r.id)
+        .map((a) => {
+          const why = explainDeliveryError(a.error);
+          return { at: a.at, statusCode: a.statusCode, error: a.error, errorCode: why?.code ?? null, errorText: why?.text ?? null, durationMs: a.durationMs };
+        }),
+    };
+  });
 }

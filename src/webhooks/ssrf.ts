@@ -91,8 +91,44 @@ export function isPrivateAddress(ip: string): boolean {
   return blocked.check(ip, 'ipv4');
 }
 
+/** The loopback ranges, 127.0.0.0/8 and ::1 (IPv4-mapped forms judged by their IPv4 address). */
+export function isLoopbackAddress(ip: string): boolean {
+  const family = isIP(ip);
+  if (family === 4) return ip.startsWith('127.');
+  if (family !== 6 || ip.includes('%')) return false;
+  const mapped = mappedIpv4(ip);
+  if (mapped !== undefined) return mapped.startsWith('127.');
+  const g = ipv6Groups(ip);
+  return g.slice(0, 7).every((x) => x === 0) && g[7] === 1;
+}
+
 export interface UrlPolicy {
+  /** Every address, private ranges included, and plain http (WEBHOOK_ALLOW_PRIVATE, tests only). */
   allowPrivate: boolean;
+  /**
+   * Loopback targets (http://localhost, http://127.0.0.1), over http or https: on the dev chain, so
+   * a merchant can try webhooks against a receiver on their own computer. Other private ranges stay
+   * refused.
+   */
+  allowLoopback?: boolean;
+}
+
+/**
+ * The webhook target policy of a configuration: loopback is allowed on the dev chain only, never
+ * with NODE_ENV=production (which refuses CHAIN=dev anyway); private ranges only with
+ * WEBHOOK_ALLOW_PRIVATE.
+ */
+export function webhookTargetPolicy(config: { chain: string; nodeEnv: string; webhookAllowPrivate: boolean }): Required<UrlPolicy> {
+  return {
+    allowPrivate: config.webhookAllowPrivate,
+    allowLoopback: config.chain === 'dev' && config.nodeEnv !== 'production',
+  };
+}
+
+/** Whether a connection to `ip` is refused under `policy`. */
+export function isRefusedAddress(ip: string, policy: UrlPolicy): boolean {
+  if (policy.allowPrivate || !isPrivateAddress(ip)) return false;
+  return !(policy.allowLoopback === true && isLoopbackAddress(ip));
 }
 
 /** Parses and checks a webhook URL; resolves its host and refuses private addresses. */
@@ -104,15 +140,23 @@ export async function assertPublicUrl(raw: unknown, policy: UrlPolicy): Promise<
   } catch {
     throw new InvalidInput('url must be an absolute https URL');
   }
-  if (url.protocol !== 'https:' && !(policy.allowPrivate && url.protocol === 'http:')) {
-    throw new InvalidInput('url must use https');
-  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new InvalidInput('url must use https');
   if (url.username !== '' || url.password !== '') throw new InvalidInput('url must not carry credentials');
   if (policy.allowPrivate) return url;
   const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (policy.allowLoopback === true) {
+    // Only a host that is loopback and nothing else may use plain http.
+    const addresses = isIP(host) !== 0 ? [host] : await resolveAll(host).catch(() => []);
+    if (addresses.length > 0 && addresses.every(isLoopbackAddress)) return url;
+  }
+  if (url.protocol !== 'https:') throw new InvalidInput('url must use https');
   const addresses = isIP(host) !== 0 ? [host] : await resolveAll(host);
-  if (addresses.length === 0 || addresses.some(isPrivateAddress)) {
-    throw new InvalidInput('url must point to a public address; private, loopback and link-local targets are refused');
+  if (addresses.length === 0 || addresses.some((a) => isRefusedAddress(a, policy))) {
+    throw new InvalidInput(
+      policy.allowLoopback === true
+        ? 'url must point to a public address or to this computer (loopback, allowed on the dev chain); private and link-local targets are refused'
+        : 'url must point to a public address; private, loopback and link-local targets are refused',
+    );
   }
   return url;
 }

@@ -5,8 +5,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { chromium, type Browser } from 'playwright-core';
+import { and, eq } from 'drizzle-orm';
 import { createWalletClient, erc20Abi, http, type Hex } from 'viem';
 import { devAccount } from '../../src/chain/dev-accounts.ts';
+import { receipts, rejectedWrites } from '../../src/db/schema.ts';
 import { upsertUsers } from '../../src/domain/users.ts';
 import { ensureWebBuild } from '../../scripts/ensure-web-build.ts';
 import type { TestApp } from '../helpers/app.ts';
@@ -209,7 +211,8 @@ describe('admin web app', { skip: skipReason, timeout: 150_000 }, () => {
     await m.page.getByRole('button', { name: 'Create order' }).click();
     const card = m.page.getByTestId('created-receipt');
     await card.waitFor();
-    assert.match(await card.innerText(), /pending/i);
+    assert.match(await card.innerText(), /Waiting for payment/);
+    assert.equal(await card.locator('[data-status="pending"]').first().getAttribute('title'), 'pending', 'the raw status in the title');
     const url = await card.getByTestId('payment-url').innerText();
     assert.match(url, /^http:\/\/pay\.test\/pay\/\S+/);
     // 2 × 9.50 = 19.00, tax 8.875% = 1.69 (half up), total 20.69.
@@ -246,7 +249,7 @@ describe('admin web app', { skip: skipReason, timeout: 150_000 }, () => {
     const card = m.page.getByTestId('created-receipt');
     await card.waitFor();
     assert.equal(await card.getByTestId('created-total').innerText(), '$21.65');
-    assert.match(await card.innerText(), /generated/i);
+    assert.match(await card.innerText(), /Created/);
     assert.match(await card.innerText(), /Tax \(TX\)/);
     const qr = card.getByTestId('qr-code');
     assert.equal(await qr.isVisible(), true);
@@ -281,7 +284,8 @@ describe('admin web app', { skip: skipReason, timeout: 150_000 }, () => {
 
     const history = m.page.getByTestId('status-history');
     await history.waitFor();
-    assert.match(await history.innerText(), /generated/i);
+    assert.match(await history.innerText(), /Created/);
+    assert.match(await history.innerText(), /terminal sale/);
     const form = m.page.getByTestId('refund-form');
     assert.equal(await form.getByLabel('Amount (USD)').inputValue(), '12.00');
     await form.getByLabel('Buyer wallet').fill('0x12');
@@ -294,7 +298,7 @@ describe('admin web app', { skip: skipReason, timeout: 150_000 }, () => {
     await form.getByLabel('Amount (USD)').fill('5');
     await form.getByRole('button', { name: 'Record refund' }).click();
     await m.page.getByTestId('refund-list').waitFor();
-    await history.getByText('refund partial').waitFor();
+    await history.getByText('Partly refunded').waitFor();
     assert.match(await m.page.getByTestId('refund-list').innerText(), /\$5\.00/);
     await m.page.getByText('Refunded $5.00; $5.00 refunded in all, $7.00 remains.').waitFor();
     await eventually(() => form.getByLabel('Amount (USD)').inputValue(), (v) => v === '7.00', 'the form offers what remains');
@@ -309,6 +313,147 @@ describe('admin web app', { skip: skipReason, timeout: 150_000 }, () => {
       detail.statusHistory.map((s: { status: string }) => s.status),
       ['generated', 'refund_partial', 'refunded'],
     );
+    noProblems(m);
+  });
+
+  for (const phone of [false, true]) {
+    const width = phone ? 'phone' : 'desktop';
+    test(`${width}: an unpaid receipt's page shows its payment link and QR code; statuses in words; a repeated tracking status is one line`, async () => {
+      const m = await merchant({ phone });
+      await setUpSplit(m);
+      const id = `link-${width}`;
+      const created = await m.api('POST', '/api/receipts', { id, lineItems: [{ label: 'Tea', priceUsd: 3 }], totalUsd: 3 });
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+      const paymentUrl: string = created.body.paymentUrl;
+
+      await m.page.goto(`/admin/receipts/${id}`);
+      const card = m.page.getByTestId('receipt-payment-link');
+      await card.waitFor();
+      assert.equal(await card.getByTestId('payment-url').innerText(), paymentUrl, 'the same link as at creation');
+      await card.getByRole('button', { name: 'Copy link' }).waitFor();
+      const qr = card.getByTestId('qr-code');
+      assert.equal(await qr.getAttribute('aria-label'), `QR code of the payment link for receipt ${id}`);
+      const box = await qr.boundingBox();
+      assert.ok(box !== null && box.width >= 150, 'the QR code is drawn at a scannable size');
+      await card.getByTestId('countdown').waitFor();
+      const header = m.page.locator('.page-header [data-status]');
+      assert.equal(await header.innerText(), 'Waiting for payment');
+      assert.equal(await header.getAttribute('title'), 'pending');
+
+      // Showing the receipt or its link records nothing: no "Link opened" on each visit.
+      for (let i = 0; i < 3; i++) {
+        await m.page.reload();
+        await card.waitFor();
+      }
+      const seen = (await m.api('GET', `/api/receipts/${id}`)).body;
+      assert.deepEqual(seen.statusHistory.map((e: { status: string }) => e.status), ['pending'], 'the admin app posted no tracking status');
+      assert.equal(seen.paymentUrl, paymentUrl, "the admin session's answer carries the payment URL");
+      const key = await h.t.key(m.wallet);
+      assert.equal((await h.t.call(key, 'GET', `/api/receipts/${id}`)).body.paymentUrl, undefined, 'a subscription key does not get it');
+      const u = new URL(paymentUrl);
+      const payView = await h.t.call(null, 'GET', `/api${u.pathname}${u.search}`);
+      assert.equal(payView.status, 200);
+      assert.equal(payView.body.paymentUrl, undefined, 'nor does the payment page API');
+
+      // A buyer opening the link three times: one line, "Link opened ×3".
+      for (let i = 0; i < 3; i++) {
+        const res = await h.t.call(null, 'POST', '/api/receipts/status', { receiptId: id, wallet: m.wallet, status: 'link_opened' });
+        assert.equal(res.status, 200);
+      }
+      await m.page.reload();
+      const entries = m.page.getByTestId('history-entry');
+      await eventually(() => entries.count(), (n) => n === 2, 'two history entries');
+      const opened = entries.nth(1);
+      assert.equal(await opened.getAttribute('data-status'), 'link_opened');
+      assert.match(await opened.innerText(), /^Link opened ×3\b/);
+      assert.match(await opened.innerText(), /buyer's payment page/);
+      assert.equal(await opened.locator('[data-status]').getAttribute('title'), 'link_opened');
+      assert.match(await entries.nth(0).innerText(), /^Waiting for payment/);
+      await card.waitFor();
+      const pageWidth = await m.page.evaluate('document.documentElement.scrollWidth');
+      assert.ok(Number(pageWidth) <= (phone ? 390 : 1280), `the receipt page is ${pageWidth} px wide`);
+      await screenshot(m.page, `receipt-payment-link-${width}`);
+
+      // Marked paid by the merchant: the status in words, and the link is no longer offered.
+      assert.equal((await m.api('POST', '/api/receipts/status', { receiptId: id, wallet: m.wallet, status: 'checkout_success' })).status, 200);
+      await m.page.reload();
+      await m.page.locator('.page-header [data-status="checkout_success"]').filter({ hasText: 'Paid (marked by you)' }).waitFor();
+      assert.equal(await card.count(), 0);
+      noProblems(m);
+    });
+  }
+
+  test('an expired receipt no longer offers its payment link', async () => {
+    const m = await merchant();
+    await setUpSplit(m);
+    const sale = await m.api('POST', '/api/receipts/terminal', { amountUsd: 2, label: 'Gum' });
+    const id: string = sale.body.receipt.receiptId;
+    await m.page.goto(`/admin/receipts/${encodeURIComponent(id)}`);
+    await m.page.getByTestId('receipt-payment-link').waitFor();
+    await h.t.deps.database.db
+      .update(receipts)
+      .set({ expiresAt: Date.now() - 1000 })
+      .where(and(eq(receipts.wallet, m.wallet), eq(receipts.id, id)));
+    await m.page.reload();
+    await m.page.getByTestId('status-history').waitFor();
+    assert.equal(await m.page.getByTestId('receipt-payment-link').count(), 0);
+    noProblems(m);
+  });
+
+  test('writes accepted during an outage that could never apply are shown on the receipts page', async () => {
+    const m = await merchant();
+    const now = Date.now();
+    await h.t.deps.database.db.insert(rejectedWrites).values([
+      {
+        writeId: `w-${m.wallet}-1`,
+        wallet: m.wallet,
+        kind: 'receipt.create',
+        receiptId: 'clash-1',
+        reason: 'conflict: Receipt clash-1 already exists with a different body',
+        entry: { payload: { id: 'clash-1' } },
+        acknowledgedAt: now - 60_000,
+        rejectedAt: now,
+      },
+      {
+        writeId: `w-${m.wallet}-2`,
+        wallet: m.wallet,
+        kind: 'receipt.status',
+        receiptId: 'ghost-1',
+        reason: 'receipt_not_found: no receipt ghost-1 reached the database within the wait for it',
+        entry: { payload: { receiptId: 'ghost-1' } },
+        acknowledgedAt: now - 60_000,
+        rejectedAt: now,
+      },
+    ]);
+    await m.page.goto('/admin/receipts');
+    const notice = m.page.getByTestId('rejected-writes');
+    await notice.waitFor();
+    const text = await notice.innerText();
+    assert.match(text, /2 requests accepted during a database outage could not be applied/);
+    assert.match(text, /Receipt clash-1 was created twice with different contents/);
+    assert.match(text, /receipt ghost-1 arrived, but that receipt never did/);
+    noProblems(m);
+  });
+
+  test('every POST of the admin app carries its own Idempotency-Key', async () => {
+    const m = await h.open();
+    const posts: { url: string; key: string | undefined }[] = [];
+    m.page.on('request', (req) => {
+      if (req.method() === 'POST' && new URL(req.url()).pathname.startsWith('/api/')) posts.push({ url: new URL(req.url()).pathname, key: req.headers()['idempotency-key'] });
+    });
+    await signInThroughPage(m);
+    await m.page.goto('/admin/shop');
+    await m.page.getByLabel('Processing fee (%)').fill('1');
+    await m.page.getByRole('button', { name: 'Save settings' }).click();
+    await m.page.getByText('Settings saved.').waitFor();
+    await m.page.getByRole('button', { name: 'Save settings' }).click();
+    await eventually(async () => posts.length, (n) => n >= 4, 'four POSTs were sent');
+    assert.deepEqual(
+      posts.map((p) => p.url),
+      ['/api/auth/challenge', '/api/auth/login', '/api/shop/config', '/api/shop/config'],
+    );
+    for (const p of posts) assert.match(p.key ?? '', /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/, `${p.url} carries a UUID key`);
+    assert.equal(new Set(posts.map((p) => p.key)).size, posts.length, 'one key per action: two saves are two actions');
     noProblems(m);
   });
 
@@ -372,7 +517,7 @@ describe('admin web app', { skip: skipReason, timeout: 150_000 }, () => {
     await screenshot(m.page, 'webhooks');
     const listed = (await m.api('GET', '/api/admin/webhooks')).body.webhooks;
     // Every event but the one unchecked, in the server's order.
-    assert.deepEqual(listed.map((w: { events: string[] }) => w.events), [['receipt.payment_received', 'receipt.completed', 'receipt.expired', 'receipt.refunded']]);
+    assert.deepEqual(listed.map((w: { events: string[] }) => w.events), [['receipt.payment_received', 'receipt.completed', 'receipt.expired', 'receipt.refunded', 'write.rejected']]);
     await m.page.getByTestId('webhook').getByRole('button', { name: 'Delete' }).click();
     await m.page.getByText('No endpoints yet.').waitFor();
     assert.deepEqual((await m.api('GET', '/api/admin/webhooks')).body.webhooks, []);
@@ -399,6 +544,9 @@ describe('admin web app', { skip: skipReason, timeout: 150_000 }, () => {
     ], now);
     const m = await merchant();
     await m.page.goto('/admin/users');
+    const intro = await m.page.getByTestId('users-intro').innerText();
+    assert.match(intro, /imported from another system/);
+    assert.match(intro, /heartbeat/);
     await m.page.getByTestId('live-list').getByText(`Cy ${tag}`).waitFor();
     await m.page.getByLabel('Name or wallet').fill(tag);
     await m.page.getByRole('button', { name: 'Search' }).click();

@@ -1,15 +1,18 @@
 /**
  * The browser-test harness: the real app listening on a loopback port with the built admin app,
  * Debian's chromium driven by playwright-core, and an injected EIP-1193 wallet whose signatures
- * come from a viem local account in Node.
+ * come from a viem local account in Node: a lenient one already on the service's chain, or a
+ * strict one that behaves as MetaMask does about chains (see injectStrictWallet).
  */
 import { existsSync, mkdirSync } from 'node:fs';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { ensureWebBuild } from '../../scripts/ensure-web-build.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
+import type { ChainDeps } from '../../src/chain/client.ts';
 
 export const CHROMIUM = '/usr/bin/chromium';
 const FLAGS = [
@@ -48,21 +51,49 @@ export interface Merchant {
   problems: string[];
 }
 
+/** How the strict wallet misbehaves, when asked to. */
+export interface StrictWalletOptions {
+  /** wallet_switchEthereumChain is refused by the person (4001). */
+  rejectSwitch?: boolean;
+  /** eth_sendTransaction fails with this message (code -32603), as an empty account's does. */
+  sendError?: string;
+}
+
 export interface Harness {
   t: TestApp;
   base: string;
   browser: Browser;
-  /** A new browser context; with a wallet (`account`, or a new one) unless `wallet: false`. Not signed in yet. */
-  open(opts?: { wallet?: boolean; phone?: boolean; account?: PrivateKeyAccount }): Promise<Merchant>;
+  /**
+   * A new browser context; with a wallet (`account`, or a new one) unless `wallet: false`. Not
+   * signed in yet. `strictWallet`: the strict wallet (injectStrictWallet) instead of the lenient one.
+   */
+  open(opts?: { wallet?: boolean; phone?: boolean; account?: PrivateKeyAccount; strictWallet?: StrictWalletOptions }): Promise<Merchant>;
   close(): Promise<void>;
 }
 
-/** `env`: extra configuration for the app, such as SUPERADMIN_WALLETS or CONTAINER_TYPE. */
-export async function startHarness(env: Record<string, string> = {}): Promise<Harness> {
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createNetServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * `env`: extra configuration for the app, such as SUPERADMIN_WALLETS or CONTAINER_TYPE.
+ * `opts.chain`: a chain the test file started; the app runs on it with CHAIN=dev, and SITE_URL is
+ * the address the app listens at, so /dev/rpc is reachable from the page as `${base}/dev/rpc`.
+ */
+export async function startHarness(env: Record<string, string> = {}, opts: { chain?: ChainDeps } = {}): Promise<Harness> {
   await ensureWebBuild((line) => console.log(line));
   mkdirSync(SCREENSHOTS, { recursive: true });
-  const t = await startTestApp(env);
-  await t.app.listen({ host: '127.0.0.1', port: 0 });
+  const port = opts.chain === undefined ? 0 : await freePort();
+  const chainEnv: Record<string, string> = opts.chain === undefined ? {} : { CHAIN: 'dev', SITE_URL: `http://127.0.0.1:${port}` };
+  const t = await startTestApp({ ...chainEnv, ...env }, opts.chain === undefined ? {} : { chain: opts.chain });
+  await t.app.listen({ host: '127.0.0.1', port });
   const address = t.app.server.address();
   if (address === null || typeof address === 'string') throw new Error('the app is not listening on a TCP port');
   const base = `http://127.0.0.1:${address.port}`;
@@ -84,7 +115,10 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
       });
       contexts.push(context);
       context.setDefaultTimeout(10_000);
-      if (opts.wallet !== false) await injectWallet(context, account);
+      if (opts.wallet !== false) {
+        if (opts.strictWallet !== undefined) await injectStrictWallet(context, account, opts.strictWallet);
+        else await injectWallet(context, account);
+      }
       const page = await context.newPage();
       const problems: string[] = [];
       page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
@@ -121,16 +155,21 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
   };
 }
 
-/**
- * An EIP-1193 provider in the page that knows one account and signs typed data through a
- * function exposed from Node, as an extension wallet would after the person approves.
- */
-async function injectWallet(context: BrowserContext, account: PrivateKeyAccount): Promise<void> {
+/** window.__splitlineTestSign(json): the account's EIP-712 signature, made in Node. */
+async function exposeSigner(context: BrowserContext, account: PrivateKeyAccount): Promise<void> {
   await context.exposeFunction('__splitlineTestSign', async (json: string) => {
     const typed = JSON.parse(json) as { domain: any; types: Record<string, unknown>; primaryType: string; message: any };
     const { EIP712Domain: _domain, ...types } = typed.types;
     return account.signTypedData({ domain: typed.domain, types: types as any, primaryType: typed.primaryType, message: typed.message });
   });
+}
+
+/**
+ * An EIP-1193 provider in the page that knows one account and signs typed data through a
+ * function exposed from Node, as an extension wallet would after the person approves.
+ */
+async function injectWallet(context: BrowserContext, account: PrivateKeyAccount): Promise<void> {
+  await exposeSigner(context, account);
   const address = JSON.stringify(account.address);
   await context.addInitScript({
     content: `(() => {
@@ -153,6 +192,90 @@ async function injectWallet(context: BrowserContext, account: PrivateKeyAccount)
             }
             default:
               throw fail(4200, 'unsupported method ' + method);
+          }
+        },
+        on() {},
+        removeListener() {},
+      };
+    })();`,
+  });
+}
+
+/**
+ * A wallet as strict about chains as MetaMask: it starts on Ethereum mainnet (0x1) and knows no
+ * other chain; wallet_switchEthereumChain to an unknown chain answers 4902; wallet_addEthereumChain
+ * checks that the RPC URL answers eth_chainId with the chain's id (as MetaMask does) and adds the
+ * chain without switching to it; eth_signTypedData_v4 refuses typed data whose domain chainId is
+ * not the active chain ("must match the active chainId"). Every request is logged in
+ * window.__walletCalls as `method` or `method:outcome`; added chains in window.__addedChains.
+ */
+export async function injectStrictWallet(context: BrowserContext, account: PrivateKeyAccount, opts: StrictWalletOptions = {}): Promise<void> {
+  await exposeSigner(context, account);
+  await context.addInitScript({
+    content: `(() => {
+      const address = ${JSON.stringify(account.address)};
+      const opts = ${JSON.stringify(opts)};
+      const fail = (code, message) => Object.assign(new Error(message), { code });
+      let chainId = '0x1';
+      const known = new Set(['0x1']);
+      window.__walletCalls = [];
+      window.__addedChains = [];
+      const log = (entry) => window.__walletCalls.push(entry);
+      async function handle(method, params) {
+        switch (method) {
+          case 'eth_requestAccounts':
+          case 'eth_accounts':
+            return [address];
+          case 'eth_chainId':
+            return chainId;
+          case 'wallet_switchEthereumChain': {
+            const wanted = String(params[0].chainId).toLowerCase();
+            if (opts.rejectSwitch) throw fail(4001, 'User rejected the request.');
+            if (!known.has(wanted)) throw fail(4902, 'Unrecognized chain ID "' + wanted + '". Try adding the chain using wallet_addEthereumChain first.');
+            chainId = wanted;
+            return null;
+          }
+          case 'wallet_addEthereumChain': {
+            const p = params[0];
+            const wanted = String(p.chainId).toLowerCase();
+            const rpc = (p.rpcUrls || [])[0];
+            if (typeof rpc !== 'string') throw fail(-32602, 'rpcUrls is required');
+            const res = await fetch(rpc, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId' }) });
+            const answer = await res.json();
+            if (parseInt(answer.result, 16) !== parseInt(wanted, 16)) {
+              throw fail(-32603, 'Chain ID returned by RPC URL ' + rpc + ' (' + answer.result + ') does not match ' + wanted);
+            }
+            window.__addedChains.push(p);
+            known.add(wanted);
+            return null;
+          }
+          case 'eth_signTypedData_v4': {
+            const [from, data] = params;
+            if (String(from).toLowerCase() !== address.toLowerCase()) throw fail(4100, 'unknown account ' + from);
+            const typed = JSON.parse(data);
+            const domainChain = Number(typed.domain.chainId);
+            if (domainChain !== parseInt(chainId, 16)) {
+              throw fail(-32603, 'Provided chainId "' + domainChain + '" must match the active chainId "' + parseInt(chainId, 16) + '"');
+            }
+            return window.__splitlineTestSign(data);
+          }
+          case 'eth_sendTransaction':
+            if (opts.sendError) throw fail(-32603, opts.sendError);
+            throw fail(4200, 'this test wallet sends no transactions');
+          default:
+            throw fail(4200, 'unsupported method ' + method);
+        }
+      }
+      window.ethereum = {
+        isSplitlineStrictTestWallet: true,
+        async request({ method, params }) {
+          try {
+            const result = await handle(method, params);
+            log(method);
+            return result;
+          } catch (err) {
+            log(method + ':' + err.code);
+            throw err;
           }
         },
         on() {},

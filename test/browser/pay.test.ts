@@ -5,7 +5,8 @@
  * width, with no sideways scrolling in any state: unpaid with the QR code and the countdown, a
  * partial payment asking for the rest at the same address, a payment sent and confirming, paid,
  * overpaid, another token, expired. Also: framed by a shop's page (status messages to allowed
- * origins only), no wallet, a long wallet error on a 360 px screen, clear messages.
+ * origins only), no wallet, a long wallet error (one sentence, details folded and wrapped) at
+ * every width, clear messages.
  */
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
@@ -570,25 +571,56 @@ describe('payment page', { skip: skipReason, timeout: 600_000 }, () => {
     await done(...pages);
   });
 
-  test('a long wallet error is cut short and wraps: nothing scrolls sideways on a 360 px screen', async () => {
+  /** An empty account's answer to eth_sendTransaction: the node's words, then the whole request and a huge data blob. */
+  const EMPTY_ACCOUNT =
+    `insufficient funds for gas * price + value: address 0x${'ab'.repeat(20)} have 0 want 1006510000000000\n` +
+    `Request Arguments:\n  from: 0x${'ab'.repeat(20)}\n  data: 0xa9059cbb${'deadbeef'.repeat(600)}\n${'Details: '.repeat(100)}`;
+
+  for (const device of ['desktop', 'phone', 'narrow'] as const) {
+    test(`${device}: an empty account's long wallet error is one sentence, the details folded and wrapped; nothing scrolls sideways`, async () => {
+      const m = await merchant({ origins: [] });
+      const payUrl = await receipt(m.key, `pay-error-${device}`);
+      const b = await buyer({ account: 8, device, sendError: EMPTY_ACCOUNT });
+      await b.page.goto(payUrl);
+      await b.page.getByRole('button', { name: 'Pay 12 USDC with a browser wallet' }).click();
+      const note = b.page.getByTestId('pay-error');
+      await note.waitFor();
+      assert.equal(
+        await note.getByTestId('error-summary').innerText(),
+        'The account in your wallet has too little ETH to pay the network fee for the payment; add ETH to it and try again.',
+      );
+      const details = note.getByTestId('error-detail');
+      assert.equal(await details.getAttribute('open'), null, 'the details start folded');
+      await fits(b.page, 'folded wallet error');
+      await details.locator('summary').click();
+      assert.match(await details.locator('pre').innerText(), /^insufficient funds for gas \* price \+ value: address 0xabab/);
+      const box = await note.boundingBox();
+      const width = VIEWPORTS[device].width;
+      assert.ok(box !== null && box.x >= 0 && box.x + box.width <= width, 'the note stays on the screen');
+      await fits(b.page, 'unfolded wallet error');
+      await screenshot(b.page, `pay-${device}-wallet-error`);
+      // Still unpaid, so the buyer may try again.
+      await phase(b.page, 'unpaid');
+      assert.equal(await b.page.getByRole('button', { name: 'Pay 12 USDC with a browser wallet' }).isEnabled(), true);
+      assert.deepEqual(b.problems, []);
+      await done(b);
+    });
+  }
+
+  test('another long wallet error keeps its first line, cut short, as the sentence', async () => {
     const m = await merchant({ origins: [] });
-    const payUrl = await receipt(m.key, 'pay-error-1');
+    const payUrl = await receipt(m.key, 'pay-error-revert');
     const long = `execution reverted: 0x${'deadbeef'.repeat(200)}\nRequest Arguments:\n  from: 0x${'ab'.repeat(20)}\n${'Details: '.repeat(100)}`;
-    const b = await buyer({ account: 8, device: 'narrow', sendError: long });
+    const b = await buyer({ account: 7, device: 'phone', sendError: long });
     await b.page.goto(payUrl);
     await b.page.getByRole('button', { name: 'Pay 12 USDC with a browser wallet' }).click();
     const note = b.page.getByTestId('pay-error');
     await note.waitFor();
-    const text = await note.innerText();
-    assert.match(text, /^The wallet could not complete the payment: execution reverted: 0xdeadbeef/);
-    assert.ok(text.length <= 300, `the message is cut short (${text.length} characters)`);
-    const box = await note.boundingBox();
-    assert.ok(box !== null && box.x >= 0 && box.x + box.width <= NARROW.width, 'the note stays on the screen');
-    await fits(b.page, 'wallet error');
-    await screenshot(b.page, 'pay-narrow-wallet-error');
-    // Still unpaid, so the buyer may try again.
-    await phase(b.page, 'unpaid');
-    assert.equal(await b.page.getByRole('button', { name: 'Pay 12 USDC with a browser wallet' }).isEnabled(), true);
+    const summary = await note.getByTestId('error-summary').innerText();
+    assert.match(summary, /^The wallet could not complete the payment: execution reverted: 0xdeadbeef.*…$/);
+    assert.ok(summary.length <= 200, `the sentence is cut short (${summary.length} characters)`);
+    await note.getByTestId('error-detail').locator('summary').click();
+    await fits(b.page, 'unfolded revert');
     assert.deepEqual(b.problems, []);
     await done(b);
   });

@@ -229,7 +229,8 @@ describe('refunds in the admin app', { skip: skipReason, timeout: 180_000 }, () 
     const listed = m.page.getByTestId('receipt-row').filter({ hasText: 'lamp-1' });
     await listed.waitFor();
     assert.match(await listed.innerText(), /Partly refunded/i);
-    assert.match(await listed.innerText(), /completed/i);
+    assert.match(await listed.innerText(), /Paid/, 'completed, in words');
+    assert.equal(await listed.locator('[data-status="completed"]').getAttribute('title'), 'completed');
     await m.page.getByLabel('Status').selectOption('partly_refunded');
     await eventually(() => m.page.getByTestId('receipt-row').count(), (n) => n === 1, 'only the partly refunded receipt is listed');
     await m.page.getByLabel('Status').selectOption('refunded');

@@ -180,9 +180,9 @@ describe('the API reference in a real browser', { skip: skipReason }, () => {
       const operations = await page.locator('.opblock').count();
       assert.ok(operations >= 30, `${operations} operations rendered`);
       // Try one out (try-it-out is on by default): a fetch that connect-src must allow.
-      await page.locator('#operations-health-get_healthz .opblock-summary').click();
-      await page.locator('#operations-health-get_healthz .execute').click();
-      const answered = page.locator('#operations-health-get_healthz .live-responses-table .response .response-col_status');
+      await page.locator('#operations-health-getHealth .opblock-summary').click();
+      await page.locator('#operations-health-getHealth .execute').click();
+      const answered = page.locator('#operations-health-getHealth .live-responses-table .response .response-col_status');
       await answered.first().waitFor({ timeout: 10_000 });
       assert.match(await answered.first().innerText(), /200/);
       assert.deepEqual(problems, []);

@@ -2,7 +2,9 @@
  * A merchant set up through the domain functions the admin app will use: a split, a shop
  * configuration and inventory, each optional.
  */
+import type { Db } from '../../src/db/client.ts';
 import { saveShopConfig, type ShopConfigInput } from '../../src/domain/shop.ts';
+import { createSubscription } from '../../src/gateway/subscriptions.ts';
 import { storeSplitConfig } from '../../src/domain/splits.ts';
 import type { Scope } from '../../src/gateway/scopes.ts';
 import { randomWallet, type TestApp } from './app.ts';
@@ -43,4 +45,21 @@ export async function setUpMerchant(t: TestApp, opts: MerchantOptions = {}): Pro
   }
   const key = opts.scopes === undefined ? admin : await t.key(wallet, { scopes: opts.scopes });
   return { wallet, key, ids };
+}
+
+/**
+ * A merchant written straight into a database, for tests that run the service as a process: a
+ * key with a budget no test reaches, and a split paying `platform` its 0.5%.
+ */
+export async function keyedMerchant(db: Db, platform: string): Promise<{ wallet: string; key: string }> {
+  const wallet = randomWallet();
+  const key = (await createSubscription(db, { wallet, rateLimitPerMinute: 1_000_000 })).primaryKey;
+  await storeSplitConfig(db, wallet, {
+    address: null,
+    recipients: [
+      { address: wallet, sharesBps: 9950 },
+      { address: platform, sharesBps: 50 },
+    ],
+  });
+  return { wallet, key };
 }

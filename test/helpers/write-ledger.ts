@@ -38,11 +38,13 @@ export class WriteLedger {
   readonly statuses = new Map<string, number>();
   /** Writes sent whose answer never came (the process died, the connection broke). */
   readonly unacked = { receipts: new Set<string>(), orders: 0, statuses: new Map<string, number>() };
-  /** Answers no client should ever see: 5xx other than 503 database_unavailable, bodies not {error, message}. */
+  /** Answers no client should ever see: 5xx other than 503 database_unavailable and 500 failed for a commit of unknown outcome, bodies not {error, message}. */
   readonly failures: string[] = [];
   degraded = { receipts: 0, statuses: 0, lists: 0, orders503: 0 };
   outOfStock = 0;
   direct = 0;
+  /** Orders answered 500 failed because their commit's outcome was unknown. */
+  unknownOutcome = 0;
 
   receipt(id: string, res: Answer): void {
     if (res.status !== 201) return void this.failures.push(`POST /api/receipts ${id}: ${res.status} ${JSON.stringify(res.body)}`);
@@ -68,6 +70,13 @@ export class WriteLedger {
     // Orders are never queued while the database is away: 503, and nothing was acknowledged.
     if (res.status === 503 && res.body.error === 'database_unavailable') {
       this.degraded.orders503++;
+      return;
+    }
+    // The connection broke after COMMIT was sent: the service says it cannot know (500 failed,
+    // never a 503). Stored or not, it was not acknowledged; a client retries with its key to learn.
+    if (res.status === 500 && res.body.error === 'failed' && /may or may not be stored/.test(res.body.message)) {
+      this.unknownOutcome++;
+      this.unacked.orders++;
       return;
     }
     this.failures.push(`POST /api/orders #${n}: ${res.status} ${JSON.stringify(res.body)}`);

@@ -26,7 +26,7 @@ export function healthRoutes(app: App, deps: Deps): void {
                 { description: 'Present when the instance has a chain' },
               ),
             ),
-          }),
+          }, { description: 'The service is up; database says whether the database answers' }),
         },
       },
     },

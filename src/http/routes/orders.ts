@@ -4,6 +4,7 @@ import { createOrder } from '../../domain/orders.ts';
 import { MAX_ORDER_QTY } from '../../domain/pricing.ts';
 import { MAX_LINE_ITEMS } from '../../domain/receipts.ts';
 import { merchantOf } from '../../gateway/plugin.ts';
+import { writeOf } from '../idempotency.ts';
 import { keyErrors, security } from '../schemas.ts';
 import type { App } from './index.ts';
 
@@ -67,6 +68,6 @@ export function orderRoutes(app: App, deps: Deps): void {
         response: { 200: Type.Object({ ok: Type.Boolean(), receipt: OrderReceipt }), ...keyErrors(400, 409) },
       },
     },
-    async (request) => ({ ok: true, receipt: await createOrder(database.db, ctx, merchantOf(request), request.body) }),
+    async (request) => ({ ok: true, receipt: await createOrder(database.db, ctx, merchantOf(request), request.body, Date.now(), writeOf(request)) }),
   );
 }

@@ -11,7 +11,7 @@ import { centsToUsd } from '../../domain/money.ts';
 import { getShopSettings } from '../../domain/shop.ts';
 import { quoteFor, receiptByPayToken } from '../../payments/quote.ts';
 import { recordHint } from '../../payments/hints.ts';
-import { errorRef, ReceiptExceptionSchema } from '../schemas.ts';
+import { errorRef, ReceiptExceptionSchema, ReceiptStatus, receiptStatus, stringEnum, TxHash, Usd, Wallet } from '../schemas.ts';
 import type { App } from './index.ts';
 
 class ChainUnavailable extends AppError {
@@ -20,38 +20,47 @@ class ChainUnavailable extends AppError {
   }
 }
 
-const Params = Type.Object({ id: Type.String({ maxLength: 64 }) });
-const Query = Type.Object({ t: Type.Optional(Type.String({ description: 'The token from the payment URL' })) });
+const Params = Type.Object({ id: Type.String({ maxLength: 64, description: 'The receipt id, as in the payment URL', examples: ['order-1001'] }) });
+const Query = Type.Object({
+  t: Type.Optional(Type.String({ description: 'The token from the payment URL (without it nothing is found)', examples: ['v3K9cQ1xT2bY7nL0pR5sWg'] })),
+});
+const BaseUnits = (description: string) => Type.String({ pattern: '^(0|[1-9][0-9]*)$', description, examples: ['7000000'] });
 const errors = { 400: errorRef, 404: errorRef, 409: errorRef, 429: errorRef, 503: errorRef };
 
-export const PaymentView = Type.Object({
-  receiptId: Type.String(),
-  brandName: Type.String(),
-  lineItems: Type.Array(Type.Ref('LineItem')),
-  totalUsd: Type.Number(),
-  currency: Type.String(),
-  status: Type.String(),
-  exception: ReceiptExceptionSchema,
-  expiresAt: Type.Integer({ description: 'Unix ms after which a receipt with nothing received fails (expired)' }),
-  transactionHash: Type.Union([Type.String(), Type.Null()]),
-  allowedEmbedOrigins: Type.Array(Type.String(), { description: 'Parent origins the page may post status messages to' }),
-  payment: Type.Union([
-    Type.Object({
-      chainId: Type.Integer(),
-      tokenAddress: Type.String(),
-      tokenSymbol: Type.String(),
-      tokenDecimals: Type.Integer(),
-      payTo: Type.Union([Type.String(), Type.Null()], {
-        description: "The receipt's own payment address, the only address the buyer pays; null while the merchant has no split",
-      }),
-      splitAddress: Type.Union([Type.String(), Type.Null()], { description: "The merchant's split, where payments are swept" }),
-      amount: Type.String({ description: 'The total, token base units' }),
-      paid: Type.String({ description: "What the receipt's transfers of the token brought so far, token base units" }),
-      due: Type.String({ description: 'What is still missing, token base units' }),
-    }),
-    Type.Null(),
-  ]),
-});
+export const PaymentView = Type.Object(
+  {
+    receiptId: Type.String({ examples: ['order-1001'] }),
+    brandName: Type.String({ examples: ['Corner Café'] }),
+    lineItems: Type.Array(Type.Ref('LineItem')),
+    totalUsd: Usd({ examples: [7] }),
+    currency: Type.String({ examples: ['USD'] }),
+    status: ReceiptStatus,
+    exception: ReceiptExceptionSchema,
+    expiresAt: Type.Integer({ description: 'Unix ms after which a receipt with nothing received fails (expired)', examples: [1767229200000] }),
+    transactionHash: Type.Union([TxHash, Type.Null()]),
+    allowedEmbedOrigins: Type.Array(Type.String(), { description: 'Parent origins the page may post status messages to' }),
+    payment: Type.Union(
+      [
+        Type.Object({
+          chainId: Type.Integer({ examples: [31337] }),
+          tokenAddress: Wallet,
+          tokenSymbol: Type.String({ examples: ['USDC'] }),
+          tokenDecimals: Type.Integer({ examples: [6] }),
+          payTo: Type.Union([Wallet, Type.Null()], {
+            description: "The receipt's own payment address, the only address the buyer pays; null while the merchant has no split",
+          }),
+          splitAddress: Type.Union([Wallet, Type.Null()], { description: "The merchant's split, where payments are swept" }),
+          amount: BaseUnits('The total, token base units'),
+          paid: BaseUnits("What the receipt's transfers of the token brought so far, token base units"),
+          due: BaseUnits('What is still missing, token base units'),
+        }),
+        Type.Null(),
+      ],
+      { description: 'How to pay; null when this instance runs without a chain' },
+    ),
+  },
+  { description: 'What the payment page shows' },
+);
 
 export function payRoutes(app: App, deps: Deps): void {
   const db = deps.database.db;
@@ -104,8 +113,11 @@ export function payRoutes(app: App, deps: Deps): void {
           'unpaid receipt (the status sent), so this route tells nothing about which receipts exist.',
         params: Params,
         querystring: Query,
-        body: Type.Object({ status: Type.Union(TRACKING_STATUSES.map((s) => Type.Literal(s))) }),
-        response: { 200: Type.Object({ status: Type.String({ description: "The receipt's status afterwards" }) }), ...errors },
+        body: Type.Object({ status: stringEnum(TRACKING_STATUSES) }, { examples: [{ status: 'link_opened' }] }),
+        response: {
+          200: Type.Object({ status: receiptStatus("The receipt's status afterwards") }, { description: 'Recorded' }),
+          ...errors,
+        },
       },
     },
     async (request) => {
@@ -133,8 +145,12 @@ export function payRoutes(app: App, deps: Deps): void {
           '(429 beyond), rate-limited per client address.',
         params: Params,
         querystring: Query,
-        body: Type.Object({ transactionHash: Type.String({ pattern: '^0x[0-9a-fA-F]{64}$' }) }),
-        response: { 202: Type.Object({ status: Type.String({ description: "The receipt's status now" }) }), ...errors },
+        body: Type.Object({ transactionHash: TxHash }, { examples: [{ transactionHash: '0x8f2a55949038a9610f50fb23b5883af3b4ecb3c3bb792cbcefbd1542c692be63' }] }),
+        errorCodes: { 503: ['chain_unavailable'] },
+        response: {
+          202: Type.Object({ status: receiptStatus("The receipt's status now") }, { description: 'Noted: the chain worker looks sooner' }),
+          ...errors,
+        },
       },
     },
     async (request, reply) => {

@@ -4,28 +4,28 @@ import { AppError } from '../../domain/errors.ts';
 import { listSplitTransactions, SPLIT_TRANSACTIONS_CAP } from '../../domain/split-transactions.ts';
 import { getSplitConfig } from '../../domain/splits.ts';
 import { merchantOf } from '../../gateway/plugin.ts';
-import { errorRef, keyErrors, security, Wallet } from '../schemas.ts';
+import { answerEnum, errorRef, keyErrors, security, TxHash, Wallet } from '../schemas.ts';
 import type { App } from './index.ts';
 
 const SplitConfig = Type.Object({
-  address: Type.Union([Type.String(), Type.Null()], { description: 'Split contract address; null when unconfigured' }),
+  address: Type.Union([Wallet, Type.Null()], { description: 'Split contract address; null when unconfigured' }),
   recipients: Type.Array(
-    Type.Object({ address: Type.String(), sharesBps: Type.Integer({ description: '10000 = 100%' }) }),
+    Type.Object({ address: Wallet, sharesBps: Type.Integer({ minimum: 1, maximum: 10_000, description: '10000 = 100%', examples: [9950] }) }),
     { description: 'Empty when unconfigured' },
   ),
 });
 
 const SplitTransaction = Type.Object({
-  id: Type.String(),
-  receiptId: Type.Union([Type.String(), Type.Null()], { description: 'null when the transfer settled no receipt' }),
-  amount: Type.Number({ description: 'Token units (1.5 = 1.5 USDC)' }),
-  currency: Type.String(),
-  status: Type.String(),
-  timestamp: Type.String({ description: 'ISO 8601' }),
-  transactionHash: Type.String(),
+  id: Type.String({ examples: [`${'0x8f2a55949038a9610f50fb23b5883af3b4ecb3c3bb792cbcefbd1542c692be63'}:3`] }),
+  receiptId: Type.Union([Type.String(), Type.Null()], { description: 'null when the transfer settled no receipt', examples: ['order-1001'] }),
+  amount: Type.Number({ description: 'Token units (1.5 = 1.5 USDC)', examples: [7] }),
+  currency: Type.String({ examples: ['USDC'] }),
+  status: answerEnum(['received', 'released'], { description: 'received: a transfer into the split; released: a payout to a recipient' }),
+  timestamp: Type.String({ description: 'ISO 8601', examples: ['2026-01-01T00:00:00.000Z'] }),
+  transactionHash: TxHash,
   fees: Type.Number({ description: "The platform's share, in token units, as the contract computes it (rounded down)" }),
-  amountBaseUnits: Type.String({ description: 'amount exactly, token base units (USDC: 6 decimals)' }),
-  feesBaseUnits: Type.String({ description: 'fees exactly, token base units' }),
+  amountBaseUnits: Type.String({ pattern: '^(0|[1-9][0-9]*)$', description: 'amount exactly, token base units (USDC: 6 decimals)', examples: ['7000000'] }),
+  feesBaseUnits: Type.String({ pattern: '^(0|[1-9][0-9]*)$', description: 'fees exactly, token base units', examples: ['35000'] }),
 });
 
 /** The withdraw route is gone: recipients release their own funds from the split contract. */
@@ -54,7 +54,7 @@ export function splitRoutes(app: App, deps: Deps): void {
         summary: "The merchant's split configuration",
         description: 'Still 200 when unconfigured, with address null and recipients empty.',
         security,
-        response: { 200: Type.Object({ split: SplitConfig }), ...keyErrors() },
+        response: { 200: Type.Object({ split: SplitConfig }, { description: "The merchant's split" }), ...keyErrors() },
       },
     },
     async (request) => ({ split: await getSplitConfig(db, merchantOf(request)) }),
@@ -73,8 +73,8 @@ export function splitRoutes(app: App, deps: Deps): void {
           `Only the caller merchant's transactions, at most ${SPLIT_TRANSACTIONS_CAP}. With address, only those ` +
           'where it is the split contract or the counterparty (payer of a payment, recipient of a release).',
         security,
-        querystring: Type.Object({ address: Type.Optional(Wallet) }),
-        response: { 200: Type.Array(SplitTransaction), ...keyErrors(400) },
+        querystring: Type.Object({ address: Type.Optional(Type.String({ pattern: Wallet.pattern, description: 'Only transactions of this split contract or counterparty' })) }),
+        response: { 200: Type.Array(SplitTransaction, { description: 'The transactions, newest first' }), ...keyErrors(400) },
       },
     },
     async (request) => listSplitTransactions(db, merchantOf(request), request.query.address),
@@ -93,8 +93,9 @@ export function splitRoutes(app: App, deps: Deps): void {
         summary: 'Deprecated: withdraw from the split',
         description:
           "Always 410. Each recipient calls the split contract's release(token, account) from its own wallet.",
+        deprecated: true,
         security,
-        body: Type.Unknown({ description: 'Ignored' }),
+        body: Type.Unknown({ description: 'Ignored: the answer is 410 whatever is sent', examples: [{}] }),
         response: { 410: errorRef, ...keyErrors() },
       },
     },

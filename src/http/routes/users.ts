@@ -11,7 +11,7 @@ import {
   SEARCH_SCAN_MAX,
   searchUsers,
 } from '../../domain/users.ts';
-import { Degraded, keyErrors, security } from '../schemas.ts';
+import { Degraded, keyErrors, security, Wallet } from '../schemas.ts';
 import type { App } from './index.ts';
 
 const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
@@ -19,10 +19,10 @@ const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
 const presence = `live is true, spacePublic is true and lastHeartbeat lies within the last ${PRESENCE_WINDOW_MS / 60_000} minutes`;
 
 const User = Type.Object({
-  wallet: Type.String(),
-  displayName: Type.String(),
+  wallet: Wallet,
+  displayName: Type.String({ examples: ['Ada'] }),
   pfpUrl: Nullable(Type.String({ description: 'URL; null when the user has no picture' })),
-  xp: Type.Number(),
+  xp: Type.Number({ minimum: 0, examples: [1200] }),
   live: Type.Boolean({ description: `The presence rule's result: ${presence}` }),
   lastSeen: Nullable(Type.Integer({ description: 'Unix ms; null when never seen' })),
   lastHeartbeat: Nullable(Type.Integer({ description: 'Unix ms; null when no heartbeat was ever received' })),
@@ -32,8 +32,8 @@ const User = Type.Object({
 });
 
 const LiveUser = Type.Object({
-  wallet: Type.String(),
-  displayName: Type.String(),
+  wallet: Wallet,
+  displayName: Type.String({ examples: ['Ada'] }),
   pfpUrl: Nullable(Type.String({ description: 'URL; null when the user has no picture' })),
   spaceUrl: Nullable(Type.String({ description: 'URL; null when none was set' })),
   liveSince: Nullable(Type.Integer({ description: 'Unix ms; null when unknown' })),
@@ -50,7 +50,7 @@ const tagList = (what: string) =>
 
 const SearchQuery = Type.Object({
   q: Type.Optional(
-    Type.String({ maxLength: 200, description: 'Case-insensitive substring of the wallet or displayName' }),
+    Type.String({ maxLength: 200, description: 'Case-insensitive substring of the wallet or displayName', examples: ['ada'] }),
   ),
   domains: tagList('domains'),
   platforms: tagList('platforms'),
@@ -84,7 +84,10 @@ export function userRoutes(app: App, deps: Deps): void {
         security,
         querystring: SearchQuery,
         response: {
-          200: Type.Object({ users: Type.Array(User), total: Type.Integer(), ...Degraded }),
+          200: Type.Object(
+            { users: Type.Array(User), total: Type.Integer({ minimum: 0, description: 'Scanned users that passed every filter' }), ...Degraded },
+            { description: 'The matching users, highest XP first; empty with degraded: true while the database is unreachable' },
+          ),
           ...keyErrors(400),
         },
       },
@@ -108,7 +111,13 @@ export function userRoutes(app: App, deps: Deps): void {
         summary: 'Users live right now',
         description: `Users for whom ${presence}, freshest heartbeat first, at most ${LIVE_LIST_CAP}.`,
         security,
-        response: { 200: Type.Object({ live: Type.Array(LiveUser), ...Degraded }), ...keyErrors() },
+        response: {
+          200: Type.Object(
+            { live: Type.Array(LiveUser), ...Degraded },
+            { description: 'Users live now, freshest heartbeat first; empty with degraded: true while the database is unreachable' },
+          ),
+          ...keyErrors(),
+        },
       },
     },
     async () => {

@@ -1,12 +1,13 @@
 import type { CreatedReceipt } from '../lib/api.ts';
 import { formatCents, usdToCents } from '../lib/decimal.ts';
-import { CopyButton, Link, StatusBadge } from './ui.tsx';
+import { Link, StatusBadge } from './ui.tsx';
 import { LiveStatus, useLiveReceipt } from './LiveReceipt.tsx';
-import { QrCode } from './QrCode.tsx';
+import { PaymentLink } from './PaymentLink.tsx';
 
 /**
- * A receipt just created: its lines, the payment link (shown only now) as text and QR code, and
- * its payment followed live until it is paid (the reading stops when the card closes).
+ * A receipt just created: its lines, the payment link as text and QR code (also on the receipt's
+ * page while it is unpaid), and its payment followed live until it is paid (the reading stops when
+ * the card closes).
  */
 export function CreatedReceiptCard(props: { receipt: CreatedReceipt; title: string; onNext?: () => void; nextLabel?: string }) {
   const r = props.receipt;
@@ -20,50 +21,38 @@ export function CreatedReceiptCard(props: { receipt: CreatedReceipt; title: stri
       </div>
       <LiveStatus live={live} />
       <div className="created-body">
-        <div>
-          <table className="table lines">
-            <tbody>
-              {r.lineItems.map((l, i) => (
-                <tr key={i}>
-                  <td>
-                    {l.label}
-                    {l.qty !== undefined && l.qty !== 1 && <span className="muted"> × {l.qty}</span>}
-                  </td>
-                  <td className="num">{formatCents(usdToCents(l.priceUsd) * (l.qty ?? 1))}</td>
-                </tr>
-              ))}
-            </tbody>
-            <tfoot>
-              <tr>
-                <th>Total</th>
-                <th className="num" data-testid="created-total">
-                  {formatCents(usdToCents(r.totalUsd))}
-                </th>
+        <table className="table lines">
+          <tbody>
+            {r.lineItems.map((l, i) => (
+              <tr key={i}>
+                <td>
+                  {l.label}
+                  {l.qty !== undefined && l.qty !== 1 && <span className="muted"> × {l.qty}</span>}
+                </td>
+                <td className="num">{formatCents(usdToCents(l.priceUsd) * (l.qty ?? 1))}</td>
               </tr>
-            </tfoot>
-          </table>
-          <p className="small">
-            Receipt{' '}
-            <Link to={`receipts/${encodeURIComponent(r.receiptId)}`} className="mono">
-              {r.receiptId}
-            </Link>
-          </p>
-          <div className="paylink">
-            <span className="secret-label">Payment link</span>
-            <code className="secret-value" data-testid="payment-url">
-              {r.paymentUrl}
-            </code>
-            <CopyButton text={r.paymentUrl} label="Copy link" />
-          </div>
-          <p className="muted small">
-            The buyer pays in USDC from any wallet at this link. Keep it: it is shown only now and cannot be rebuilt from
-            the receipt id.
-          </p>
-        </div>
-        <figure className="qr-figure">
-          <QrCode text={r.paymentUrl} label={`QR code of the payment link for receipt ${r.receiptId}`} />
-          <figcaption className="muted small">Scan to pay</figcaption>
-        </figure>
+            ))}
+          </tbody>
+          <tfoot>
+            <tr>
+              <th>Total</th>
+              <th className="num" data-testid="created-total">
+                {formatCents(usdToCents(r.totalUsd))}
+              </th>
+            </tr>
+          </tfoot>
+        </table>
+        <p className="small">
+          Receipt{' '}
+          <Link to={`receipts/${encodeURIComponent(r.receiptId)}`} className="mono">
+            {r.receiptId}
+          </Link>
+        </p>
+        <PaymentLink
+          receiptId={r.receiptId}
+          url={r.paymentUrl}
+          note="The buyer pays in USDC from any wallet at this link, or by scanning the code. The receipt's page shows both again while it is unpaid."
+        />
       </div>
       {props.onNext !== undefined && (
         <button type="button" className="btn btn-primary" onClick={props.onNext}>

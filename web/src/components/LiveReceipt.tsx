@@ -6,6 +6,7 @@ import { useEffect, useState } from 'react';
 import { nullable, num, record, str } from '../lib/decode.ts';
 import { ApiError, call, messageOf } from '../lib/http.ts';
 import { shiftDecimal } from '../lib/decimal.ts';
+import { statusLabel } from '../lib/format.ts';
 import { isUnpaid } from '../pay/status.ts';
 import { Countdown } from './Countdown.tsx';
 
@@ -89,7 +90,7 @@ function stateLine(p: LivePayment): string {
     case 'refunded':
       return 'Refunded';
     default:
-      return p.status.replace(/_/g, ' ');
+      return statusLabel(p.status);
   }
 }
 

@@ -2,6 +2,7 @@ import { useId, useState, type ReactNode } from 'react';
 import { messageOf } from '../lib/http.ts';
 import { hrefOf, navigate } from '../lib/router.ts';
 import { statusLabel } from '../lib/format.ts';
+import { ErrorText } from './ErrorText.tsx';
 
 export function Link(props: { to: string; className?: string; children: ReactNode; 'aria-current'?: 'page' | undefined }) {
   return (
@@ -32,11 +33,12 @@ export function PageHeader(props: { title: string; subtitle?: ReactNode; actions
   );
 }
 
-export function ErrorNote(props: { message: string | null }) {
+/** An error in one sentence; `detail` (a wallet's full error, say) is folded underneath. */
+export function ErrorNote(props: { message: string | null; detail?: string | null; testId?: string }) {
   if (props.message === null) return null;
   return (
-    <div className="note note-error" role="alert">
-      {props.message}
+    <div className="note note-error" role="alert" data-testid={props.testId}>
+      <ErrorText message={props.message} detail={props.detail} />
     </div>
   );
 }
@@ -70,16 +72,23 @@ export function Field(props: { label: string; hint?: ReactNode; error?: string |
   );
 }
 
-export function StatusBadge(props: { status: string }) {
+/** A receipt status in the shop owner's words; the raw value in the title (and data-status) for whoever needs it. */
+export function StatusBadge(props: { status: string; count?: number }) {
   const tone =
-    props.status === 'completed' || props.status === 'recipient_validated' || props.status === 'tx_mined'
+    props.status === 'completed' || props.status === 'recipient_validated' || props.status === 'tx_mined' || props.status === 'checkout_success'
       ? 'ok'
       : props.status === 'failed' || props.status === 'tx_mismatch'
         ? 'bad'
         : props.status.startsWith('refund')
           ? 'warn'
           : 'pending';
-  return <span className={`badge badge-${tone}`}>{statusLabel(props.status)}</span>;
+  const repeated = props.count !== undefined && props.count > 1;
+  return (
+    <span className={`badge badge-status badge-${tone}`} title={props.status} data-status={props.status}>
+      {statusLabel(props.status)}
+      {repeated && <span className="badge-count"> ×{props.count}</span>}
+    </span>
+  );
 }
 
 /** Copies text to the clipboard, saying so; when the browser refuses, it asks for a manual copy. */

@@ -52,6 +52,10 @@ const receiptDetail = record({
   createdAt: num,
   brandName: str,
   status: str,
+  /** null, underpaid, overpaid, wrong_token, expired or paid_late (DESIGN.md "Receipt states"). */
+  exception: nullable(str),
+  /** Unix ms after which a receipt with nothing received fails (expired). */
+  expiresAt: optional(num),
   refundedUsd: num,
   payTo: nullable(str),
   /** The address that sent the receipt's first payment: perhaps an exchange's, so the buyer confirms it before a refund. */
@@ -64,6 +68,8 @@ const receiptDetail = record({
   // count: a repeated tracking status, recorded once with how many times it came.
   statusHistory: arr(record({ status: str, at: num, source: str, count: optional(num) })),
   refunds: arr(receiptRefund),
+  /** The payment URL, in the admin session's answer only: shown again while the receipt is unpaid. */
+  paymentUrl: optional(str),
 });
 export type ReceiptDetail = ReturnType<typeof receiptDetail>;
 
@@ -74,7 +80,7 @@ export type Refund = ReturnType<typeof refund>;
 const refundToken = record({ chainId: num, address: str, symbol: str, decimals: num });
 export type RefundToken = ReturnType<typeof refundToken>;
 
-/** A receipt just created, with the payment URL that is shown only then. */
+/** A receipt just created, with its payment URL. */
 const created = record({
   receiptId: str,
   totalUsd: num,
@@ -87,6 +93,13 @@ const created = record({
   taxRate: num,
 });
 export type CreatedReceipt = ReturnType<typeof created>;
+
+/** A write acknowledged during a database outage that could never apply (GET /api/admin/rejected-writes). */
+const rejectedWrite = record({ writeId: str, kind: str, receiptId: nullable(str), reason: str, acknowledgedAt: num, rejectedAt: num });
+export type RejectedWrite = ReturnType<typeof rejectedWrite>;
+export const rejectedWrites = {
+  list: () => call('GET', '/api/admin/rejected-writes', record({ writes: arr(rejectedWrite) }), { query: { limit: 50 } }),
+};
 
 export const receipts = {
   list: () => call('GET', '/api/receipts', record({ receipts: arr(receipt), degraded: optional(bool) }), { query: { limit: 200 } }),
@@ -194,27 +207,45 @@ export const subscriptions = {
 
 const webhook = record({ id: str, url: str, events: arr(str), createdAt: num });
 export type Webhook = ReturnType<typeof webhook>;
-const attempt = record({ at: num, statusCode: nullable(num), error: nullable(str), durationMs: num });
+/** Targets besides public https URLs that the service accepts: loopback on the dev chain, private ranges in tests. */
+const webhookTargets = record({ loopback: bool, private: bool });
+export type WebhookTargets = ReturnType<typeof webhookTargets>;
+/** An attempt with no answer has its raw error ("CODE: message"), the code, and the same in plain words. */
+const attempt = record({
+  at: num,
+  statusCode: nullable(num),
+  error: nullable(str),
+  errorCode: nullable(str),
+  errorText: nullable(str),
+  durationMs: num,
+});
+export type DeliveryAttempt = ReturnType<typeof attempt>;
 const delivery = record({
   id: str,
   eventId: str,
   endpointId: str,
   type: str,
   status: str,
+  /** The receipt the event is about; null for events about none (a test event). */
+  receiptId: nullable(str),
   attempts: num,
   nextAttemptAt: num,
   lastStatusCode: nullable(num),
   lastError: nullable(str),
+  lastErrorCode: nullable(str),
+  lastErrorText: nullable(str),
   createdAt: num,
   deliveredAt: nullable(num),
   log: arr(attempt),
 });
 export type Delivery = ReturnType<typeof delivery>;
 export const webhooks = {
-  list: () => call('GET', '/api/admin/webhooks', record({ webhooks: arr(webhook) })),
+  list: () => call('GET', '/api/admin/webhooks', record({ webhooks: arr(webhook), targets: webhookTargets })),
   create: (body: { url: string; events: string[] }) =>
     call('POST', '/api/admin/webhooks', record({ id: str, url: str, events: arr(str), secret: str }), { body }),
   remove: (id: string) => call('DELETE', `/api/admin/webhooks/${encodeURIComponent(id)}`, record({ ok: bool })),
+  /** Queues one webhook.test event to this endpoint only; its result shows in the deliveries. */
+  sendTest: (id: string) => call('POST', `/api/admin/webhooks/${encodeURIComponent(id)}/test`, record({ deliveryId: str })),
   deliveries: () => call('GET', '/api/admin/webhooks/deliveries', record({ deliveries: arr(delivery) })),
   redeliver: (id: string) =>
     call('POST', `/api/admin/webhooks/deliveries/${encodeURIComponent(id)}/redeliver`, record({ ok: bool })),
@@ -272,4 +303,21 @@ export const PRODUCTS = [
   { name: 'readonly', description: 'Read-only access' },
 ] as const;
 
-export const WEBHOOK_EVENTS = ['receipt.payment_received', 'receipt.completed', 'receipt.tx_mismatch', 'receipt.expired', 'receipt.refunded'] as const;
+/** The events an endpoint can subscribe to (src/webhooks/outbox.ts WEBHOOK_EVENT_TYPES); webhook.test is sent on request only. */
+export const WEBHOOK_EVENTS = [
+  'receipt.payment_received',
+  'receipt.completed',
+  'receipt.tx_mismatch',
+  'receipt.expired',
+  'receipt.refunded',
+  'write.rejected',
+] as const;
+
+/** The stored signed APKs of the brands asked for (the container's brand by default), and whether this session may upload. */
+const apkPackage = record({ app: str, stored: bool, size: nullable(num), lastModified: nullable(num), etag: nullable(str) });
+export type ApkPackage = ReturnType<typeof apkPackage>;
+const apkList = record({ containerType: str, brandKey: str, canUpload: bool, packages: arr(apkPackage) });
+export type ApkList = ReturnType<typeof apkList>;
+export const apks = {
+  list: (apps: string[]) => call('GET', '/api/admin/apk', apkList, { query: { apps: apps.join(',') } }),
+};

@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { messageOf } from './http.ts';
+import { errorParts } from './wallet.ts';
 
 export interface Loaded<T> {
   data: T | null;
@@ -43,24 +44,27 @@ export function useLoad<T>(load: () => Promise<T>, deps: readonly unknown[] = []
 export interface Submit {
   busy: boolean;
   error: string | null;
+  /** What a wallet said in full, for the error's folded details; null for other errors. */
+  errorDetail: string | null;
   setError: (message: string | null) => void;
   run: (action: () => Promise<void>) => Promise<void>;
 }
 
-/** A form's sending state: one request at a time, the server's message on failure. */
+/** A form's sending state: one request at a time, the server's (or the wallet's) message on failure. */
 export function useSubmit(): Submit {
   const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
+  const [failure, setFailure] = useState<{ message: string; detail: string | null } | null>(null);
+  const setError = useCallback((message: string | null) => setFailure(message === null ? null : { message, detail: null }), []);
   const run = useCallback(async (action: () => Promise<void>) => {
     setBusy(true);
-    setError(null);
+    setFailure(null);
     try {
       await action();
     } catch (err) {
-      setError(messageOf(err));
+      setFailure(errorParts(err));
     } finally {
       setBusy(false);
     }
   }, []);
-  return { busy, error, setError, run };
+  return { busy, error: failure?.message ?? null, errorDetail: failure?.detail ?? null, setError, run };
 }

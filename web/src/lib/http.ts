@@ -1,6 +1,8 @@
 /**
  * Same-origin calls to the Splitline API. The session cookie is HttpOnly, so the browser sends it;
- * the CSRF token lives only in memory and goes on every state-changing request.
+ * the CSRF token lives only in memory and goes on every state-changing request. Every POST carries
+ * an Idempotency-Key (DESIGN.md "Writes, retries and instances"): one key per user action, so a
+ * retry of the same action is answered as the first attempt was instead of being applied twice.
  */
 import type { Decoder } from './decode.ts';
 
@@ -22,6 +24,25 @@ export function setCsrfToken(token: string | null): void {
   csrfToken = token;
 }
 
+/** The session's CSRF token, for requests not sent through call() (the APK upload's XMLHttpRequest). */
+export function currentCsrfToken(): string | null {
+  return csrfToken;
+}
+
+/**
+ * A new Idempotency-Key: a random UUID. crypto.randomUUID exists only on secure pages (https or
+ * localhost); an admin app reached over plain http on a LAN address builds the same from
+ * getRandomValues, which every page has.
+ */
+export function newIdempotencyKey(): string {
+  if (typeof crypto.randomUUID === 'function') return crypto.randomUUID();
+  const b = crypto.getRandomValues(new Uint8Array(16));
+  b[6] = (b[6]! & 0x0f) | 0x40;
+  b[8] = (b[8]! & 0x3f) | 0x80;
+  const hex = Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
 /** Called when the server answers 401 to a signed-in call: the session expired or was revoked. */
 export function whenSessionLost(handler: (() => void) | null): void {
   onSessionLost = handler;
@@ -37,6 +58,11 @@ export interface CallOptions {
   query?: Record<string, string | number | boolean | undefined>;
   /** Set for the sign-in calls, whose 401 does not mean a lost session. */
   anonymous?: boolean;
+  /**
+   * The Idempotency-Key of a POST. A caller that retries an action passes the same key to every
+   * attempt; without one, each call is its own action and gets a new key.
+   */
+  idempotencyKey?: string;
 }
 
 export async function call<T>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, decode: Decoder<T>, opts: CallOptions = {}): Promise<T> {
@@ -45,6 +71,7 @@ export async function call<T>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: s
   const headers: Record<string, string> = { accept: 'application/json' };
   if (opts.body !== undefined) headers['content-type'] = 'application/json';
   if (method !== 'GET' && csrfToken !== null) headers['x-csrf-token'] = csrfToken;
+  if (method === 'POST') headers['idempotency-key'] = opts.idempotencyKey ?? newIdempotencyKey();
   let res: Response;
   try {
     res = await fetch(url, {

@@ -1,12 +1,14 @@
 /**
  * Installs the brand's signed Android package on a USB-connected device, from the browser:
  * pick the device, authorise this browser on it, stream the package onto it, install, report.
+ * Says first what is missing (no package uploaded yet, the role to upload one), and lets a
+ * superadmin upload the package (DevicePackages.tsx).
  */
 import { useMemo, useRef, useState, type FormEvent } from 'react';
 import AdbWebCredentialStore from '@yume-chan/adb-credential-web';
 import type { Adb } from '@yume-chan/adb';
 import type { AdbDaemonWebUsbDevice } from '@yume-chan/adb-daemon-webusb';
-import { getPlatform, type Platform, type Session } from '../lib/api.ts';
+import { apks, getPlatform, type Platform, type Session } from '../lib/api.ts';
 import { ApiError, messageOf } from '../lib/http.ts';
 import { useLoad } from '../lib/hooks.ts';
 import {
@@ -22,6 +24,7 @@ import {
 import { checkApk, downloadApk } from '../lib/apk-download.ts';
 import { closeDevice, DeviceError, openDevice, pickDevice, webUsbSupport } from '../lib/webusb.ts';
 import { ErrorNote, Field, Loading, Notice, PageHeader } from '../components/ui.tsx';
+import { MissingNote, Packages } from './DevicePackages.tsx';
 
 type Step =
   | { kind: 'idle' }
@@ -47,7 +50,9 @@ export function Devices(props: { session: Session }) {
       <section>
         <PageHeader title="Devices" />
         <div className="note note-warn" role="alert" data-testid="devices-needs-admin">
-          Installing the Android app needs the admin role. Ask a superadmin to grant it to {props.session.wallet}.
+          Installing the Android app needs the admin role, which your wallet <span className="mono break">{props.session.wallet}</span>{' '}
+          lacks. Ask a superadmin to grant it (superadmins are the wallets listed in the server&apos;s{' '}
+          <code>SUPERADMIN_WALLETS</code> setting).
         </div>
       </section>
     );
@@ -68,8 +73,26 @@ function Installer(props: { session: Session }) {
       )}
       {platform.loading && platform.data === null && <Loading what="the brand" />}
       <ErrorNote message={platform.error} />
-      {platform.data !== null && <InstallForm platform={platform.data} session={props.session} webUsb={support.ok} />}
+      {platform.data !== null && <Ready platform={platform.data} session={props.session} webUsb={support.ok} />}
     </section>
+  );
+}
+
+/** Once the brand is known: what is missing, the install form, and the packages. */
+function Ready(props: { platform: Platform; session: Session; webUsb: boolean }) {
+  const [apps, setApps] = useState<string[]>(() => [props.platform.brandKey]);
+  const list = useLoad(() => apks.list(apps), [apps.join(',')]);
+  const { reload } = list;
+  const onUploaded = (app: string) => {
+    if (apps.includes(app)) reload();
+    else setApps([...apps, app]);
+  };
+  return (
+    <>
+      <MissingNote list={list.data} platform={props.platform} session={props.session} />
+      <InstallForm platform={props.platform} session={props.session} webUsb={props.webUsb} />
+      <Packages list={list} platform={props.platform} onUploaded={onUploaded} />
+    </>
   );
 }
 

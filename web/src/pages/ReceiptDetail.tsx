@@ -1,18 +1,23 @@
 /**
- * A receipt: its items, status history and refunds. A refund is sent from the merchant's browser
- * wallet (a transfer of the receipt's token to the buyer, then recorded with its hash, which the
- * server checks on the chain), or recorded without a transaction (unverified).
+ * A receipt: its payment link and QR code while it is unpaid, its items, status history and
+ * refunds. A refund is sent from the merchant's browser wallet (a transfer of the receipt's token
+ * to the buyer, then recorded with its hash, which the server checks on the chain), or recorded
+ * without a transaction (unverified). Showing this page never records anything on the receipt.
  */
 import { useState, type FormEvent } from 'react';
 import { receipts, type ReceiptDetail, type RefundToken, type Session } from '../lib/api.ts';
 import { centsToUsd, formatCents, fractionToPercent, parseUsd, shiftDecimal, usdToCents } from '../lib/decimal.ts';
-import { ADDRESS, formatDateTime, shortAddress, statusLabel, TX_HASH } from '../lib/format.ts';
+import { ADDRESS, formatDateTime, shortAddress, sourceLabel, TX_HASH } from '../lib/format.ts';
 import { useLoad, useSubmit } from '../lib/hooks.ts';
 import { messageOf } from '../lib/http.ts';
+import { chainName, connect, ensureChain, injectedWallet, WalletError } from '../lib/wallet.ts';
 import { ErrorNote, Field, Link, Loading, Notice, PageHeader, StatusBadge } from '../components/ui.tsx';
-import { payApi } from '../pay/api.ts';
-import { chainName } from '../pay/status.ts';
-import { connect, DEV_CHAIN_ID, ensureChain, injectedWallet, sendTransfer, WalletError } from '../pay/wallet-pay.ts';
+import { Countdown, useNow } from '../components/Countdown.tsx';
+import { PaymentLink } from '../components/PaymentLink.tsx';
+import { sendTransfer } from '../pay/wallet-pay.ts';
+
+/** The statuses of a receipt that nothing has been paid to yet, whose link the buyer can still use. */
+const OPEN_STATUSES = new Set(['pending', 'generated', 'link_opened', 'buyer_logged_in', 'checkout_initialized']);
 
 export function ReceiptView(props: { id: string; session: Session }) {
   const loaded = useLoad(() => Promise.all([receipts.get(props.id), receipts.refunds(props.id)]), [props.id]);
@@ -47,6 +52,7 @@ function Detail(props: { receipt: ReceiptDetail; token: RefundToken | null; sess
         actions={<Link to="receipts" className="btn">All receipts</Link>}
       />
       <div className="detail-grid">
+        <OpenPaymentLink receipt={r} />
         <div className="card">
           <h2>Items</h2>
           <table className="table lines">
@@ -97,15 +103,10 @@ function Detail(props: { receipt: ReceiptDetail; token: RefundToken | null; sess
           <h2>Status history</h2>
           <ol className="timeline" data-testid="status-history">
             {r.statusHistory.map((h, i) => (
-              <li key={i}>
-                <StatusBadge status={h.status} />
-                {h.count !== undefined && h.count > 1 && (
-                  <span className="small" title={`Recorded ${h.count} times; the time is the first`}>
-                    ×{h.count}
-                  </span>
-                )}
-                <span className="muted small">
-                  {formatDateTime(h.at)} · {statusLabel(h.source)}
+              <li key={i} data-testid="history-entry" data-status={h.status}>
+                <StatusBadge status={h.status} count={h.count} />
+                <span className="muted small" title={h.count !== undefined && h.count > 1 ? `Recorded ${h.count} times; the time is the first` : undefined}>
+                  {formatDateTime(h.at)} · {sourceLabel(h.source)}
                 </span>
               </li>
             ))}
@@ -161,10 +162,29 @@ function Detail(props: { receipt: ReceiptDetail; token: RefundToken | null; sess
   );
 }
 
+/**
+ * The payment link and QR code again, while the buyer can still use them: nothing paid yet and
+ * not expired (the server decides expiry; past the time the card goes away).
+ */
+function OpenPaymentLink(props: { receipt: ReceiptDetail }) {
+  const r = props.receipt;
+  const open = OPEN_STATUSES.has(r.status) && r.exception === null && r.paymentUrl !== undefined;
+  const now = useNow(open);
+  if (!open || r.paymentUrl === undefined || (r.expiresAt !== undefined && now >= r.expiresAt)) return null;
+  return (
+    <div className="card detail-wide" data-testid="receipt-payment-link">
+      <h2>Waiting for payment</h2>
+      {r.expiresAt !== undefined && <Countdown expiresAt={r.expiresAt} />}
+      <PaymentLink receiptId={r.receiptId} url={r.paymentUrl} />
+    </div>
+  );
+}
+
 /** "Partly refunded" beside a status the refunds did not change; a full refund shows as the status itself. */
 export function RefundBadge(props: { receipt: { status: string; totalUsd: number; refundedUsd: number } }) {
   const { status, totalUsd, refundedUsd } = props.receipt;
-  if (refundedUsd <= 0 || status === 'refunded') return null;
+  // A refund_* status already says it in words (statusLabel).
+  if (refundedUsd <= 0 || status === 'refunded' || status.startsWith('refund_')) return null;
   return (
     <span className="badge badge-warn" data-testid="refund-badge">
       {usdToCents(refundedUsd) >= usdToCents(totalUsd) ? 'Refunded' : 'Partly refunded'}
@@ -173,15 +193,6 @@ export function RefundBadge(props: { receipt: { status: string; totalUsd: number
 }
 
 type Wallet = NonNullable<ReturnType<typeof injectedWallet>>;
-
-/** The dev chain's parameters for a wallet that does not know it yet (other chains are known to wallet-pay). */
-async function describeChain(chainId: number) {
-  if (chainId !== DEV_CHAIN_ID) return null;
-  const dev = await payApi.devChain().catch((err: unknown) => {
-    throw new WalletError(`The dev chain's RPC address could not be fetched: ${messageOf(err)}`);
-  });
-  return { chainName: chainName(chainId), rpcUrls: [dev.rpcUrl] };
-}
 
 const MINED_POLL_MS = 1500;
 const MINED_TIMEOUT_MS = 180_000;
@@ -267,7 +278,7 @@ function RefundForm(props: {
         setProgress('Connect your wallet…');
         const from = await connect(wallet);
         setProgress(`Switching your wallet to ${chainName(token.chainId)}…`);
-        await ensureChain(wallet, token.chainId, { describe: describeChain });
+        await ensureChain(wallet, token.chainId);
         const units = BigInt(refund.cents) * 10n ** BigInt(token.decimals - 2);
         setProgress(`Confirm the transfer of ${shiftDecimal(units.toString(), -token.decimals)} ${token.symbol} in your wallet…`);
         const hash = await sendTransfer(wallet, from, {
@@ -277,7 +288,7 @@ function RefundForm(props: {
           tokenDecimals: token.decimals,
           payTo: refund.buyer,
           due: units.toString(),
-        });
+        }, 'refund');
         // Kept in the form: should recording fail, "Record refund with this transaction" retries it.
         setTxHash(hash);
         setProgress('Waiting for the transaction to be mined…');
@@ -319,7 +330,7 @@ function RefundForm(props: {
         {(id, invalid) => <input id={id} name="txHash" className="mono" placeholder="0x…" value={txHash} aria-invalid={invalid} onChange={(e) => setTxHash(e.target.value)} />}
       </Field>
       {progress !== null && <Notice kind="info">{progress}</Notice>}
-      <ErrorNote message={submit.error} />
+      <ErrorNote message={submit.error} detail={submit.errorDetail} testId="refund-error" />
       {token === null && <Notice kind="info">This server is not connected to a chain: refunds can only be recorded, unverified.</Notice>}
       <div className="form-actions">
         <button type="submit" className="btn" disabled={submit.busy}>

@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { receipts, RECEIPT_STATUSES, type Receipt } from '../lib/api.ts';
+import { receipts, rejectedWrites, RECEIPT_STATUSES, type Receipt, type RejectedWrite } from '../lib/api.ts';
 import { formatCents, usdToCents } from '../lib/decimal.ts';
 import { statusLabel } from '../lib/format.ts';
 import { useLoad } from '../lib/hooks.ts';
@@ -59,13 +59,14 @@ export function ReceiptList() {
                   {statusLabel(s)}
                 </option>
               ))}
-              <option value={PARTLY_REFUNDED}>partly refunded</option>
+              <option value={PARTLY_REFUNDED}>Partly refunded, any status</option>
             </select>
           )}
         </Field>
       </div>
       <ErrorNote message={error} />
       {data?.degraded && <Notice kind="warn">The database is unavailable; the list may be incomplete.</Notice>}
+      <RejectedWrites />
       {loading && data === null ? (
         <Loading what="receipts" />
       ) : shown.length === 0 ? (
@@ -120,5 +121,40 @@ function ReceiptRows(props: { list: Receipt[] }) {
         ))}
       </tbody>
     </table>
+  );
+}
+
+/** What the reason's leading code means to a shop owner. */
+function rejectionInWords(w: RejectedWrite): string {
+  const code = w.reason.split(':')[0];
+  if (code === 'conflict') return `Receipt ${w.receiptId ?? ''} was created twice with different contents; the first one to arrive was kept.`;
+  if (code === 'receipt_not_found') return `A tracking status for receipt ${w.receiptId ?? ''} arrived, but that receipt never did.`;
+  return w.reason;
+}
+
+/**
+ * Writes this service accepted while its database was away that could never be applied once it
+ * was back: shown here rather than dropped (they are also sent to webhooks as write.rejected).
+ */
+function RejectedWrites() {
+  const { data } = useLoad(() => rejectedWrites.list());
+  const list = data?.writes ?? [];
+  if (list.length === 0) return null;
+  return (
+    <Notice kind="warn">
+      <div data-testid="rejected-writes">
+        <p>
+          {list.length === 1 ? 'One request' : `${list.length} requests`} accepted during a database outage could not be applied
+          afterwards:
+        </p>
+        <ul>
+          {list.map((w) => (
+            <li key={w.writeId}>
+              {rejectionInWords(w)} <span className="muted small">(accepted {new Date(w.acknowledgedAt).toLocaleString()})</span>
+            </li>
+          ))}
+        </ul>
+      </div>
+    </Notice>
   );
 }

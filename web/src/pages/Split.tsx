@@ -4,11 +4,8 @@ import { getPlatform, getSplitBalances, split, type Platform, type Session, type
 import { bpsToPercent, percentToBps, shiftDecimal } from '../lib/decimal.ts';
 import { ADDRESS, TX_HASH } from '../lib/format.ts';
 import { useLoad, useSubmit } from '../lib/hooks.ts';
-import { messageOf } from '../lib/http.ts';
 import { ErrorNote, Field, Loading, Notice, PageHeader } from '../components/ui.tsx';
-import { payApi } from '../pay/api.ts';
-import { chainName } from '../pay/status.ts';
-import { connect, DEV_CHAIN_ID, ensureChain, injectedWallet, shortMessage, WalletError } from '../pay/wallet-pay.ts';
+import { ask, chainName, connect, ensureChain, errorParts, injectedWallet, WalletError } from '../lib/wallet.ts';
 
 interface Row {
   key: number;
@@ -179,7 +176,7 @@ function SplitEditor(props: { session: Session; platform: Platform; onSaved: (s:
     <form className="card form" onSubmit={onSubmit} noValidate>
       <h2>Recipients</h2>
       {platform.platformRecipientAddress === null && (
-        <Notice kind="warn">This deployment has no platform recipient configured; orders will be refused until it has one.</Notice>
+        <Notice kind="warn">This deployment has no platform recipient: set PLATFORM_RECIPIENT_ADDRESS on the server. Splits and orders are refused until it has one.</Notice>
       )}
       {rows.map((r, i) => (
         <div className="row-editor row-editor-split" key={r.key} data-testid="recipient-row">
@@ -258,26 +255,12 @@ type ReleaseStep =
   | { kind: 'busy'; recipient: string; what: string }
   | { kind: 'sent'; recipient: string; hash: string; releasedBefore: string }
   | { kind: 'done'; message: string }
-  | { kind: 'error'; message: string };
-
-async function describeChain(chainId: number) {
-  if (chainId !== DEV_CHAIN_ID) return null;
-  const dev = await payApi.devChain();
-  return { chainName: chainName(chainId), rpcUrls: [dev.rpcUrl] };
-}
+  | { kind: 'error'; message: string; detail: string | null };
 
 /** Sends release(token, account) to the split from the connected wallet; the hash once broadcast. */
 async function sendRelease(wallet: Provider, from: Hex, b: SplitBalances, account: string): Promise<string> {
   const data = encodeFunctionData({ abi: RELEASE_ABI, functionName: 'release', args: [b.token as Hex, account as Hex] });
-  let hash: unknown;
-  try {
-    hash = await wallet.request({ method: 'eth_sendTransaction', params: [{ from, to: b.address, data, value: '0x0' }] });
-  } catch (err) {
-    const e = (typeof err === 'object' && err !== null ? err : {}) as { code?: unknown; message?: unknown };
-    if (e.code === 4001) throw new WalletError('You declined the release in your wallet.');
-    console.warn('wallet release failed:', err);
-    throw new WalletError(`The wallet could not send the release: ${shortMessage(typeof e.message === 'string' ? e.message : String(err))}`);
-  }
+  const hash = await ask<unknown>(wallet, 'release', 'eth_sendTransaction', [{ from, to: b.address, data, value: '0x0' }]);
   if (typeof hash !== 'string' || !TX_HASH.test(hash)) throw new WalletError('The wallet returned no transaction hash.');
   return hash;
 }
@@ -313,7 +296,7 @@ function Balances(props: { chainId: number; platform: string | null }) {
           return;
         }
         if (Date.now() > deadline) {
-          setStep({ kind: 'error', message: `The release (transaction ${step.hash}) was sent but has not reached the split yet; reload the page in a moment.` });
+          setStep({ kind: 'error', message: `The release (transaction ${step.hash}) was sent but has not reached the split yet; reload the page in a moment.`, detail: null });
           return;
         }
       }
@@ -347,12 +330,12 @@ function Balances(props: { chainId: number; platform: string | null }) {
         throw new WalletError(`Your wallet is connected as ${from.toLowerCase()}. Switch it to ${recipient} to release that recipient's funds.`);
       }
       setStep({ kind: 'busy', recipient, what: `Switching your wallet to ${chainName(props.chainId)}…` });
-      await ensureChain(wallet, props.chainId, { describe: describeChain });
+      await ensureChain(wallet, props.chainId);
       setStep({ kind: 'busy', recipient, what: 'Confirm the release in your wallet…' });
       const hash = await sendRelease(wallet, from, b, recipient);
       setStep({ kind: 'sent', recipient, hash, releasedBefore });
     } catch (err) {
-      setStep({ kind: 'error', message: messageOf(err) });
+      setStep({ kind: 'error', ...errorParts(err) });
     }
   }
 
@@ -409,7 +392,7 @@ function Balances(props: { chainId: number; platform: string | null }) {
         </Notice>
       )}
       {step.kind === 'done' && <Notice kind="ok">{step.message}</Notice>}
-      <ErrorNote message={step.kind === 'error' ? step.message : null} />
+      <ErrorNote message={step.kind === 'error' ? step.message : null} detail={step.kind === 'error' ? step.detail : null} />
       <p className="muted small">
         Each recipient withdraws its own share with the contract's release function, from its own wallet; the money goes
         straight from the split to that recipient. Connect the recipient's wallet, then press Release on its line.

@@ -42,6 +42,13 @@ export function Users() {
   return (
     <section>
       <PageHeader title="Users" subtitle="Search people by name, wallet, skills and XP; see who is live now." />
+      <p className="page-intro" data-testid="users-intro">
+        The people this Splitline server knows, each identified by a wallet: profiles a superadmin imported from another
+        system (<code>POST /api/admin/users</code>) or that a signed-in wallet saved for itself (<code>PUT /api/users/me</code>),
+        with a display name, XP and skills. Someone is <em>live</em> while their app sends a presence heartbeat (at least
+        every 2 minutes) and their space is public; nothing here comes from your receipts or payments. Developers read the
+        same directory with an API key holding the <code>users:read</code> scope.
+      </p>
       <div className="split-layout split-layout-wide">
         <div>
           <form className="card form" onSubmit={onSubmit} noValidate>

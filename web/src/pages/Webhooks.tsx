@@ -1,14 +1,123 @@
-import { useState, type FormEvent } from 'react';
-import { WEBHOOK_EVENTS, webhooks } from '../lib/api.ts';
+import { useEffect, useRef, useState, type FormEvent } from 'react';
+import { WEBHOOK_EVENTS, webhooks, type Delivery, type DeliveryAttempt, type Webhook, type WebhookTargets } from '../lib/api.ts';
 import { formatDateTime } from '../lib/format.ts';
-import { useLoad, useSubmit } from '../lib/hooks.ts';
-import { ErrorNote, Field, Loading, PageHeader, Secret } from '../components/ui.tsx';
+import { messageOf } from '../lib/http.ts';
+import { useLoad, useSubmit, type Loaded } from '../lib/hooks.ts';
+import { ErrorNote, Field, Link, Loading, Notice, PageHeader, Secret } from '../components/ui.tsx';
+
+/** One attempt in words: the answer's status, or why none came (the raw code in the title). */
+function attemptText(a: DeliveryAttempt): string {
+  if (a.statusCode !== null) return `${a.statusCode} in ${a.durationMs} ms`;
+  return a.errorText ?? a.error ?? 'no answer';
+}
+
+/** Which targets the service accepts besides public https URLs. */
+function TargetsNote(props: { targets: WebhookTargets | undefined }) {
+  if (props.targets === undefined) return null;
+  if (props.targets.private) {
+    return (
+      <Notice kind="warn">
+        This service accepts any target, private network addresses included (<code>WEBHOOK_ALLOW_PRIVATE</code>, meant for tests).
+      </Notice>
+    );
+  }
+  if (props.targets.loopback) {
+    return (
+      <Notice>
+        <span data-testid="webhook-targets">
+          This service runs on the dev chain, so endpoints on this computer are accepted for testing:{' '}
+          <code>http://localhost:…</code> and <code>http://127.0.0.1:…</code>. In production only public <code>https</code> URLs are
+          accepted; loopback and private network addresses are refused.
+        </span>
+      </Notice>
+    );
+  }
+  return (
+    <Notice>
+      <span data-testid="webhook-targets">
+        Endpoints must be public <code>https</code> URLs. Loopback (<code>localhost</code>, <code>127.0.0.1</code>) and private network
+        addresses are refused; loopback is accepted only while the service runs on the dev chain.
+      </span>
+    </Notice>
+  );
+}
+
+type TestResult = { kind: 'ok' | 'info' | 'warn'; text: string };
+
+/** How the test delivery went, once it has an attempt. */
+function testOutcome(d: Delivery): TestResult {
+  const a = d.log[0];
+  if (d.status === 'delivered' && a !== undefined) return { kind: 'ok', text: `Delivered: your endpoint answered ${a.statusCode} in ${a.durationMs} ms.` };
+  if (a === undefined) return { kind: 'info', text: 'Waiting to be sent…' };
+  if (a.statusCode !== null) return { kind: 'warn', text: `Not accepted: your endpoint answered ${a.statusCode}; a 2xx status is needed.` };
+  return { kind: 'warn', text: `Not delivered: ${a.errorText ?? a.error ?? 'no answer'}.` };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => window.setTimeout(resolve, ms));
+
+/** "Send test event": queues one, then follows its delivery until it has a result. */
+function SendTest(props: { endpointId: string; onSent: () => void }) {
+  const [busy, setBusy] = useState(false);
+  const [result, setResult] = useState<TestResult | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const mounted = useRef(true);
+  useEffect(() => {
+    mounted.current = true;
+    return () => {
+      mounted.current = false;
+    };
+  }, []);
+
+  const send = async () => {
+    setBusy(true);
+    setError(null);
+    setResult({ kind: 'info', text: 'Sending a test event…' });
+    try {
+      const { deliveryId } = await webhooks.sendTest(props.endpointId);
+      // The dispatcher picks it up within a second; an endpoint that never answers takes until its timeout.
+      const deadline = Date.now() + 20_000;
+      for (;;) {
+        await sleep(500);
+        if (!mounted.current) return;
+        const d = (await webhooks.deliveries()).deliveries.find((x) => x.id === deliveryId);
+        if (d !== undefined && d.log.length > 0) {
+          setResult(testOutcome(d));
+          break;
+        }
+        if (Date.now() > deadline) {
+          setResult({ kind: 'info', text: 'Queued but not sent yet; its result will appear under Deliveries.' });
+          break;
+        }
+      }
+      props.onSent();
+    } catch (err) {
+      if (!mounted.current) return;
+      setResult(null);
+      setError(messageOf(err));
+    } finally {
+      if (mounted.current) setBusy(false);
+    }
+  };
+
+  return (
+    <div data-testid="webhook-test">
+      <button type="button" className="btn btn-small" disabled={busy} onClick={() => void send()}>
+        {busy ? 'Sending…' : 'Send test event'}
+      </button>
+      <div data-testid="webhook-test-result" aria-live="polite">
+        {result !== null && <Notice kind={result.kind}>{result.text}</Notice>}
+        <ErrorNote message={error} />
+      </div>
+    </div>
+  );
+}
 
 /** Every delivery with each attempt, and a button to send one again. */
-function Deliveries() {
-  const list = useLoad(() => webhooks.deliveries());
+function Deliveries(props: { list: Loaded<{ deliveries: Delivery[] }>; endpoints: Webhook[] }) {
+  const { list } = props;
   const again = useSubmit();
   const rows = list.data?.deliveries ?? [];
+  const urlOf = (id: string) => props.endpoints.find((w) => w.id === id)?.url ?? id;
   return (
     <>
       <div className="sub-head">
@@ -23,41 +132,77 @@ function Deliveries() {
       ) : rows.length === 0 ? (
         <p className="empty">No deliveries yet.</p>
       ) : (
-        <div className="list">
-          {rows.map((d) => (
-            <article key={d.id} className="card sub" data-testid="delivery">
-              <header className="sub-head">
-                <h3>
-                  {d.type} <span className="chip">{d.status}</span>
-                </h3>
-                <button
-                  type="button"
-                  className="btn btn-small"
-                  disabled={again.busy}
-                  onClick={() =>
-                    void again.run(async () => {
-                      await webhooks.redeliver(d.id);
-                      list.reload();
-                    })
-                  }
-                >
-                  Redeliver
-                </button>
-              </header>
-              <p className="muted small mono break">
-                {d.eventId} · {d.attempts} attempt{d.attempts === 1 ? '' : 's'}
-                {d.status === 'pending' && d.attempts > 0 ? ` · next ${formatDateTime(d.nextAttemptAt)}` : ''}
-              </p>
-              <ul className="small">
-                {d.log.map((a) => (
-                  <li key={a.at}>
-                    {formatDateTime(a.at)}: {a.statusCode ?? 'no answer'} in {a.durationMs} ms{a.error !== null ? ` (${a.error})` : ''}
-                  </li>
-                ))}
-              </ul>
-            </article>
-          ))}
-        </div>
+        <table className="table table-cards" data-testid="deliveries">
+          <thead>
+            <tr>
+              <th>Event</th>
+              <th>Receipt</th>
+              <th>Endpoint</th>
+              <th>Status</th>
+              <th>Attempts</th>
+              <th aria-label="Actions" />
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((d) => (
+              <tr key={d.id} data-testid="delivery" data-delivery={d.id}>
+                <td data-label="Event">
+                  <span className="mono">{d.type}</span>
+                  <br />
+                  <span className="muted small mono break">{d.eventId}</span>
+                </td>
+                <td data-label="Receipt" data-testid="delivery-receipt">
+                  {d.receiptId !== null ? (
+                    <Link to={`receipts/${encodeURIComponent(d.receiptId)}`} className="mono">
+                      {d.receiptId}
+                    </Link>
+                  ) : (
+                    <span className="muted">—</span>
+                  )}
+                </td>
+                <td data-label="Endpoint">
+                  {/* The wrapping is the URL's own, not the cell's: the phone layout's label stays whole. */}
+                  <span className="mono small break">{urlOf(d.endpointId)}</span>
+                </td>
+                <td data-label="Status">
+                  <span>
+                    <span className="chip">{d.status}</span>
+                    {d.status === 'pending' && d.attempts > 0 && <span className="muted small"> next {formatDateTime(d.nextAttemptAt)}</span>}
+                  </span>
+                </td>
+                <td data-label="Attempts">
+                  {d.log.length === 0 ? (
+                    <span className="muted small">none yet</span>
+                  ) : (
+                    <ul className="small" data-testid="delivery-attempts">
+                      {d.log.map((a) => (
+                        <li key={a.at} title={a.error ?? undefined}>
+                          {formatDateTime(a.at)}: {attemptText(a)}
+                          {a.errorCode !== null && <span className="muted mono"> ({a.errorCode})</span>}
+                        </li>
+                      ))}
+                    </ul>
+                  )}
+                </td>
+                <td className="actions">
+                  <button
+                    type="button"
+                    className="btn btn-small"
+                    disabled={again.busy}
+                    onClick={() =>
+                      void again.run(async () => {
+                        await webhooks.redeliver(d.id);
+                        list.reload();
+                      })
+                    }
+                  >
+                    Redeliver
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
       )}
     </>
   );
@@ -65,12 +210,15 @@ function Deliveries() {
 
 export function Webhooks() {
   const list = useLoad(() => webhooks.list());
+  const deliveries = useLoad(() => webhooks.deliveries());
   const [secret, setSecret] = useState<{ url: string; secret: string } | null>(null);
   const [url, setUrl] = useState('');
   const [events, setEvents] = useState<string[]>([...WEBHOOK_EVENTS]);
   const [errors, setErrors] = useState<Record<string, string>>({});
   const submit = useSubmit();
   const remove = useSubmit();
+  const endpoints = list.data?.webhooks ?? [];
+  const targets = list.data?.targets;
 
   const onSubmit = (e: FormEvent) => {
     e.preventDefault();
@@ -110,8 +258,19 @@ export function Webhooks() {
       )}
       <form className="card form" onSubmit={onSubmit} noValidate>
         <h2>Add an endpoint</h2>
+        <TargetsNote targets={targets} />
         <Field label="Endpoint URL" error={errors.url}>
-          {(id, invalid) => <input id={id} name="url" type="url" placeholder="https://example.com/hooks/splitline" value={url} aria-invalid={invalid} onChange={(e) => setUrl(e.target.value)} />}
+          {(id, invalid) => (
+            <input
+              id={id}
+              name="url"
+              type="url"
+              placeholder={targets?.loopback ? 'http://localhost:3000/hooks/splitline' : 'https://example.com/hooks/splitline'}
+              value={url}
+              aria-invalid={invalid}
+              onChange={(e) => setUrl(e.target.value)}
+            />
+          )}
         </Field>
         <fieldset>
           <legend>Events</legend>
@@ -133,11 +292,11 @@ export function Webhooks() {
       <ErrorNote message={list.error ?? remove.error} />
       {list.loading && list.data === null ? (
         <Loading what="endpoints" />
-      ) : (list.data?.webhooks ?? []).length === 0 ? (
+      ) : endpoints.length === 0 ? (
         <p className="empty">No endpoints yet.</p>
       ) : (
         <div className="list">
-          {(list.data?.webhooks ?? []).map((w) => (
+          {endpoints.map((w) => (
             <article key={w.id} className="card sub" data-testid="webhook">
               <header className="sub-head">
                 <h3 className="mono break">{w.url}</h3>
@@ -163,11 +322,12 @@ export function Webhooks() {
                 ))}
               </p>
               <p className="muted small">Added {formatDateTime(w.createdAt)}</p>
+              <SendTest endpointId={w.id} onSent={() => deliveries.reload()} />
             </article>
           ))}
         </div>
       )}
-      <Deliveries />
+      <Deliveries list={deliveries} endpoints={endpoints} />
     </section>
   );
 }

@@ -4,21 +4,12 @@
  * which it also posts to an allowed parent when framed.
  */
 import { useCallback, useEffect, useRef, useState, type ReactNode } from 'react';
-import { ApiError, messageOf } from '../lib/http.ts';
+import { ApiError, messageOf, newIdempotencyKey } from '../lib/http.ts';
 import { payApi, payLinkFromLocation, type PaymentView, type TrackingStatus } from './api.ts';
 import { postStatus } from './embed.ts';
 import { Amounts, Note, Overpaid, PayOffer, StatusPanel, Summary, tokenUnits } from './parts.tsx';
 import { canOfferPayment, chainName, FINAL, IN_FLIGHT, isUnpaid, phaseOf } from './status.ts';
-import {
-  connect,
-  DEV_CHAIN_ID,
-  ensureChain,
-  injectedWallet,
-  sendTransfer,
-  shortMessage,
-  WalletError,
-  type Payable,
-} from './wallet-pay.ts';
+import { connect, ensureChain, errorParts, injectedWallet, sendTransfer, shortMessage, type Payable } from './wallet-pay.ts';
 
 type Load = { kind: 'loading' } | { kind: 'not_found' } | { kind: 'error'; status: number; message: string } | { kind: 'ready'; view: PaymentView };
 /** `paidBefore`: what the server counted when the transaction was sent; more than that means it arrived. */
@@ -26,7 +17,7 @@ type Step =
   | { kind: 'idle' }
   | { kind: 'busy'; what: string }
   | { kind: 'sent'; hash: string; paidBefore: string }
-  | { kind: 'error'; message: string };
+  | { kind: 'error'; message: string; detail: string | null };
 
 const link = payLinkFromLocation(window.location);
 /**
@@ -44,23 +35,17 @@ async function track(status: TrackingStatus): Promise<void> {
   await payApi.track(link, status).catch((err: unknown) => console.warn(`tracking status ${status} was not recorded: ${messageOf(err)}`));
 }
 
-async function describeChain(chainId: number) {
-  if (chainId !== DEV_CHAIN_ID) return null;
-  const dev = await payApi.devChain().catch((err: unknown) => {
-    throw new WalletError(`The dev chain's RPC address could not be fetched: ${messageOf(err)}`);
-  });
-  return { chainName: chainName(chainId), rpcUrls: [dev.rpcUrl] };
-}
-
 /**
  * Tells the service where to look sooner. Only a hint: the worker finds the transfer into the
  * payment address without it, so a refusal (at most 5 unresolved hints per receipt) is no error
  * for the buyer; a network hiccup is retried once.
  */
 async function sendHint(hash: string): Promise<void> {
+  // One hint, one key: the retry is the same request, not a second one.
+  const key = newIdempotencyKey();
   for (let attempt = 1; ; attempt++) {
     try {
-      await payApi.submit(link, hash);
+      await payApi.submit(link, hash, key);
       return;
     } catch (err) {
       const transient = err instanceof ApiError && (err.status === 0 || err.status >= 500);
@@ -194,14 +179,14 @@ export function PayPage() {
       setAccount(from);
       void track('buyer_logged_in');
       setStep({ kind: 'busy', what: `Switching your wallet to ${chainName(target.chainId)}…` });
-      await ensureChain(wallet, target.chainId, { describe: describeChain });
+      await ensureChain(wallet, target.chainId);
       await track('checkout_initialized');
       setStep({ kind: 'busy', what: `Confirm the transfer of ${tokenUnits(target.due, target)} in your wallet…` });
       const hash = await sendTransfer(wallet, from, target);
       setStep({ kind: 'sent', hash, paidBefore });
       void sendHint(hash).then(() => refresh());
     } catch (err) {
-      setStep({ kind: 'error', message: messageOf(err) });
+      setStep({ kind: 'error', ...errorParts(err) });
     }
   }
 
@@ -233,7 +218,7 @@ export function PayPage() {
               phase={phase}
               expiresAt={v.expiresAt}
               busy={step.kind === 'busy' ? step.what : null}
-              error={step.kind === 'error' ? step.message : null}
+              error={step.kind === 'error' ? { message: step.message, detail: step.detail } : null}
               account={account}
               hasWallet={hasWallet}
               walletAsked={walletAsked}

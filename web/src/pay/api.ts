@@ -63,9 +63,10 @@ export const payApi = {
   get: (link: PayLink) => call('GET', path(link), view, { query: { t: link.token } }),
   track: (link: PayLink, status: TrackingStatus) =>
     call('POST', path(link, '/status'), record({ status: str }), { query: { t: link.token }, body: { status } }),
-  /** Only a hint of where to look sooner: the service finds the payment on chain either way. */
-  submit: (link: PayLink, transactionHash: string) =>
-    call('POST', path(link, '/transaction'), record({ status: str }), { query: { t: link.token }, body: { transactionHash } }),
-  /** The dev chain's public RPC URL (CHAIN=dev only), for wallet_addEthereumChain. */
-  devChain: () => call('GET', '/dev/chain', record({ chainId: num, rpcUrl: str })),
+  /**
+   * Only a hint of where to look sooner: the service finds the payment on chain either way.
+   * `idempotencyKey`: the same for every attempt at sending one hint.
+   */
+  submit: (link: PayLink, transactionHash: string, idempotencyKey?: string) =>
+    call('POST', path(link, '/transaction'), record({ status: str }), { query: { t: link.token }, body: { transactionHash }, idempotencyKey }),
 };

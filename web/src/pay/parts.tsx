@@ -1,11 +1,12 @@
 /** The payment page's pieces, each drawn from the data it is given. */
 import type { ReactNode } from 'react';
 import { Countdown } from '../components/Countdown.tsx';
+import { ErrorText } from '../components/ErrorText.tsx';
 import { QrCode } from '../components/QrCode.tsx';
 import { shiftDecimal } from '../lib/decimal.ts';
 import type { Payment, PaymentView } from './api.ts';
 import { chainName, describePhase, type Phase } from './status.ts';
-import { eip681, shortMessage, type Payable } from './wallet-pay.ts';
+import { eip681, type Payable } from './wallet-pay.ts';
 
 const usd = (cents: number, currency: string) =>
   new Intl.NumberFormat('en-US', { style: 'currency', currency: currency.length === 3 ? currency : 'USD' }).format(cents / 100);
@@ -147,7 +148,8 @@ export function PayOffer(props: {
   phase: Phase;
   expiresAt: number;
   busy: string | null;
-  error: string | null;
+  /** One sentence, and the wallet's own words folded underneath. */
+  error: { message: string; detail: string | null } | null;
   account: string | null;
   hasWallet: boolean;
   walletAsked: boolean;
@@ -176,7 +178,7 @@ export function PayOffer(props: {
         {props.busy !== null && <p className="step">{props.busy}</p>}
         {props.error !== null && (
           <Note kind="error" testId="pay-error">
-            <span title={props.error}>{shortMessage(props.error, 240)}</span>
+            <ErrorText message={props.error.message} detail={props.error.detail} />
           </Note>
         )}
       </section>

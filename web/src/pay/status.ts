@@ -116,9 +116,4 @@ export function describePhase(phase: Phase, exception: string | null): { tone: T
   }
 }
 
-export function chainName(chainId: number): string {
-  if (chainId === 8453) return 'Base';
-  if (chainId === 84532) return 'Base Sepolia';
-  if (chainId === 31337) return 'Splitline dev chain';
-  return `chain ${chainId}`;
-}
+export { chainName } from '../lib/wallet.ts';

@@ -1,6 +1,7 @@
 /**
- * Signed APK download (Admin or Superadmin) and upload (Superadmin). Bytes stream straight between
- * the client and the blob store; no storage URL is ever exposed.
+ * Signed APK download (Admin or Superadmin), upload (Superadmin), and which packages are stored
+ * (the devices page says up front what is missing). Bytes stream straight between the client and
+ * the blob store; no storage URL is ever exposed.
  */
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
@@ -8,13 +9,16 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Readable } from 'node:stream';
 import type { Deps } from '../../../deps.ts';
 import { APK_CONTENT_TYPE, apkBlobName, assertAppName, assertVisible, assertZipHeader, parseRange } from '../../../domain/apk.ts';
-import { AppError, NotFound } from '../../../domain/errors.ts';
+import { AppError, InvalidInput, NotFound } from '../../../domain/errors.ts';
+import { sessionOf } from '../../../auth/plugin.ts';
 import { PayloadTooLarge } from '../../../storage/blob-store.ts';
 import { bodyWithin, releaseRequestDeadline } from '../../request-time.ts';
 import { errorRef } from '../../schemas.ts';
 import { cookieAuth } from './merchant.ts';
 
 const errors = { 400: errorRef, 401: errorRef, 403: errorRef, 404: errorRef, 413: errorRef, 416: errorRef, 429: errorRef };
+/** The most brands one package listing looks up. */
+const MAX_LISTED = 20;
 
 export async function apkRoutes(scope: FastifyInstance, deps: Deps): Promise<void> {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();
@@ -23,6 +27,62 @@ export async function apkRoutes(scope: FastifyInstance, deps: Deps): Promise<voi
 
   // Uploads are raw bytes handed to the store as a stream, in this scope only.
   app.addContentTypeParser([APK_CONTENT_TYPE, 'application/octet-stream'], (_req, payload, done) => done(null, payload));
+
+  app.get(
+    '/api/admin/apk',
+    {
+      config: { auth: 'session', role: 'admin' },
+      schema: {
+        tags: ['admin'],
+        summary: 'Which signed APKs are stored (Admin or Superadmin)',
+        description:
+          "The stored package of each brand asked for (the container's BRAND_KEY by default), and whether the session " +
+          'may upload: only superadmins, the wallets in SUPERADMIN_WALLETS. A partner container lists only its own brand.',
+        security: cookieAuth,
+        querystring: Type.Object({
+          apps: Type.Optional(Type.String({ description: `Comma-separated brand keys, at most ${MAX_LISTED}; default BRAND_KEY` })),
+        }),
+        response: {
+          200: Type.Object({
+            containerType: Type.Union([Type.Literal('platform'), Type.Literal('partner')]),
+            brandKey: Type.String(),
+            canUpload: Type.Boolean({ description: 'The session holds the superadmin role (SUPERADMIN_WALLETS)' }),
+            packages: Type.Array(
+              Type.Object({
+                app: Type.String(),
+                stored: Type.Boolean({ description: 'false: no package has been uploaded for this brand yet' }),
+                size: Type.Union([Type.Integer(), Type.Null()]),
+                lastModified: Type.Union([Type.Integer({ description: 'Unix ms' }), Type.Null()]),
+                etag: Type.Union([Type.String(), Type.Null()]),
+              }),
+            ),
+          }),
+          ...errors,
+        },
+      },
+    },
+    async (request) => {
+      const asked = (request.query.apps ?? config.brandKey).split(',').map((a) => a.trim()).filter((a) => a !== '');
+      const apps = [...new Set(asked)];
+      if (apps.length > MAX_LISTED) throw new InvalidInput(`apps names at most ${MAX_LISTED} brands`);
+      for (const name of apps) assertAppName(name);
+      const visible = apps.filter((name) => policy.containerType === 'platform' || name === policy.brandKey);
+      const packages = await Promise.all(
+        visible.map(async (name) => {
+          const info = await blobs.stat(apkBlobName(policy, name));
+          return info === null
+            ? { app: name, stored: false, size: null, lastModified: null, etag: null }
+            : { app: name, stored: true, size: info.size, lastModified: info.lastModified.getTime(), etag: info.etag };
+        }),
+      );
+      return {
+        containerType: policy.containerType,
+        brandKey: policy.brandKey,
+        canUpload: sessionOf(request).roles.includes('superadmin'),
+        packages,
+      };
+    },
+  );
 
   app.get(
     '/api/admin/apk/:app',

@@ -10,6 +10,7 @@ import { adminWebhookRoutes } from './webhooks.ts';
 import { adminSweepRoutes } from './sweeps.ts';
 import { adminSplitBalanceRoutes } from './split-balances.ts';
 import { apkRoutes } from './apk.ts';
+import { adminRejectedWriteRoutes } from './rejected-writes.ts';
 
 /** Sign-in and every admin operation (session cookie + CSRF; never a subscription key). */
 export function registerAdminRoutes(app: App, deps: Deps): void {
@@ -22,6 +23,7 @@ export function registerAdminRoutes(app: App, deps: Deps): void {
   adminPlatformRoutes(app, deps);
   adminSweepRoutes(app, deps);
   adminSplitBalanceRoutes(app, deps);
+  adminRejectedWriteRoutes(app, deps);
   // Encapsulated: its raw-body content-type parser must not reach other routes.
   void app.register(async (scope) => apkRoutes(scope, deps));
 }

@@ -6,6 +6,7 @@
 import { Type } from '@sinclair/typebox';
 import type { Deps } from '../../../deps.ts';
 import { adminErrors, cookieAuth } from './merchant.ts';
+import { Wallet } from '../../schemas.ts';
 import type { App } from '../index.ts';
 
 export function adminPlatformRoutes(app: App, deps: Deps): void {
@@ -22,17 +23,17 @@ export function adminPlatformRoutes(app: App, deps: Deps): void {
         security: cookieAuth,
         response: {
           200: Type.Object({
-            platformRecipientAddress: Type.Union([Type.String(), Type.Null()], {
+            platformRecipientAddress: Type.Union([Wallet, Type.Null()], {
               description: 'null when PLATFORM_RECIPIENT_ADDRESS is not configured',
             }),
-            platformFeeBps: Type.Integer({ description: '10000 = 100%' }),
-            chainId: Type.Integer(),
-            brandName: Type.String(),
+            platformFeeBps: Type.Integer({ minimum: 0, maximum: 10_000, description: '10000 = 100%', examples: [50] }),
+            chainId: Type.Integer({ examples: [31337] }),
+            brandName: Type.String({ examples: ['Splitline'] }),
             containerType: Type.Union([Type.Literal('platform'), Type.Literal('partner')], {
               description: 'CONTAINER_TYPE: a partner container serves only its own brand (the APK route, the devices page)',
             }),
-            brandKey: Type.String({ description: "BRAND_KEY: this container's brand, [a-z0-9-]{1,64}" }),
-          }),
+            brandKey: Type.String({ description: "BRAND_KEY: this container's brand, [a-z0-9-]{1,64}", examples: ['splitline'] }),
+          }, { description: "The deployment's settings the admin app shows" }),
           ...adminErrors,
         },
       },

@@ -3,11 +3,17 @@ import { Type } from '@sinclair/typebox';
 import type { Deps } from '../../../deps.ts';
 import { sessionOf } from '../../../auth/plugin.ts';
 import { adminErrors, cookieAuth } from './merchant.ts';
+import { HandlerCheckedWallet, stringEnum, Wallet } from '../../schemas.ts';
 import type { App } from '../index.ts';
 
 export function adminRoleRoutes(app: App, deps: Deps): void {
   const { auth, config } = deps;
-  const Grant = Type.Object({ wallet: Type.String(), role: Type.String(), grantedBy: Type.String(), grantedAt: Type.Integer() });
+  const Grant = Type.Object({
+    wallet: Wallet,
+    role: stringEnum(['admin']),
+    grantedBy: Wallet,
+    grantedAt: Type.Integer({ description: 'Unix ms', examples: [1767225600000] }),
+  });
 
   app.get(
     '/api/admin/roles',
@@ -17,7 +23,13 @@ export function adminRoleRoutes(app: App, deps: Deps): void {
         tags: ['admin'],
         summary: 'Granted roles and the configured superadmins',
         security: cookieAuth,
-        response: { 200: Type.Object({ grants: Type.Array(Grant), superadmins: Type.Array(Type.String()) }), ...adminErrors },
+        response: {
+          200: Type.Object(
+            { grants: Type.Array(Grant), superadmins: Type.Array(Wallet, { description: 'SUPERADMIN_WALLETS' }) },
+            { description: 'The admin grants and the configured superadmins' },
+          ),
+          ...adminErrors,
+        },
       },
     },
     async () => ({ grants: await auth.listAdmins(), superadmins: config.superadminWallets }),
@@ -31,8 +43,12 @@ export function adminRoleRoutes(app: App, deps: Deps): void {
         tags: ['admin'],
         summary: 'Grant the admin role',
         security: cookieAuth,
-        body: Type.Object({ wallet: Type.String(), role: Type.Literal('admin') }),
-        response: { 200: Type.Object({ ok: Type.Boolean() }), ...adminErrors },
+        body: Type.Object(
+          { wallet: HandlerCheckedWallet({ description: 'The wallet granted the role (else 400 invalid_wallet)' }), role: Type.Literal('admin') },
+          { examples: [{ wallet: '0x90f79bf6eb2c4f870365e785982e1f101e93b906', role: 'admin' }] },
+        ),
+        errorCodes: { 400: ['invalid_wallet'] },
+        response: { 200: Type.Object({ ok: Type.Literal(true) }, { description: 'Granted' }), ...adminErrors },
       },
     },
     async (request) => {
@@ -49,8 +65,12 @@ export function adminRoleRoutes(app: App, deps: Deps): void {
         tags: ['admin'],
         summary: 'Withdraw the admin role',
         security: cookieAuth,
-        params: Type.Object({ wallet: Type.String(), role: Type.Literal('admin') }),
-        response: { 200: Type.Object({ ok: Type.Boolean() }), ...adminErrors },
+        params: Type.Object({
+          wallet: HandlerCheckedWallet({ description: 'The wallet losing the role (else 400 invalid_wallet)' }),
+          role: Type.Literal('admin'),
+        }),
+        errorCodes: { 400: ['invalid_wallet'] },
+        response: { 200: Type.Object({ ok: Type.Literal(true) }, { description: 'Withdrawn' }), ...adminErrors },
       },
     },
     async (request) => {

@@ -16,19 +16,25 @@ import {
   rotateKey,
 } from '../../../gateway/subscriptions.ts';
 import { adminErrors, cookieAuth } from './merchant.ts';
+import { answerEnum, HANDLER_CHECKS, handlerCheckedEnum, HandlerCheckedWallet, ProductSchema, ScopeSchema, Wallet } from '../../schemas.ts';
+import { DEFAULT_PRODUCT, PRODUCTS, SCOPES } from '../../../gateway/scopes.ts';
 import type { App } from '../index.ts';
 
+const KeySlot = answerEnum(['primary', 'secondary']);
+
 const Subscription = Type.Object({
-  id: Type.String(),
-  wallet: Type.String(),
-  name: Type.String(),
-  product: Type.String(),
-  scopes: Type.Array(Type.String()),
-  rateLimitPerMinute: Type.Integer(),
-  status: Type.String(),
-  createdAt: Type.Integer(),
-  revokedAt: Type.Union([Type.Integer(), Type.Null()]),
-  keys: Type.Array(Type.Object({ slot: Type.String(), prefix: Type.String(), createdAt: Type.Integer() })),
+  id: Type.String({ examples: ['sub_9Xk2mQ7vLp'] }),
+  wallet: Wallet,
+  name: Type.String({ examples: ['Checkout'] }),
+  product: ProductSchema,
+  scopes: Type.Array(ScopeSchema),
+  rateLimitPerMinute: Type.Integer({ minimum: 1, examples: [600] }),
+  status: answerEnum(['active', 'revoked']),
+  createdAt: Type.Integer({ description: 'Unix ms' }),
+  revokedAt: Type.Union([Type.Integer(), Type.Null()], { description: 'Unix ms; null while active' }),
+  keys: Type.Array(
+    Type.Object({ slot: KeySlot, prefix: Type.String({ description: 'The first characters of the key, to recognise it' }), createdAt: Type.Integer() }),
+  ),
 });
 
 const isSuper = (s: SessionInfo) => s.roles.includes('superadmin');
@@ -51,8 +57,9 @@ export function adminSubscriptionRoutes(app: App, deps: Deps): void {
         tags: ['admin'],
         summary: 'List subscriptions (keys are never shown again)',
         security: cookieAuth,
-        querystring: Type.Object({ wallet: Type.Optional(Type.String({ description: 'Superadmin: another wallet' })) }),
-        response: { 200: Type.Object({ subscriptions: Type.Array(Subscription) }), ...adminErrors },
+        querystring: Type.Object({ wallet: Type.Optional(HandlerCheckedWallet({ description: 'Superadmin: another wallet (else 400 invalid_wallet)' })) }),
+        errorCodes: { 400: ['invalid_wallet'] },
+        response: { 200: Type.Object({ subscriptions: Type.Array(Subscription) }, { description: 'The subscriptions; keys are never shown again' }), ...adminErrors },
       },
     },
     async (request) => {
@@ -72,20 +79,35 @@ export function adminSubscriptionRoutes(app: App, deps: Deps): void {
   app.post(
     '/api/admin/subscriptions',
     {
-      config: { auth: 'session' },
+      config: { auth: 'session', idempotency: 'secret' },
       schema: {
         tags: ['admin'],
         summary: 'Create a subscription; answers both keys, shown only this once',
         security: cookieAuth,
-        body: Type.Object({
-          wallet: Type.Optional(Type.String()),
-          product: Type.Optional(Type.String()),
-          scopes: Type.Optional(Type.Array(Type.String(), { maxItems: 20 })),
-          name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
-          rateLimitPerMinute: Type.Optional(Type.Integer({ description: 'Superadmin only' })),
-        }),
+        body: Type.Object(
+          {
+            wallet: Type.Optional(HandlerCheckedWallet({ description: 'The merchant; the signed-in wallet by default. Another: superadmin only' })),
+            product: Type.Optional(handlerCheckedEnum(Object.keys(PRODUCTS), { description: `The product; ${DEFAULT_PRODUCT} by default` })),
+            scopes: Type.Optional(
+              Type.Array(handlerCheckedEnum(SCOPES), { maxItems: 20, description: "A subset of the product's scopes; all of them by default" }),
+            ),
+            name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+            rateLimitPerMinute: Type.Optional(
+              Type.Integer({ description: "Superadmin only; the product's limit by default", [HANDLER_CHECKS]: { minimum: 1, maximum: 1_000_000 } }),
+            ),
+          },
+          { examples: [{ product: 'checkout', name: 'Web shop' }] },
+        ),
+        errorCodes: { 400: ['invalid_wallet'] },
         response: {
-          201: Type.Object({ ...Subscription.properties, primaryKey: Type.String(), secondaryKey: Type.String() }),
+          201: Type.Object(
+            {
+              ...Subscription.properties,
+              primaryKey: Type.String({ description: 'Shown only now', examples: ['spl_Zq7mW2xK9vT4bN8cR1yL5sD3fG6hJ0pQ'] }),
+              secondaryKey: Type.String({ description: 'Shown only now', examples: ['spl_Lm3nB8vC2xZ7qW1eR5tY9uI4oP6aS0dF'] }),
+            },
+            { description: 'Created, with both keys: store them now, they are never shown again' },
+          ),
           ...adminErrors,
         },
       },
@@ -117,14 +139,20 @@ export function adminSubscriptionRoutes(app: App, deps: Deps): void {
   app.post(
     '/api/admin/subscriptions/:id/rotate',
     {
-      config: { auth: 'session' },
+      config: { auth: 'session', idempotency: 'secret' },
       schema: {
         tags: ['admin'],
         summary: 'Regenerate one key; the other keeps working',
         security: cookieAuth,
-        params: Type.Object({ id: Type.String() }),
-        body: Type.Object({ key: Type.Union([Type.Literal('primary'), Type.Literal('secondary')]) }),
-        response: { 200: Type.Object({ id: Type.String(), slot: Type.String(), key: Type.String() }), ...adminErrors },
+        params: Type.Object({ id: Type.String({ description: 'The subscription id' }) }),
+        body: Type.Object({ key: Type.Union([Type.Literal('primary'), Type.Literal('secondary')]) }, { examples: [{ key: 'secondary' }] }),
+        response: {
+          200: Type.Object(
+            { id: Type.String(), slot: KeySlot, key: Type.String({ description: 'The new key, shown only now' }) },
+            { description: 'The new key; the old one in this slot stops working' },
+          ),
+          ...adminErrors,
+        },
       },
     },
     async (request) => {
@@ -143,8 +171,11 @@ export function adminSubscriptionRoutes(app: App, deps: Deps): void {
         tags: ['admin'],
         summary: 'Revoke a subscription and both its keys',
         security: cookieAuth,
-        params: Type.Object({ id: Type.String() }),
-        response: { 200: Type.Object({ ok: Type.Boolean(), id: Type.String(), status: Type.String() }), ...adminErrors },
+        params: Type.Object({ id: Type.String({ description: 'The subscription id' }) }),
+        response: {
+          200: Type.Object({ ok: Type.Literal(true), id: Type.String(), status: answerEnum(['revoked']) }, { description: 'Revoked, with both keys' }),
+          ...adminErrors,
+        },
       },
     },
     async (request) => {

@@ -8,6 +8,7 @@ import { AppError } from '../../../domain/errors.ts';
 import { merchantOf } from '../../../gateway/plugin.ts';
 import { manualSweep } from '../../../payments/manual-sweep.ts';
 import { adminErrors, cookieAuth } from './merchant.ts';
+import { Wallet, WALLET } from '../../schemas.ts';
 import type { App } from '../index.ts';
 
 export function adminSweepRoutes(app: App, deps: Deps): void {
@@ -23,16 +24,20 @@ export function adminSweepRoutes(app: App, deps: Deps): void {
           "the sweeps' gas, or for a token the worker does not sweep (`token`, default the receipt's token). The money can " +
           'only reach the split, whoever sends it.',
         security: cookieAuth,
-        params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) }),
-        querystring: Type.Object({ token: Type.Optional(Type.String({ pattern: '^0x[0-9a-fA-F]{40}$' })) }),
+        params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, description: 'The receipt id', examples: ['order-1001'] }) }),
+        querystring: Type.Object({ token: Type.Optional(Type.String({ ...WALLET, description: "The token to sweep; the receipt's by default" })) }),
+        errorCodes: { 503: ['chain_unavailable'] },
         response: {
-          200: Type.Object({
-            payTo: Type.String(),
-            splitAddress: Type.String(),
-            token: Type.String(),
-            waiting: Type.String({ description: 'Token base units at the payment address now' }),
-            transaction: Type.Object({ to: Type.String(), data: Type.String(), chainId: Type.Integer() }),
-          }),
+          200: Type.Object(
+            {
+              payTo: Wallet,
+              splitAddress: Wallet,
+              token: Wallet,
+              waiting: Type.String({ pattern: '^(0|[1-9][0-9]*)$', description: 'Token base units at the payment address now', examples: ['7000000'] }),
+              transaction: Type.Object({ to: Wallet, data: Type.String({ pattern: '^0x[0-9a-fA-F]*$', examples: ['0x3a5be8cb'] }), chainId: Type.Integer({ examples: [31337] }) }),
+            },
+            { description: 'The transaction to send with eth_sendTransaction' },
+          ),
           ...adminErrors,
           503: adminErrors[500],
         },

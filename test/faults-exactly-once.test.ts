@@ -1,0 +1,306 @@
+/**
+ * Exactly once, under the faults the issue reproduced (DESIGN.md "Writes, retries and
+ * instances"), on a PostgreSQL cluster of the test's own (helpers/private-postgres.ts) with two
+ * real service processes:
+ *   - a commit that hangs past the query timeout (a synchronous standby that never answers):
+ *     the order is answered 500 failed, never a 503, and its retry with the same key finds it;
+ *     journaled copies of writes that did land change nothing at replay;
+ *   - two instances replaying in both orders: statuses journaled on one instance for receipts
+ *     journaled on the other wait for them, and none is lost;
+ *   - a create retried on the other instance during an outage answers the same payment URL, and
+ *     a create of the same id with another body is shown to the merchant, never dropped silently;
+ *   - a journal that cannot be written (a real ENOSPC on a tiny tmpfs) answers 503, and nothing
+ *     it refused appears later.
+ * Every test keeps a ledger of what was acknowledged and checks the database against it.
+ */
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { and, eq, sql } from 'drizzle-orm';
+import { openDatabase, type Database } from '../src/db/client.ts';
+import { inventoryItems, receipts, receiptStatusHistory, rejectedWrites, webhookEvents } from '../src/db/schema.ts';
+import { keyedMerchant } from './helpers/merchant.ts';
+import { postgresBinDir, PrivatePostgres } from './helpers/private-postgres.ts';
+import { http, startService, stopAllServices, type Service } from './helpers/service.ts';
+import { until } from './helpers/wait.ts';
+import { receiptBody } from './helpers/write-ledger.ts';
+
+const bin = postgresBinDir();
+const skip = bin === undefined ? 'initdb/pg_ctl not found; install PostgreSQL to run the exactly-once fault tests' : false;
+const SITE = 'http://pay.test';
+const PLATFORM = '0x000000000000000000000000000000000000beef';
+const QUERY_TIMEOUT_MS = 1500;
+
+let pg: PrivatePostgres;
+let admin: Database;
+const dirs: string[] = [];
+const figures: string[] = [];
+
+function dataDir(): string {
+  const d = mkdtempSync(path.join(tmpdir(), 'splitline-once-'));
+  dirs.push(d);
+  return d;
+}
+
+function serviceEnv(dir: string): Record<string, string> {
+  return {
+    DATA_DIR: dir,
+    DATABASE_URL: pg.url,
+    SITE_URL: SITE,
+    PLATFORM_RECIPIENT_ADDRESS: PLATFORM,
+    // Instances behind one load balancer share the secret that payment tokens are derived from.
+    JWT_SECRET: `exactly-once-test-${'s'.repeat(32)}`,
+    DB_QUERY_TIMEOUT_MS: String(QUERY_TIMEOUT_MS),
+    LOG_LEVEL: 'warn',
+  };
+}
+
+const merchant = () => keyedMerchant(admin.db, PLATFORM);
+
+/** Each instance resolves the key once while the database answers, as a live client's would be. */
+async function seeKey(key: string, ...services: Service[]): Promise<void> {
+  for (const svc of services) assert.equal((await http(svc.base, 'GET', '/api/receipts?limit=1', { key })).status, 200);
+}
+
+async function storedReceipts(wallet: string) {
+  return admin.db.select().from(receipts).where(eq(receipts.wallet, wallet));
+}
+
+/** Tracking history counts of a receipt: "status" → count. */
+async function trackingCounts(wallet: string, receiptId: string): Promise<Record<string, number>> {
+  const rows = await admin.db
+    .select()
+    .from(receiptStatusHistory)
+    .where(and(eq(receiptStatusHistory.wallet, wallet), eq(receiptStatusHistory.receiptId, receiptId), eq(receiptStatusHistory.source, 'tracking')));
+  return Object.fromEntries(rows.map((r) => [r.status, r.count]));
+}
+
+const drained = (svc: Service) => async () => {
+  const h = await http(svc.base, 'GET', '/healthz');
+  return h.body.database === 'up' && h.body.journalPending === 0;
+};
+
+describe('exactly once under faults', { skip, timeout: 400_000 }, () => {
+  before(async () => {
+    pg = await PrivatePostgres.create(bin!);
+    await pg.start();
+    admin = await openDatabase({ databaseUrl: pg.url, poolSize: 3 });
+  });
+
+  after(async () => {
+    await stopAllServices();
+    try {
+      await admin?.close();
+    } finally {
+      await pg?.destroy();
+      for (const d of dirs) rmSync(d, { recursive: true, force: true });
+    }
+  });
+
+  test('a commit that hangs past the query timeout: 500 failed, never 503, and the retry finds the one order', { timeout: 120_000 }, async () => {
+    const m = await merchant();
+    const svc = await startService('hang', serviceEnv(dataDir()));
+    assert.equal((await http(svc.base, 'POST', '/api/inventory', { key: m.key, body: { sku: 'tea', name: 'Tea', priceUsd: 3, stockQty: 10 } })).status, 201);
+    assert.equal((await http(svc.base, 'POST', '/api/receipts', { key: m.key, body: receiptBody('seen') })).status, 201);
+
+    // Every commit now waits for a synchronous standby that does not exist; reads still answer.
+    await admin.db.execute(sql.raw(`alter system set synchronous_standby_names = 'nobody'`));
+    await admin.db.execute(sql`select pg_reload_conf()`);
+    const orderKey = { 'idempotency-key': `order-${m.wallet}` };
+    const order = { items: [{ sku: 'tea', qty: 2 }] };
+    const t0 = Date.now();
+    const hung = await http(svc.base, 'POST', '/api/orders', { key: m.key, body: order, headers: orderKey });
+    const hungMs = Date.now() - t0;
+    assert.equal(hung.status, 500, JSON.stringify(hung.body));
+    assert.equal(hung.body.error, 'failed');
+    assert.match(hung.body.message, /may or may not be stored/);
+    assert.equal(hung.headers.get('retry-after'), null, 'no promise that nothing happened');
+
+    // The journaled routes acknowledge: their copies carry the same write ids.
+    const created = await http(svc.base, 'POST', '/api/receipts', { key: m.key, body: receiptBody('during-hang'), headers: { 'idempotency-key': 'r-hang' } });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const status = await http(svc.base, 'POST', '/api/receipts/status', {
+      body: { receiptId: 'seen', wallet: m.wallet, status: 'link_opened' },
+      headers: { 'idempotency-key': 's-hang' },
+    });
+    assert.equal(status.status, 200);
+
+    // The standby question goes away: the waiting commits complete.
+    await admin.db.execute(sql.raw('alter system reset synchronous_standby_names'));
+    await admin.db.execute(sql`select pg_reload_conf()`);
+
+    const retry = await http(svc.base, 'POST', '/api/orders', { key: m.key, body: order, headers: orderKey });
+    assert.equal(retry.status, 200, JSON.stringify(retry.body));
+    await until(drained(svc), 30_000, 'the journal to drain');
+
+    // The ledger: one order (the hung commit did land), the receipt once with its URL, the status once.
+    const rows = await storedReceipts(m.wallet);
+    const orders = rows.filter((r) => r.source === 'order');
+    assert.equal(orders.length, 1, 'one order, however many attempts');
+    assert.equal(orders[0]!.id, retry.body.receipt.receiptId);
+    const [item] = await admin.db.select().from(inventoryItems).where(and(eq(inventoryItems.wallet, m.wallet), eq(inventoryItems.sku, 'tea')));
+    assert.equal(item?.stockQty, 8, 'stock taken once');
+    const hangRow = rows.find((r) => r.id === 'during-hang');
+    assert.ok(hangRow);
+    assert.equal(created.body.paymentUrl, `${SITE}/pay/during-hang?t=${hangRow.payToken}`);
+    assert.deepEqual(await trackingCounts(m.wallet, 'seen'), { link_opened: 1 });
+    figures.push(`hung commit answered 500 failed after ${hungMs} ms (query timeout ${QUERY_TIMEOUT_MS} ms); 1 order, 1 receipt, 1 status stored`);
+    await svc.stop();
+  });
+
+  test('two instances replaying in both orders: statuses wait for the other instance’s receipts and none is lost', { timeout: 150_000 }, async () => {
+    const m = await merchant();
+    const a = await startService('a', serviceEnv(dataDir()));
+    const b = await startService('b', serviceEnv(dataDir()));
+    await seeKey(m.key, a, b);
+    await pg.stop();
+    const acked = { receipts: new Map<string, string>(), statuses: new Map<string, number>() };
+    const TRACKING = ['link_opened', 'buyer_logged_in', 'checkout_initialized'] as const;
+    // Five receipts journaled on A with their statuses on B, five the other way round.
+    for (let i = 0; i < 10; i++) {
+      const [creator, tracker] = i < 5 ? [a, b] : [b, a];
+      const id = `x-${i}`;
+      const res = await http(creator.base, 'POST', '/api/receipts', { key: m.key, body: receiptBody(id) });
+      assert.equal(res.status, 201, JSON.stringify(res.body));
+      assert.equal(res.body.degraded, true);
+      acked.receipts.set(id, res.body.paymentUrl);
+      for (const s of TRACKING.slice(0, 2 + (i % 2))) {
+        const st = await http(tracker.base, 'POST', '/api/receipts/status', { body: { receiptId: id, wallet: m.wallet, status: s } });
+        assert.equal(st.status, 200);
+        assert.equal(st.body.degraded, true);
+        acked.statuses.set(`${id} ${s}`, 1);
+      }
+    }
+    // A is paused while B replays first: B's statuses for A's receipts must wait, not be dropped.
+    process.kill(a.pid, 'SIGSTOP');
+    const t0 = Date.now();
+    try {
+      await pg.start();
+      await until(async () => (await storedReceipts(m.wallet)).length === 5, 30_000, "B's receipts to replay");
+      // B has applied its own receipts; A's receipts' statuses (2 or 3 each) wait in its journal.
+      const waiting = [0, 1, 2, 3, 4].reduce((n, i) => n + 2 + (i % 2), 0);
+      await until(async () => (await http(b.base, 'GET', '/healthz')).body.journalPending === waiting, 30_000, 'B to hold only the waiting statuses');
+    } finally {
+      process.kill(a.pid, 'SIGCONT');
+    }
+    await until(drained(a), 30_000, "A's journal to drain");
+    await until(drained(b), 60_000, "B's journal to drain");
+    const drainMs = Date.now() - t0;
+
+    const rows = await storedReceipts(m.wallet);
+    assert.equal(rows.length, 10);
+    for (const [id, url] of acked.receipts) {
+      const row = rows.find((r) => r.id === id);
+      assert.equal(url, `${SITE}/pay/${id}?t=${row?.payToken}`, `${id} keeps its payment URL`);
+    }
+    let stored = 0;
+    for (const id of acked.receipts.keys()) {
+      const counts = await trackingCounts(m.wallet, id);
+      for (const [k, v] of Object.entries(counts)) {
+        assert.equal(acked.statuses.get(`${id} ${k}`), v, `${id} ${k} stored ${v} times`);
+        stored += v;
+      }
+    }
+    assert.equal(stored, acked.statuses.size, 'every acknowledged status stored exactly once');
+    assert.deepEqual(await admin.db.select().from(rejectedWrites).where(eq(rejectedWrites.wallet, m.wallet)), []);
+    figures.push(`two instances: 10 receipts and ${stored} statuses acknowledged during the outage, all stored once; both journals drained ${drainMs} ms after PostgreSQL came back`);
+    await Promise.all([a.stop(), b.stop()]);
+  });
+
+  test('a create retried on the other instance during an outage answers the same payment URL; a conflicting one is shown to the merchant', { timeout: 120_000 }, async () => {
+    const m = await merchant();
+    const a = await startService('a2', serviceEnv(dataDir()));
+    const b = await startService('b2', serviceEnv(dataDir()));
+    await seeKey(m.key, a, b);
+    await pg.stop();
+    const first = await http(a.base, 'POST', '/api/receipts', { key: m.key, body: receiptBody('retried'), headers: { 'idempotency-key': 'k-retried' } });
+    const retried = await http(b.base, 'POST', '/api/receipts', { key: m.key, body: receiptBody('retried'), headers: { 'idempotency-key': 'k-retried' } });
+    assert.equal(first.status, 201);
+    assert.equal(retried.status, 201);
+    assert.equal(retried.body.paymentUrl, first.body.paymentUrl, 'the same URL from either instance');
+    // The instance that holds an id knows a different body is a conflict...
+    assert.equal((await http(b.base, 'POST', '/api/receipts', { key: m.key, body: receiptBody('retried', 999) })).status, 409);
+    // ...but an id held only by the other instance cannot be checked during the outage.
+    assert.equal((await http(a.base, 'POST', '/api/receipts', { key: m.key, body: receiptBody('clash') })).status, 201);
+    const other = await http(b.base, 'POST', '/api/receipts', { key: m.key, body: receiptBody('clash', 999) });
+    assert.equal(other.status, 201);
+    await pg.start();
+    await until(drained(a), 30_000, "A's journal to drain");
+    await until(drained(b), 30_000, "B's journal to drain");
+
+    const all = await storedReceipts(m.wallet);
+    // Whichever instance replays first keeps the id; the other body is rejected.
+    const clash = all.filter((r) => r.id === 'clash');
+    assert.equal(clash.length, 1);
+    assert.ok(clash[0]!.totalCents === 500n || clash[0]!.totalCents === 1998n);
+    const rows = all.filter((r) => r.id === 'retried');
+    assert.equal(rows.length, 1);
+    assert.equal(first.body.paymentUrl, `${SITE}/pay/retried?t=${rows[0]!.payToken}`);
+    const page = await http(a.base, 'GET', `/api/pay/retried?t=${rows[0]!.payToken}`);
+    assert.notEqual(page.status, 404, 'the acknowledged URL opens its receipt');
+    const rejected = await admin.db.select().from(rejectedWrites).where(eq(rejectedWrites.wallet, m.wallet));
+    assert.equal(rejected.length, 1, 'the conflicting create is kept for the merchant');
+    assert.equal(rejected[0]!.receiptId, 'clash');
+    assert.match(rejected[0]!.reason, /^conflict/);
+    const payload = rejected[0]!.entry.payload as { totalCents: string };
+    assert.notEqual(BigInt(payload.totalCents), clash[0]!.totalCents, 'the rejected write is the body that lost');
+    const events = await admin.db.select().from(webhookEvents).where(and(eq(webhookEvents.wallet, m.wallet), eq(webhookEvents.type, 'write.rejected')));
+    assert.equal(events.length, 1);
+    await Promise.all([a.stop(), b.stop()]);
+  });
+
+  test('a journal that cannot be written (ENOSPC) answers 503, and nothing it refused appears later', { timeout: 120_000 }, async (t) => {
+    const dir = dataDir();
+    const journalDir = path.join(dir, 'journal');
+    mkdirSync(journalDir, { recursive: true, mode: 0o700 });
+    try {
+      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64k,mode=0700', 'tmpfs', journalDir], { stdio: 'pipe' });
+    } catch (err) {
+      t.skip(`cannot mount a tiny tmpfs here (needs root and mount rights): ${String((err as Error).message).split('\n')[0]}`);
+      return;
+    }
+    try {
+      // Leave a few kilobytes: the first journaled writes fit, then the disk is full.
+      writeFileSync(path.join(journalDir, 'filler'), Buffer.alloc(52 * 1024));
+      const m = await merchant();
+      const svc = await startService('full', serviceEnv(dir));
+      await seeKey(m.key, svc);
+      await pg.stop();
+      const acked = new Map<string, string>();
+      const refused: string[] = [];
+      for (let i = 0; i < 200 && refused.length < 5; i++) {
+        const id = `full-${i}`;
+        const res = await http(svc.base, 'POST', '/api/receipts', { key: m.key, body: receiptBody(id) });
+        if (res.status === 201) acked.set(id, res.body.paymentUrl);
+        else {
+          assert.equal(res.status, 503, JSON.stringify(res.body));
+          assert.equal(res.body.error, 'database_unavailable');
+          assert.match(res.body.message, /journal cannot be written/);
+          assert.ok(res.headers.get('retry-after'));
+          refused.push(id);
+        }
+      }
+      assert.ok(acked.size > 0 && refused.length > 0, `acknowledged ${acked.size}, refused ${refused.length}`);
+      // Room again, the database back, and a restart for good measure: exactly what was acknowledged.
+      rmSync(path.join(journalDir, 'filler'));
+      await svc.stop();
+      await pg.start();
+      const again = await startService('full-again', serviceEnv(dir));
+      await until(drained(again), 30_000, 'the journal to drain');
+      const rows = await storedReceipts(m.wallet);
+      assert.deepEqual(rows.map((r) => r.id).sort(), [...acked.keys()].sort());
+      for (const r of rows) assert.equal(acked.get(r.id), `${SITE}/pay/${r.id}?t=${r.payToken}`);
+      figures.push(`full journal disk: ${acked.size} receipts acknowledged then ${refused.length} answered 503; after room and a restart exactly the ${acked.size} stored`);
+      await again.stop();
+    } finally {
+      execFileSync('umount', ['-l', journalDir]);
+    }
+  });
+
+  test('figures', () => {
+    console.log(figures.join('\n'));
+  });
+});
