@@ -20,7 +20,7 @@ import { paymentForwarderFactoryAbi, paymentSalt } from '../chain/payment-addres
 import { sendSerially } from '../chain/wallet-queue.ts';
 import type { Db } from '../db/client.ts';
 import { receipts, receiptWatch, splitConfigs } from '../db/schema.ts';
-import { acquireLease, releaseLease } from '../workers/lease.ts';
+import { LeasedLoop } from '../workers/leased-loop.ts';
 import { followHints } from './hints.ts';
 import { fillPayAddresses } from './pay-address.ts';
 import { keyOf, PaymentScanner, type ReceiptKey } from './scanner.ts';
@@ -47,15 +47,7 @@ export class ChainWorker {
   lastPass: PassStats | undefined;
   /** Receipts whose money waits at its payment address because nobody here can pay a sweep's gas. */
   sweepsWaiting = 0;
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<unknown> = Promise.resolve();
-  private leaderUntil = 0;
-  private stopped = true;
-  private failures = 0;
-  /** A pass is running (between its timer firing and its end). */
-  private inPass = false;
-  /** kick() came during a pass: the next one starts as soon as it ends. */
-  private kicked = false;
+  private readonly loop: LeasedLoop;
 
   constructor(private readonly o: ChainWorkerOptions) {
     this.scanner = new PaymentScanner({
@@ -66,78 +58,40 @@ export class ChainWorker {
       startBlock: o.startBlock,
       maxRange: o.chain.dev !== undefined ? 2000n : 20n,
     });
+    // A steady interval; while passes fail (RPC down or stalling), back off up to 30 s.
+    this.loop = new LeasedLoop({
+      db: o.db,
+      logger: o.logger,
+      lease: CHAIN_LEASE,
+      holder: this.holder,
+      what: 'chain worker',
+      intervalMs: o.intervalMs ?? 250,
+      maxBackoffMs: 30_000,
+      leaseTtlMs: o.leaseTtlMs,
+      pass: (now) => this.pass(now),
+    });
   }
 
   get isLeader(): boolean {
-    return Date.now() < this.leaderUntil;
+    return this.loop.isLeader;
   }
 
   start(): void {
-    this.stopped = false;
-    this.schedule(0);
+    this.loop.start();
   }
 
-  /**
-   * Runs a pass soon (after a buyer submits a transaction), instead of at the next interval.
-   * There is only ever one timer or one pass: a kick during a pass asks that pass to schedule the
-   * next at once (a second timer would start a second loop, which stop() could not end). While
-   * passes fail, kicks wait for the backoff, so a stream of submissions cannot defeat it.
-   */
+  /** Runs a pass soon (after a buyer submits a transaction), instead of at the next interval. */
   kick(): void {
-    if (this.stopped || this.failures > 0) return;
-    if (this.inPass) {
-      this.kicked = true;
-      return;
-    }
-    clearTimeout(this.timer);
-    this.schedule(0);
-  }
-
-  private schedule(delay: number): void {
-    this.timer = setTimeout(() => {
-      if (this.stopped) return;
-      this.inPass = true;
-      this.running = this.tick()
-        .then(() => {
-          this.failures = 0;
-        })
-        .catch((err: unknown) => {
-          this.failures++;
-          this.o.logger.warn({ err, failures: this.failures }, 'chain worker pass failed');
-        })
-        .finally(() => {
-          this.inPass = false;
-          const next = this.kicked && this.failures === 0 ? 0 : this.backoff();
-          this.kicked = false;
-          if (!this.stopped) this.schedule(next);
-        });
-    }, delay);
-  }
-
-  /** Steady interval; after repeated failures (RPC down or stalling) back off up to 30 s. */
-  private backoff(): number {
-    const base = this.o.intervalMs ?? 250;
-    return this.failures === 0 ? base : Math.min(30_000, base * 2 ** Math.min(this.failures, 7));
+    this.loop.kick();
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    await this.running;
-    if (this.leaderUntil > 0) await releaseLease(this.o.db, CHAIN_LEASE, this.holder).catch(() => undefined);
-    this.leaderUntil = 0;
+    await this.loop.stop();
   }
 
   /** One pass: hold the lease, then follow payments. */
   async tick(now = Date.now()): Promise<void> {
-    const ttl = this.o.leaseTtlMs ?? 15_000;
-    if (this.leaderUntil - now < (ttl * 2) / 3) {
-      const won = await acquireLease(this.o.db, CHAIN_LEASE, this.holder, ttl, now);
-      if (won && this.leaderUntil === 0) this.o.logger.info({ holder: this.holder }, 'chain worker is leader');
-      this.leaderUntil = won ? now + ttl : 0;
-    }
-    if (!this.isLeader) return;
-    await this.pass(now);
+    await this.loop.tick(now);
   }
 
   /** Steps 1 to 5 of the module comment. */

@@ -4,7 +4,8 @@
  *
  * One merchant's slow or dead endpoints never delay another merchant's deliveries:
  * - the claim loop never waits for a send: attempts run on their own, and each pass only looks for
- *   more work (every `intervalMs`, and as soon as an attempt ends);
+ *   more work (every `intervalMs`, and as soon as an attempt ends), under the `webhooks` lease
+ *   (src/workers/leased-loop.ts, as the chain worker);
  * - each attempt has one deadline (`timeoutMs`) for the whole of it;
  * - in flight at once: at most `perEndpoint` attempts to one endpoint, `perMerchant` for one
  *   merchant, `maxInFlight` in all; an endpoint or merchant at its bound is left out of the pass;
@@ -13,8 +14,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import { isDbDown, type Db } from '../db/client.ts';
-import { acquireLease, releaseLease } from '../workers/lease.ts';
+import type { Db } from '../db/client.ts';
+import { LeasedLoop } from '../workers/leased-loop.ts';
 import { dueDeliveries, recordAttempt, TEST_EVENT_TYPE, type DueDelivery } from './outbox.ts';
 import { postWebhook } from './send.ts';
 import { webhookHeaders } from './sign.ts';
@@ -53,20 +54,12 @@ interface InFlight {
 
 export class WebhookDispatcher {
   readonly holder = `dispatcher-${randomBytes(6).toString('hex')}`;
-  private timer: NodeJS.Timeout | undefined;
-  /** The pass running now, if any: one at a time. */
-  private pass: Promise<unknown> | null = null;
-  /** Something asked for a pass while one was running: run another when it ends. */
-  private again = false;
-  /** Passes failed in a row, and when the last failure was logged. */
-  private failures = 0;
-  private lastFailureLog = 0;
-  private leaderUntil = 0;
   private stopped = true;
   private readonly inFlight = new Map<string, InFlight>();
   private readonly perEndpointCount = new Map<string, number>();
   private readonly perWalletCount = new Map<string, number>();
   private readonly limits: typeof DISPATCH_DEFAULTS;
+  private readonly loop: LeasedLoop;
 
   constructor(private readonly o: DispatcherOptions) {
     this.limits = {
@@ -77,10 +70,23 @@ export class WebhookDispatcher {
       maxInFlight: Math.max(1, o.maxInFlight ?? DISPATCH_DEFAULTS.maxInFlight),
       batch: Math.max(1, o.batch ?? DISPATCH_DEFAULTS.batch),
     };
+    // While passes fail (the database away), back off up to 10 s: a query every few seconds.
+    this.loop = new LeasedLoop({
+      db: o.db,
+      logger: o.logger,
+      lease: WEBHOOK_LEASE,
+      holder: this.holder,
+      what: 'webhook dispatcher',
+      intervalMs: this.limits.intervalMs,
+      maxBackoffMs: 10_000,
+      leaseTtlMs: o.leaseTtlMs,
+      // The loop never waits for the attempts a pass starts: they run on their own.
+      pass: (now) => this.claim(now),
+    });
   }
 
   get isLeader(): boolean {
-    return Date.now() < this.leaderUntil;
+    return this.loop.isLeader;
   }
 
   /** Attempts under way now. */
@@ -90,17 +96,13 @@ export class WebhookDispatcher {
 
   start(): void {
     this.stopped = false;
-    this.runSoon(0);
+    this.loop.start();
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
-    clearTimeout(this.timer);
-    await this.pass;
-    // Each attempt ends by its deadline, which the lease outlives.
-    await Promise.all([...this.inFlight.values()].map((f) => f.done));
-    if (this.leaderUntil > 0) await releaseLease(this.o.db, WEBHOOK_LEASE, this.holder).catch(() => undefined);
-    this.leaderUntil = 0;
+    // Each attempt ends by its deadline, which the lease outlives; the lease goes after them.
+    await this.loop.stop(() => Promise.all([...this.inFlight.values()].map((f) => f.done)));
   }
 
   /**
@@ -108,57 +110,15 @@ export class WebhookDispatcher {
    * Returns how many were attempted.
    */
   async tick(now = Date.now()): Promise<number> {
+    if (!(await this.loop.hold(now))) return 0;
     const started = await this.claim(now);
     await Promise.all(started);
     return started.length;
   }
 
-  private runSoon(delayMs: number): void {
-    clearTimeout(this.timer);
-    this.timer = setTimeout(() => this.runPass(), delayMs);
-  }
-
-  private runPass(): void {
-    if (this.stopped) return;
-    if (this.pass !== null) {
-      this.again = true;
-      return;
-    }
-    let failed = false;
-    this.pass = this.claim(Date.now())
-      .then(() => {
-        this.failures = 0;
-      })
-      .catch((err: unknown) => {
-        failed = true;
-        this.failures++;
-        // While the database is away every pass fails: say so once in a while, not four times a second.
-        const down = isDbDown(err);
-        if (!down || Date.now() - this.lastFailureLog > 30_000) {
-          this.lastFailureLog = Date.now();
-          this.o.logger.warn({ err, failures: this.failures }, down ? 'webhook dispatch paused: the database is unavailable' : 'webhook dispatch pass failed');
-        }
-      })
-      .finally(() => {
-        this.pass = null;
-        if (this.stopped) return;
-        const again = this.again;
-        this.again = false;
-        // Back off after failures (up to 10 s), so an outage costs a query every few seconds.
-        const backoff = Math.min(this.limits.intervalMs * 2 ** Math.min(this.failures, 6), 10_000);
-        this.runSoon(failed ? backoff : again ? 0 : this.limits.intervalMs);
-      });
-  }
-
-  /** Renews or takes the lease, then starts what is due and has room. Returns the attempts started. */
+  /** Starts what is due and has room, as leader. Returns the attempts started. */
   private async claim(now: number): Promise<Promise<void>[]> {
-    const ttl = this.o.leaseTtlMs ?? 15_000;
-    if (this.leaderUntil - now < (ttl * 2) / 3) {
-      const won = await acquireLease(this.o.db, WEBHOOK_LEASE, this.holder, ttl, now);
-      if (won && this.leaderUntil === 0) this.o.logger.info({ holder: this.holder }, 'webhook dispatcher is leader');
-      this.leaderUntil = won ? now + ttl : 0;
-    }
-    if (!this.isLeader) return [];
+    if (!this.loop.isLeader) return [];
     const room = this.limits.maxInFlight - this.inFlight.size;
     if (room <= 0) return [];
     const full = (counts: Map<string, number>, max: number) => [...counts].filter(([, n]) => n >= max).map(([k]) => k);
@@ -172,7 +132,7 @@ export class WebhookDispatcher {
     });
     // A send must end, and be recorded, before the lease it started under can lapse: otherwise
     // another instance could take the lease, find the delivery still pending and send it again.
-    const timeoutMs = Math.min(this.limits.timeoutMs, this.leaderUntil - Date.now() - LEASE_MARGIN_MS);
+    const timeoutMs = Math.min(this.limits.timeoutMs, this.loop.leaderUntil - Date.now() - LEASE_MARGIN_MS);
     if (timeoutMs <= 0) return [];
     const started: Promise<void>[] = [];
     for (const d of due) {
@@ -194,7 +154,7 @@ export class WebhookDispatcher {
       () => {
         this.release(d, endpoint);
         // Room was made: more of this endpoint's work may be waiting.
-        if (!this.stopped) this.runPass();
+        if (!this.stopped) this.loop.kick();
       },
       (err: unknown) => {
         // Not recorded (the database is away): the delivery stays due and goes out again on a
