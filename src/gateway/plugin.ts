@@ -18,9 +18,10 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The scope a subscription key needs for this route. */
     scope?: Scope;
-    /** 'key': any valid subscription key; 'public': per-address rate limit, no credential;
-     *  'session': the admin session cookie (src/auth/plugin.ts). */
-    auth?: 'key' | 'public' | 'session';
+    /** 'key': a valid subscription key (with `scope`, one holding it); 'public': per-address rate
+     *  limit, no credential; 'session': the admin session cookie (src/auth/plugin.ts); 'open': no
+     *  credential and no budget (liveness, the dev chain). Every route states one. */
+    auth?: 'key' | 'public' | 'session' | 'open';
   }
   interface FastifyRequest {
     principal: Principal | null;

@@ -132,6 +132,12 @@ export function keyErrors(...extra: number[]): Record<number, TSchema> {
   return out;
 }
 
+/** Standard error responses for a route that needs the admin session. */
+export const adminErrors = { 400: errorRef, 401: errorRef, 403: errorRef, 404: errorRef, 429: errorRef, 500: errorRef };
+
+/** The OpenAPI security requirement a session route declares (src/http/openapi.ts completes it from the route's config). */
+export const cookieAuth = [{ sessionCookie: [] }];
+
 const WALLET_PATTERN = '^0x[0-9a-fA-F]{40}$';
 const WALLET_EXAMPLE = '0x3c44cdddb6a900fa2b585dd299e03d12fa4293bc';
 

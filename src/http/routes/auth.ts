@@ -3,7 +3,7 @@ import type { Deps } from '../../deps.ts';
 import { clearSessionCookie, sessionOf, setSessionCookie } from '../../auth/plugin.ts';
 import { SESSION_TTL_MS } from '../../auth/sessions.ts';
 import { errorRef, HANDLER_CHECKS, HandlerCheckedWallet, RoleSchema, Wallet } from '../schemas.ts';
-import type { App } from './index.ts';
+import type { App } from '../app-type.ts';
 
 const Session = Type.Object({
   wallet: Wallet,

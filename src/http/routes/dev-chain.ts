@@ -16,7 +16,7 @@ import { Type } from '@sinclair/typebox';
 import { toHex } from 'viem';
 import type { Deps } from '../../deps.ts';
 import { devAccount, DEV_MNEMONIC } from '../../chain/dev-accounts.ts';
-import type { App } from './index.ts';
+import type { App } from '../app-type.ts';
 
 export const DEV_RPC_BODY_LIMIT = 1024 * 1024;
 const MAX_BATCH = 100;
@@ -172,7 +172,7 @@ export function devChainRoutes(app: App, deps: Deps): void {
     return res.json() as Promise<unknown>;
   };
 
-  app.options('/dev/rpc', { schema: { hide: true } }, async (_request, reply) => {
+  app.options('/dev/rpc', { config: { auth: 'open' }, schema: { hide: true } }, async (_request, reply) => {
     reply
       .header('access-control-allow-origin', '*')
       .header('access-control-allow-methods', 'POST, OPTIONS')
@@ -187,7 +187,7 @@ export function devChainRoutes(app: App, deps: Deps): void {
     {
       bodyLimit: DEV_RPC_BODY_LIMIT,
       // JSON-RPC: a raw transaction sent twice is the same transaction; nothing to store.
-      config: { idempotency: 'none' },
+      config: { auth: 'open', idempotency: 'none' },
       schema: {
         tags: ['dev'],
         summary: 'JSON-RPC of the dev chain (CHAIN=dev only)',
@@ -253,6 +253,7 @@ export function devChainRoutes(app: App, deps: Deps): void {
   app.get(
     '/dev/chain',
     {
+      config: { auth: 'open' },
       schema: {
         tags: ['dev'],
         summary: 'How to connect to the dev chain (CHAIN=dev only)',

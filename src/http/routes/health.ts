@@ -1,11 +1,13 @@
 import { Type } from '@sinclair/typebox';
 import type { Deps } from '../../deps.ts';
-import type { App } from './index.ts';
+import type { App } from '../app-type.ts';
 
 export function healthRoutes(app: App, deps: Deps): void {
   app.get(
     '/healthz',
     {
+      // No credential and no budget: load balancers and monitors poll it.
+      config: { auth: 'open' },
       schema: {
         tags: ['health'],
         summary: 'Liveness and database reachability (no key)',

@@ -1,8 +1,7 @@
-import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Deps } from '../../deps.ts';
+import type { App } from '../app-type.ts';
 import { healthRoutes } from './health.ts';
-import { receiptRoutes } from './receipts.ts';
+import { receiptRoutes } from './receipts/index.ts';
 import { userRoutes } from './users.ts';
 import { splitRoutes } from './split.ts';
 import { siteRoutes } from './site.ts';
@@ -12,14 +11,6 @@ import { shopRoutes } from './shop.ts';
 import { registerAdminRoutes } from './admin/index.ts';
 import { payRoutes } from './pay.ts';
 import { devChainRoutes } from './dev-chain.ts';
-
-export type App = FastifyInstance<
-  RawServerDefault,
-  RawRequestDefaultExpression,
-  RawReplyDefaultExpression,
-  FastifyBaseLogger,
-  TypeBoxTypeProvider
->;
 
 export function registerRoutes(app: App, deps: Deps): void {
   healthRoutes(app, deps);

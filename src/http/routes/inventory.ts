@@ -5,7 +5,7 @@ import { listInventory, MAX_STOCK, upsertInventoryItem } from '../../domain/inve
 import { merchantOf } from '../../gateway/plugin.ts';
 import { writeOf } from '../idempotency.ts';
 import { Degraded, keyErrors, security, Usd } from '../schemas.ts';
-import type { App } from './index.ts';
+import type { App } from '../app-type.ts';
 
 const InventoryItem = Type.Object({
   id: Type.String({ description: 'Stable identifier, assigned at creation; orders may name it instead of sku', examples: ['inv_7Hq2xK9mPw'] }),
@@ -50,7 +50,7 @@ export function inventoryRoutes(app: App, deps: Deps): void {
   app.get(
     '/api/inventory',
     {
-      config: { scope: 'inventory:read' },
+      config: { auth: 'key', scope: 'inventory:read' },
       schema: {
         tags: ['inventory'],
         summary: "List the merchant's inventory, by sku",
@@ -78,7 +78,7 @@ export function inventoryRoutes(app: App, deps: Deps): void {
   app.post(
     '/api/inventory',
     {
-      config: { scope: 'inventory:write' },
+      config: { auth: 'key', scope: 'inventory:write' },
       schema: {
         tags: ['inventory'],
         summary: 'Create an inventory item, or update the one with the same sku',

@@ -6,7 +6,7 @@ import { MAX_LINE_ITEMS } from '../../domain/receipts.ts';
 import { merchantOf } from '../../gateway/plugin.ts';
 import { writeOf } from '../idempotency.ts';
 import { keyErrors, security } from '../schemas.ts';
-import type { App } from './index.ts';
+import type { App } from '../app-type.ts';
 
 const OrderItem = Type.Object({
   sku: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
@@ -53,7 +53,7 @@ export function orderRoutes(app: App, deps: Deps): void {
   app.post(
     '/api/orders',
     {
-      config: { scope: 'orders:create' },
+      config: { auth: 'key', scope: 'orders:create' },
       schema: {
         tags: ['orders'],
         summary: 'Create an order from inventory: a pending receipt with tax and fee lines',

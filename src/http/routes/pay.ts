@@ -12,7 +12,7 @@ import { getShopSettings } from '../../domain/shop.ts';
 import { quoteFor, receiptByPayToken } from '../../payments/quote.ts';
 import { recordHint } from '../../payments/hints.ts';
 import { errorRef, ReceiptExceptionSchema, ReceiptStatus, receiptStatus, stringEnum, TxHash, Usd, Wallet } from '../schemas.ts';
-import type { App } from './index.ts';
+import type { App } from '../app-type.ts';
 
 class ChainUnavailable extends AppError {
   constructor() {

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { Deps } from '../../deps.ts';
 import { keyErrors, security, stringEnum } from '../schemas.ts';
-import type { App } from './index.ts';
+import type { App } from '../app-type.ts';
 
 export function siteRoutes(app: App, deps: Deps): void {
   const { containerType, brandKey } = deps.config;

@@ -1,11 +1,15 @@
+/** /api/split/*: the merchant's split, read with a key, configured from the admin app. */
 import { Type } from '@sinclair/typebox';
 import type { Deps } from '../../deps.ts';
 import { AppError } from '../../domain/errors.ts';
 import { listSplitTransactions, SPLIT_TRANSACTIONS_CAP } from '../../domain/split-transactions.ts';
 import { getSplitConfig } from '../../domain/splits.ts';
+import { setUpSplit } from '../../domain/split-setup.ts';
+import { splitChainOf } from '../../chain/split-setup-chain.ts';
+import { sessionOf } from '../../auth/plugin.ts';
 import { merchantOf } from '../../gateway/plugin.ts';
-import { answerEnum, errorRef, keyErrors, security, TxHash, Wallet } from '../schemas.ts';
-import type { App } from './index.ts';
+import { adminErrors, answerEnum, cookieAuth, errorRef, HANDLER_CHECKS, HandlerCheckedWallet, keyErrors, security, TxHash, Wallet } from '../schemas.ts';
+import type { App } from '../app-type.ts';
 
 const SplitConfig = Type.Object({
   address: Type.Union([Wallet, Type.Null()], { description: 'Split contract address; null when unconfigured' }),
@@ -13,6 +17,16 @@ const SplitConfig = Type.Object({
     Type.Object({ address: Wallet, sharesBps: Type.Integer({ minimum: 1, maximum: 10_000, description: '10000 = 100%', examples: [9950] }) }),
     { description: 'Empty when unconfigured' },
   ),
+});
+
+const Recipient = Type.Object({
+  address: Wallet,
+  sharesBps: Type.Integer({ minimum: 1, maximum: 10_000, description: 'Basis points: 10000 = 100%', examples: [9950] }),
+});
+
+const SplitSchema = Type.Object({
+  address: Type.Union([Wallet, Type.Null()], { description: 'The split contract; null until it is deployed' }),
+  recipients: Type.Array(Recipient),
 });
 
 const SplitTransaction = Type.Object({
@@ -41,6 +55,7 @@ class WithdrawDeprecated extends AppError {
 }
 
 export function splitRoutes(app: App, deps: Deps): void {
+  const { config } = deps;
   const db = deps.database.db;
 
   // No degraded answer: "unconfigured" would be a false statement about the merchant's split,
@@ -48,7 +63,7 @@ export function splitRoutes(app: App, deps: Deps): void {
   app.get(
     '/api/split/deploy',
     {
-      config: { scope: 'split:read' },
+      config: { auth: 'key', scope: 'split:read' },
       schema: {
         tags: ['split'],
         summary: "The merchant's split configuration",
@@ -65,7 +80,7 @@ export function splitRoutes(app: App, deps: Deps): void {
   app.get(
     '/api/split/transactions',
     {
-      config: { scope: 'split:read' },
+      config: { auth: 'key', scope: 'split:read' },
       schema: {
         tags: ['split'],
         summary: 'Indexed split transactions, newest first',
@@ -78,6 +93,64 @@ export function splitRoutes(app: App, deps: Deps): void {
       },
     },
     async (request) => listSplitTransactions(db, merchantOf(request), request.query.address),
+  );
+
+  app.post(
+    '/api/split/deploy',
+    {
+      config: { auth: 'session' },
+      schema: {
+        tags: ['admin'],
+        summary: 'Configure the split (idempotent)',
+        description:
+          'The first call stores the configuration; later calls return it with idempotent: true. Recipients need ' +
+          'whole sharesBps from 1 to 10000 summing to 10000, no duplicate address, and the platform recipient with ' +
+          'exactly PLATFORM_FEE_BPS. A given splitAddress must be a PaymentSplitter whose payees and shares are exactly ' +
+          'the recipients and their sharesBps (400 otherwise). Without one, the service deploys the PaymentSplitter ' +
+          'itself when it has a deployer account (the dev chain, or SPLIT_DEPLOYER_KEY); otherwise the address stays ' +
+          'null until the admin deploys it from their own wallet.',
+        security: cookieAuth,
+        // Checked by the domain, and only on the first call: later calls answer the stored split whatever they send.
+        body: Type.Object(
+          {
+            splitAddress: Type.Optional(HandlerCheckedWallet({ description: 'A PaymentSplitter already deployed, whose payees and shares are the recipients' })),
+            recipients: Type.Optional(
+              Type.Array(
+                Type.Object({
+                  address: HandlerCheckedWallet({ description: 'A recipient; no address twice' }),
+                  sharesBps: Type.Integer({ description: 'Basis points, 1 to 10000; all of them sum to 10000', [HANDLER_CHECKS]: { minimum: 1, maximum: 10_000 } }),
+                }),
+                { maxItems: 50, description: "Required on the first call; the platform recipient's share must be PLATFORM_FEE_BPS" },
+              ),
+            ),
+          },
+          {
+            examples: [
+              {
+                recipients: [
+                  { address: '0x3c44cdddb6a900fa2b585dd299e03d12fa4293bc', sharesBps: 9950 },
+                  { address: '0x000000000000000000000000000000000000beef', sharesBps: 50 },
+                ],
+              },
+            ],
+          },
+        ),
+        errorCodes: { 400: ['platform_recipient_not_configured'], 503: ['chain_unavailable'] },
+        response: {
+          200: Type.Object(
+            { ok: Type.Literal(true), split: SplitSchema, idempotent: Type.Optional(Type.Literal(true, { description: 'The split was configured before; nothing changed' })) },
+            { description: 'The split as stored' },
+          ),
+          ...adminErrors,
+          503: errorRef,
+        },
+      },
+    },
+    async (request) => {
+      const platform = { address: config.platformRecipientAddress, feeBps: config.platformFeeBps };
+      const result = await setUpSplit(db, sessionOf(request).wallet, request.body, platform, Date.now(), splitChainOf(deps.chain, deps.config.splitDeploysPerDay));
+      return result.idempotent ? { ok: true, split: result.split, idempotent: true } : { ok: true, split: result.split };
+    },
   );
 
   app.post(

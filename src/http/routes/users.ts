@@ -1,3 +1,4 @@
+/** /api/users/*: user search and presence with a key; the signed-in wallet's own profile and heartbeat. */
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { Deps } from '../../deps.ts';
 import { isDbDown } from '../../db/client.ts';
@@ -11,8 +12,10 @@ import {
   SEARCH_SCAN_MAX,
   searchUsers,
 } from '../../domain/users.ts';
-import { Degraded, keyErrors, security, Wallet } from '../schemas.ts';
-import type { App } from './index.ts';
+import { getProfile, heartbeat, updateProfile } from '../../domain/profile.ts';
+import { sessionOf } from '../../auth/plugin.ts';
+import { adminErrors, cookieAuth, Degraded, keyErrors, security, Wallet } from '../schemas.ts';
+import type { App } from '../app-type.ts';
 
 const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
 
@@ -41,6 +44,23 @@ const LiveUser = Type.Object({
   languages: Type.Array(Type.String()),
   domains: Type.Array(Type.String()),
   platform: Nullable(Type.String()),
+});
+
+const Profile = Type.Object({
+  wallet: Wallet,
+  displayName: Type.String({ examples: ['Ada'] }),
+  pfpUrl: Type.Union([Type.String(), Type.Null()]),
+  xp: Type.Number({ minimum: 0, examples: [1200] }),
+  live: Type.Boolean({ description: 'The presence rule: live, spacePublic and a heartbeat within 2 minutes' }),
+  spacePublic: Type.Boolean(),
+  spaceUrl: Type.Union([Type.String(), Type.Null()]),
+  platform: Type.Union([Type.String(), Type.Null()]),
+  liveSince: Type.Union([Type.Integer(), Type.Null()]),
+  lastSeen: Type.Union([Type.Integer(), Type.Null()]),
+  lastHeartbeat: Type.Union([Type.Integer(), Type.Null()]),
+  domains: Type.Array(Type.String()),
+  platforms: Type.Array(Type.String()),
+  languages: Type.Array(Type.String()),
 });
 
 const tagList = (what: string) =>
@@ -74,7 +94,7 @@ export function userRoutes(app: App, deps: Deps): void {
   app.get(
     '/api/users/search',
     {
-      config: { scope: 'users:read' },
+      config: { auth: 'key', scope: 'users:read' },
       schema: {
         tags: ['users'],
         summary: 'Search the highest-XP users',
@@ -105,7 +125,7 @@ export function userRoutes(app: App, deps: Deps): void {
   app.get(
     '/api/users/live',
     {
-      config: { scope: 'users:read' },
+      config: { auth: 'key', scope: 'users:read' },
       schema: {
         tags: ['users'],
         summary: 'Users live right now',
@@ -128,5 +148,68 @@ export function userRoutes(app: App, deps: Deps): void {
         return { live: [], degraded: true, reason: 'database_unavailable' };
       }
     },
+  );
+
+  app.get(
+    '/api/users/me',
+    {
+      config: { auth: 'session' },
+      schema: {
+        tags: ['admin'],
+        summary: 'My profile',
+        security: cookieAuth,
+        response: { 200: Type.Object(Profile.properties, { description: 'The profile (defaults until it is first saved)' }), ...adminErrors },
+      },
+    },
+    async (request) => getProfile(db, sessionOf(request).wallet),
+  );
+
+  app.put(
+    '/api/users/me',
+    {
+      config: { auth: 'session' },
+      schema: {
+        tags: ['admin'],
+        summary: 'Update my profile',
+        security: cookieAuth,
+        body: Type.Object(
+          {
+            displayName: Type.Optional(Type.String({ maxLength: 100 })),
+            pfpUrl: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+            spacePublic: Type.Optional(Type.Boolean()),
+            spaceUrl: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+            domains: Type.Optional(Type.Array(Type.String())),
+            platforms: Type.Optional(Type.Array(Type.String())),
+            languages: Type.Optional(Type.Array(Type.String())),
+            platform: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+          },
+          { additionalProperties: false, examples: [{ displayName: 'Ada', spacePublic: true, languages: ['en'] }] },
+        ),
+        response: { 200: Type.Object(Profile.properties, { description: 'The profile as stored' }), ...adminErrors },
+      },
+    },
+    async (request) => updateProfile(db, sessionOf(request).wallet, request.body as Record<string, unknown>),
+  );
+
+  app.post(
+    '/api/users/heartbeat',
+    {
+      config: { auth: 'session' },
+      schema: {
+        tags: ['admin'],
+        summary: 'Presence heartbeat (send at least every 2 minutes while live)',
+        security: cookieAuth,
+        body: Type.Object(
+          {
+            live: Type.Optional(Type.Boolean({ description: 'false ends the live session; true by default' })),
+            spaceUrl: Type.Optional(Type.String({ description: 'An http(s) URL' })),
+            platform: Type.Optional(Type.String()),
+          },
+          { examples: [{ live: true, spaceUrl: 'https://space.example/ada', platform: 'web' }] },
+        ),
+        response: { 200: Type.Object(Profile.properties, { description: 'The profile after the heartbeat' }), ...adminErrors },
+      },
+    },
+    async (request) => heartbeat(db, sessionOf(request).wallet, request.body),
   );
 }

@@ -13,8 +13,7 @@ import { AppError, InvalidInput, NotFound } from '../../../domain/errors.ts';
 import { sessionOf } from '../../../auth/plugin.ts';
 import { PayloadTooLarge } from '../../../storage/blob-store.ts';
 import { bodyWithin, releaseRequestDeadline } from '../../request-time.ts';
-import { errorRef } from '../../schemas.ts';
-import { cookieAuth } from './merchant.ts';
+import { cookieAuth, errorRef } from '../../schemas.ts';
 
 const errors = { 400: errorRef, 401: errorRef, 403: errorRef, 404: errorRef, 413: errorRef, 416: errorRef, 429: errorRef };
 /** The most brands one package listing looks up. */

@@ -1,7 +1,6 @@
 import type { Deps } from '../../../deps.ts';
 import { authRoutes } from '../auth.ts';
-import type { App } from '../index.ts';
-import { adminMerchantRoutes } from './merchant.ts';
+import type { App } from '../../app-type.ts';
 import { adminPlatformRoutes } from './platform.ts';
 import { adminRoleRoutes } from './roles.ts';
 import { adminSubscriptionRoutes } from './subscriptions.ts';
@@ -15,7 +14,6 @@ import { adminRejectedWriteRoutes } from './rejected-writes.ts';
 /** Sign-in and every admin operation (session cookie + CSRF; never a subscription key). */
 export function registerAdminRoutes(app: App, deps: Deps): void {
   authRoutes(app, deps);
-  adminMerchantRoutes(app, deps);
   adminSubscriptionRoutes(app, deps);
   adminRoleRoutes(app, deps);
   adminUserRoutes(app, deps);

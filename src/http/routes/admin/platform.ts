@@ -5,9 +5,8 @@
  */
 import { Type } from '@sinclair/typebox';
 import type { Deps } from '../../../deps.ts';
-import { adminErrors, cookieAuth } from './merchant.ts';
-import { Wallet } from '../../schemas.ts';
-import type { App } from '../index.ts';
+import { adminErrors, cookieAuth, Wallet } from '../../schemas.ts';
+import type { App } from '../../app-type.ts';
 
 export function adminPlatformRoutes(app: App, deps: Deps): void {
   const { platformRecipientAddress, platformFeeBps, chainId, brandName, containerType, brandKey } = deps.config;

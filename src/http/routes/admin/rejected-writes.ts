@@ -7,8 +7,8 @@ import { desc, eq } from 'drizzle-orm';
 import type { Deps } from '../../../deps.ts';
 import { rejectedWrites } from '../../../db/schema.ts';
 import { merchantOf } from '../../../gateway/plugin.ts';
-import { adminErrors, cookieAuth } from './merchant.ts';
-import type { App } from '../index.ts';
+import { adminErrors, cookieAuth } from '../../schemas.ts';
+import type { App } from '../../app-type.ts';
 
 const RejectedWrite = Type.Object({
   writeId: Type.String(),

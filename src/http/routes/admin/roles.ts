@@ -2,9 +2,8 @@
 import { Type } from '@sinclair/typebox';
 import type { Deps } from '../../../deps.ts';
 import { sessionOf } from '../../../auth/plugin.ts';
-import { adminErrors, cookieAuth } from './merchant.ts';
-import { HandlerCheckedWallet, stringEnum, Wallet } from '../../schemas.ts';
-import type { App } from '../index.ts';
+import { adminErrors, cookieAuth, HandlerCheckedWallet, stringEnum, Wallet } from '../../schemas.ts';
+import type { App } from '../../app-type.ts';
 
 export function adminRoleRoutes(app: App, deps: Deps): void {
   const { auth, config } = deps;

@@ -8,9 +8,8 @@ import type { Deps } from '../../../deps.ts';
 import { AppError } from '../../../domain/errors.ts';
 import { merchantOf } from '../../../gateway/plugin.ts';
 import { merchantSplitBalances, type SplitBalances } from '../../../payments/split-balances.ts';
-import { adminErrors, cookieAuth } from './merchant.ts';
-import { Wallet, WALLET } from '../../schemas.ts';
-import type { App } from '../index.ts';
+import { adminErrors, cookieAuth, WALLET, Wallet } from '../../schemas.ts';
+import type { App } from '../../app-type.ts';
 
 const Units = (description: string) => Type.String({ pattern: '^(0|[1-9][0-9]*)$', description, examples: ['7000000'] });
 

@@ -15,10 +15,9 @@ import {
   revokeSubscription,
   rotateKey,
 } from '../../../gateway/subscriptions.ts';
-import { adminErrors, cookieAuth } from './merchant.ts';
-import { answerEnum, HANDLER_CHECKS, handlerCheckedEnum, HandlerCheckedWallet, ProductSchema, ScopeSchema, Wallet } from '../../schemas.ts';
+import { adminErrors, answerEnum, cookieAuth, HANDLER_CHECKS, handlerCheckedEnum, HandlerCheckedWallet, ProductSchema, ScopeSchema, Wallet } from '../../schemas.ts';
 import { DEFAULT_PRODUCT, PRODUCTS, SCOPES } from '../../../gateway/scopes.ts';
-import type { App } from '../index.ts';
+import type { App } from '../../app-type.ts';
 
 const KeySlot = answerEnum(['primary', 'secondary']);
 

@@ -7,9 +7,8 @@ import type { Deps } from '../../../deps.ts';
 import { AppError } from '../../../domain/errors.ts';
 import { merchantOf } from '../../../gateway/plugin.ts';
 import { manualSweep } from '../../../payments/manual-sweep.ts';
-import { adminErrors, cookieAuth } from './merchant.ts';
-import { Wallet, WALLET } from '../../schemas.ts';
-import type { App } from '../index.ts';
+import { adminErrors, cookieAuth, WALLET, Wallet } from '../../schemas.ts';
+import type { App } from '../../app-type.ts';
 
 export function adminSweepRoutes(app: App, deps: Deps): void {
   app.get(

@@ -1,29 +1,9 @@
-/** User import (superadmin), the signed-in wallet's own profile and its presence heartbeat. */
+/** User import (superadmin). */
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { Deps } from '../../../deps.ts';
-import { sessionOf } from '../../../auth/plugin.ts';
-import { getProfile, heartbeat, updateProfile } from '../../../domain/profile.ts';
 import { upsertUsers } from '../../../domain/users.ts';
-import { adminErrors, cookieAuth } from './merchant.ts';
-import { Wallet } from '../../schemas.ts';
-import type { App } from '../index.ts';
-
-const Profile = Type.Object({
-  wallet: Wallet,
-  displayName: Type.String({ examples: ['Ada'] }),
-  pfpUrl: Type.Union([Type.String(), Type.Null()]),
-  xp: Type.Number({ minimum: 0, examples: [1200] }),
-  live: Type.Boolean({ description: 'The presence rule: live, spacePublic and a heartbeat within 2 minutes' }),
-  spacePublic: Type.Boolean(),
-  spaceUrl: Type.Union([Type.String(), Type.Null()]),
-  platform: Type.Union([Type.String(), Type.Null()]),
-  liveSince: Type.Union([Type.Integer(), Type.Null()]),
-  lastSeen: Type.Union([Type.Integer(), Type.Null()]),
-  lastHeartbeat: Type.Union([Type.Integer(), Type.Null()]),
-  domains: Type.Array(Type.String()),
-  platforms: Type.Array(Type.String()),
-  languages: Type.Array(Type.String()),
-});
+import { adminErrors, cookieAuth, Wallet } from '../../schemas.ts';
+import type { App } from '../../app-type.ts';
 
 export const IMPORT_MAX_USERS = 5000;
 
@@ -103,68 +83,5 @@ export function adminUserRoutes(app: App, deps: Deps): void {
       const { upserted } = await upsertUsers(db, request.body, Date.now());
       return { ok: true, upserted };
     },
-  );
-
-  app.get(
-    '/api/users/me',
-    {
-      config: { auth: 'session' },
-      schema: {
-        tags: ['admin'],
-        summary: 'My profile',
-        security: cookieAuth,
-        response: { 200: Type.Object(Profile.properties, { description: 'The profile (defaults until it is first saved)' }), ...adminErrors },
-      },
-    },
-    async (request) => getProfile(db, sessionOf(request).wallet),
-  );
-
-  app.put(
-    '/api/users/me',
-    {
-      config: { auth: 'session' },
-      schema: {
-        tags: ['admin'],
-        summary: 'Update my profile',
-        security: cookieAuth,
-        body: Type.Object(
-          {
-            displayName: Type.Optional(Type.String({ maxLength: 100 })),
-            pfpUrl: Type.Optional(Type.Union([Type.String(), Type.Null()])),
-            spacePublic: Type.Optional(Type.Boolean()),
-            spaceUrl: Type.Optional(Type.Union([Type.String(), Type.Null()])),
-            domains: Type.Optional(Type.Array(Type.String())),
-            platforms: Type.Optional(Type.Array(Type.String())),
-            languages: Type.Optional(Type.Array(Type.String())),
-            platform: Type.Optional(Type.Union([Type.String(), Type.Null()])),
-          },
-          { additionalProperties: false, examples: [{ displayName: 'Ada', spacePublic: true, languages: ['en'] }] },
-        ),
-        response: { 200: Type.Object(Profile.properties, { description: 'The profile as stored' }), ...adminErrors },
-      },
-    },
-    async (request) => updateProfile(db, sessionOf(request).wallet, request.body as Record<string, unknown>),
-  );
-
-  app.post(
-    '/api/users/heartbeat',
-    {
-      config: { auth: 'session' },
-      schema: {
-        tags: ['admin'],
-        summary: 'Presence heartbeat (send at least every 2 minutes while live)',
-        security: cookieAuth,
-        body: Type.Object(
-          {
-            live: Type.Optional(Type.Boolean({ description: 'false ends the live session; true by default' })),
-            spaceUrl: Type.Optional(Type.String({ description: 'An http(s) URL' })),
-            platform: Type.Optional(Type.String()),
-          },
-          { examples: [{ live: true, spaceUrl: 'https://space.example/ada', platform: 'web' }] },
-        ),
-        response: { 200: Type.Object(Profile.properties, { description: 'The profile after the heartbeat' }), ...adminErrors },
-      },
-    },
-    async (request) => heartbeat(db, sessionOf(request).wallet, request.body),
   );
 }

@@ -7,9 +7,8 @@ import { listDeliveries, redeliver, TEST_EVENT_TYPE } from '../../../webhooks/ou
 import { webhookTargetPolicy } from '../../../webhooks/ssrf.ts';
 import { enqueueTestEvent } from '../../../webhooks/test-event.ts';
 import { writeOf } from '../../idempotency.ts';
-import { answerEnum, DeliveredEvent, errorRef, HANDLER_CHECKS, handlerCheckedEnum, WebhookEvent } from '../../schemas.ts';
-import { adminErrors, cookieAuth } from './merchant.ts';
-import type { App } from '../index.ts';
+import { adminErrors, answerEnum, cookieAuth, DeliveredEvent, errorRef, HANDLER_CHECKS, handlerCheckedEnum, WebhookEvent } from '../../schemas.ts';
+import type { App } from '../../app-type.ts';
 
 const Endpoint = Type.Object({
   id: Type.String({ examples: ['wh_4Kq8sD2xLm'] }),

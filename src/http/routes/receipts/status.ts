@@ -1,0 +1,104 @@
+/** Tracking statuses (no credential) and the sensitive ones the admin app sets. */
+import { Type } from '@sinclair/typebox';
+import type { Deps } from '../../../deps.ts';
+import { AppError, Forbidden, InvalidInput, NotFound } from '../../../domain/errors.ts';
+import { isSensitiveStatus, isTrackingStatus, recordTrackingStatus, TRACKING_STATUSES } from '../../../domain/receipts.ts';
+import { isAddress, normalizeWallet } from '../../../domain/wallet.ts';
+import { isDbDown } from '../../../db/client.ts';
+import { requireSession } from '../../../auth/plugin.ts';
+import { setSensitiveStatus } from '../../../domain/sensitive-status.ts';
+import { writeOf } from '../../idempotency.ts';
+import { Degraded, errorRef, ReceiptId, SettableStatus, WALLET } from '../../schemas.ts';
+import type { App } from '../../app-type.ts';
+
+/**
+ * Documents the body; the handler checks it itself (attachValidation), in the specification's
+ * order, so that each field answers its own code: missing_receipt_id, invalid_wallet, missing_status.
+ */
+const StatusBody = Type.Object(
+  {
+    receiptId: ReceiptId('The receipt (missing or empty: 400 missing_receipt_id)'),
+    wallet: Type.String({ ...WALLET, description: "The merchant's wallet, 0x-prefixed 40 hex (else 400 invalid_wallet)" }),
+    status: SettableStatus(
+      `A tracking status (${TRACKING_STATUSES.join(', ')}), with no credential; or a sensitive one (checkout_success, ` +
+        'refund_*), with the admin session and its x-csrf-token. Missing or empty: 400 missing_status',
+    ),
+  },
+  { examples: [{ receiptId: 'order-1001', wallet: '0x3c44cdddb6a900fa2b585dd299e03d12fa4293bc', status: 'link_opened' }] },
+);
+
+export function receiptStatusRoutes(app: App, deps: Deps): void {
+  const { database, config, journal } = deps;
+  const db = database.db;
+  const siteOrigin = new URL(config.siteUrl).origin;
+
+  app.post(
+    '/api/receipts/status',
+    {
+      config: { auth: 'public' },
+      attachValidation: true,
+      schema: {
+        tags: ['receipts'],
+        summary: 'Record a tracking status (no credential)',
+        description:
+          'Tracking statuses (link_opened, buyer_logged_in, checkout_initialized) need no credential and are ' +
+          'rate-limited per client address; they answer {ok: true} whether or not the receipt exists, and a status ' +
+          "sent again is counted on the receipt's one history entry for it. Sensitive statuses (checkout_success, " +
+          'refund_*) need the admin session.',
+        body: StatusBody,
+        errorCodes: { 400: ['missing_receipt_id', 'invalid_wallet', 'missing_status'] },
+        response: {
+          200: Type.Object(
+            { ok: Type.Literal(true), ...Degraded },
+            { description: 'Recorded (a tracking status answers so whether or not the receipt exists); degraded: true when journaled' },
+          ),
+          400: errorRef,
+          403: errorRef,
+          404: errorRef,
+          429: errorRef,
+          500: errorRef,
+        },
+      },
+    },
+    async (request, reply) => {
+      const body = (request.body ?? {}) as Record<string, unknown>;
+      const { receiptId, wallet, status } = body;
+      if (typeof receiptId !== 'string' || receiptId.trim() === '') {
+        throw new InvalidInput('receiptId is required', 'missing_receipt_id');
+      }
+      if (!isAddress(wallet)) throw new InvalidInput('wallet must be a 0x-prefixed 40-hex address', 'invalid_wallet');
+      if (typeof status !== 'string' || status.trim() === '') throw new InvalidInput('status is required', 'missing_status');
+      if (isSensitiveStatus(status)) {
+        const session = await requireSession(request, deps.auth, siteOrigin).catch((err: unknown) => {
+          // The spec answers 403 here, whether the session is missing or the CSRF token is wrong.
+          if (err instanceof AppError && err.status === 401) {
+            throw new Forbidden(`${status} can only be set from the admin app with a signed-in session`);
+          }
+          throw err;
+        });
+        await setSensitiveStatus(db, { wallet: normalizeWallet(wallet), receiptId, status, by: session.wallet }, Date.now(), writeOf(request));
+        return reply.send({ ok: true });
+      }
+      if (!isTrackingStatus(status)) {
+        throw new InvalidInput(`status must be one of ${TRACKING_STATUSES.join(', ')}`);
+      }
+      const merchant = normalizeWallet(wallet);
+      const write = writeOf(request);
+      // Statuses for a receipt with writes still in the journal queue behind them, keeping their order.
+      if (!journal.holds(merchant, receiptId)) {
+        try {
+          await recordTrackingStatus(db, { wallet: merchant, receiptId, status }, write);
+          return reply.send({ ok: true });
+        } catch (err) {
+          // No credential is needed here, so the answer must not tell whether the receipt exists.
+          if (err instanceof NotFound) return reply.send({ ok: true });
+          if (!isDbDown(err)) throw err;
+        }
+      }
+      // Also after a commit whose outcome is unknown: the journal's copy carries the same write
+      // id, so it changes nothing at replay if the first one landed.
+      await journal.recordTrackingStatus({ wallet: merchant, receiptId, status }, write);
+      return reply.send({ ok: true, degraded: true, reason: 'database_unavailable' });
+    },
+  );
+}
