@@ -70,35 +70,53 @@ export class LookupBatcher<V> {
 export type Settled<O> = { ok: true; value: O } | { ok: false; error: unknown };
 
 /**
- * Writes submitted in the same event-loop turn, committed together by one call of `commit`,
- * which settles each item on its own (one item's refusal is not another's). When `commit`
- * throws, every item of its batch fails with that error. Nothing is acknowledged before the
- * batch's transaction has committed.
+ * Writes submitted together, committed together by one call of `commit`, which settles each item
+ * on its own (one item's refusal is not another's). When `commit` throws, every item of its batch
+ * fails with that error. Nothing is acknowledged before the batch's transaction has committed.
+ *
+ * A batch starts on the turn after its first item arrived (after the I/O callbacks of that turn,
+ * so every handler they started has submitted by then), at most `maxBatch` items each. With
+ * `maxInFlight`, at most that many batches run at once, and the items arriving meanwhile wait for
+ * one to finish and then go together: limiting them is what makes batches grow with the load.
+ * Orders need it (src/domain/orders.ts): a batch for each turn would be many small transactions
+ * queueing on a popular item's row lock, one after another, each paying its own round trips and
+ * COMMIT. Receipt inserts take no lock and run a batch per turn.
  */
 export class GroupCommit<I, O> {
   private pending: { item: I; resolve(value: O): void; reject(err: unknown): void }[] = [];
+  private running = 0;
   private scheduled = false;
+  private readonly maxBatch: number;
+  private readonly maxInFlight: number;
 
   constructor(
     private readonly commit: (items: I[]) => Promise<Settled<O>[]>,
-    private readonly maxBatch = 100,
-  ) {}
+    opts: { maxBatch?: number; maxInFlight?: number } = {},
+  ) {
+    this.maxBatch = opts.maxBatch ?? 100;
+    this.maxInFlight = opts.maxInFlight ?? Infinity;
+  }
 
   submit(item: I): Promise<O> {
     return new Promise((resolve, reject) => {
       this.pending.push({ item, resolve, reject });
-      if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(() => this.flush());
-      }
+      this.schedule();
     });
   }
 
-  private flush(): void {
-    const all = this.pending;
-    this.pending = [];
-    this.scheduled = false;
-    for (let i = 0; i < all.length; i += this.maxBatch) void this.run(all.slice(i, i + this.maxBatch));
+  private schedule(): void {
+    if (this.scheduled || this.running >= this.maxInFlight || this.pending.length === 0) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      while (this.running < this.maxInFlight && this.pending.length > 0) {
+        this.running++;
+        void this.run(this.pending.splice(0, this.maxBatch)).finally(() => {
+          this.running--;
+          this.schedule();
+        });
+      }
+    });
   }
 
   private async run(batch: GroupCommit<I, O>['pending']): Promise<void> {
