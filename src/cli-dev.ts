@@ -10,10 +10,11 @@
  *
  * The test accounts' keys are public (the standard test mnemonic): test money only.
  */
-import { bytesToHex, createPublicClient, createWalletClient, defineChain, erc20Abi, formatUnits, http, type Address, type Hex } from 'viem';
+import { bytesToHex, createWalletClient, defineChain, erc20Abi, formatUnits, http, type Address, type Hex } from 'viem';
 import type { HDAccount } from 'viem/accounts';
 import { DEV_ACCOUNT_COUNT, DEV_DEPLOYER_INDEX, devAccount } from './chain/dev-accounts.ts';
 import { DEV_CHAIN_ID } from './chain/dev-chain.ts';
+import { devPublicClient } from './chain/dev-public-client.ts';
 import type { Config } from './config.ts';
 import { isAddress } from './domain/wallet.ts';
 
@@ -326,7 +327,7 @@ export async function devPay(p: {
   const payTo = payable.payTo as Address;
   const rpc = `${base}/dev/rpc`;
   const chain = defineChain({ id: DEV_CHAIN_ID, name: 'Splitline dev chain', nativeCurrency: { decimals: 18, name: 'Ether', symbol: 'ETH' }, rpcUrls: { default: { http: [rpc] } } });
-  const publicClient = createPublicClient({ chain, transport: http(rpc) });
+  const publicClient = devPublicClient(chain, http(rpc));
   const [decimals, symbol] = await Promise.all([
     publicClient.readContract({ address: payable.token, abi: erc20Abi, functionName: 'decimals' }),
     publicClient.readContract({ address: payable.token, abi: erc20Abi, functionName: 'symbol' }),

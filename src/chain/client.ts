@@ -39,6 +39,7 @@ import { base, baseSepolia } from 'viem/op-stack';
 import type { Logger } from 'pino';
 import type { ChainName, Config } from '../config.ts';
 import { DEV_ACCOUNT_COUNT, DEV_DEPLOYER_INDEX, devAccount } from './dev-accounts.ts';
+import { devPublicClient } from './dev-public-client.ts';
 import { DEV_CHAIN_ID, startDevChain, type DevChain } from './dev-chain.ts';
 import { DevChainAttachError } from './errors.ts';
 import { assertPaymentFactory, ensurePaymentFactory } from './payment-address.ts';
@@ -150,7 +151,7 @@ async function startDevChainDeps(p: StartChainParams): Promise<ChainDeps> {
   try {
     const chain = devChainDefinition(dev.rpcUrl);
     const transport = http(dev.rpcUrl, { timeout: config.rpcTimeoutMs });
-    const publicClient = createPublicClient({ chain, transport, pollingInterval: 50 }) as ChainPublicClient;
+    const publicClient = devPublicClient(chain, transport);
     const account = config.splitDeployerKey === undefined ? devAccount(DEV_DEPLOYER_INDEX) : privateKeyToAccount(config.splitDeployerKey);
     const walletClient = createWalletClient({ chain, transport, account, pollingInterval: 50 }) as ChainWalletClient;
     if (config.splitDeployerKey !== undefined) await fundWithTestEth(chain, transport, publicClient, account.address);
@@ -197,7 +198,7 @@ async function joinDevChain(p: StartChainParams, rpcUrl: string): Promise<ChainD
   if (config.usdcAddress === undefined) throw new DevChainAttachError(rpcUrl, 'USDC_ADDRESS is not set');
   const chain = devChainDefinition(rpcUrl);
   const transport = transportFor(rpcUrl, config.rpcTimeoutMs);
-  const publicClient = createPublicClient({ chain, transport, pollingInterval: 50 }) as ChainPublicClient;
+  const publicClient = devPublicClient(chain, transport);
   const usdc: TokenInfo = { address: getAddress(config.usdcAddress), decimals: 6, symbol: 'USDC' };
   let chainId: number;
   let code: string | undefined;
