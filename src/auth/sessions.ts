@@ -13,6 +13,7 @@ import { Forbidden, InvalidInput, Unauthorized } from '../domain/errors.ts';
 import { isAddress, normalizeWallet } from '../domain/wallet.ts';
 import { loginTypedData, loginTypedDataForWallet } from './typed-data.ts';
 import type { SignatureVerifier } from './signature.ts';
+import type { Role } from '../contract/roles.ts';
 
 export const SESSION_COOKIE = 'cb_auth_token';
 export const NONCE_TTL_MS = 5 * 60_000;
@@ -20,7 +21,7 @@ export const SESSION_TTL_MS = 12 * 60 * 60_000;
 const ISSUER = 'splitline';
 const AUDIENCE = 'splitline-admin';
 
-export type Role = 'owner' | 'admin' | 'superadmin';
+export type { Role } from '../contract/roles.ts';
 
 export interface SessionInfo {
   sessionId: string;

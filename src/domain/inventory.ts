@@ -12,7 +12,8 @@ import { centsToUsd, usdToCents } from './money.ts';
 import { claimWrite, freshWrite, type Write } from './writes.ts';
 
 /** stock_qty is a 32-bit column; a billion units is far beyond any real shelf. */
-export const MAX_STOCK = 1_000_000_000;
+import { MAX_STOCK } from '../contract/inventory.ts';
+export { MAX_STOCK };
 export const UNLIMITED = -1;
 
 export interface InventoryInput {

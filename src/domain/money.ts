@@ -9,7 +9,8 @@ const USD = /^(0|[1-9]\d{0,12})(\.\d{1,2})?$/;
 const RATE = /^(0|[1-9]\d*)(\.\d{1,6})?$/;
 
 /** Largest amount accepted anywhere: one trillion dollars, far inside Number's exact range. */
-export const MAX_CENTS = 100_000_000_000_000n;
+import { MAX_CENTS } from '../contract/common.ts';
+export { MAX_CENTS };
 
 /**
  * Converts a non-negative USD amount with at most two decimals to cents. A value such as

@@ -8,7 +8,8 @@ import { InvalidInput } from './errors.ts';
 import { bpsOf, MAX_CENTS, rateToPpm, taxCents } from './money.ts';
 
 /** Most units of one sku in one order, after duplicates are merged. */
-export const MAX_ORDER_QTY = 1_000_000;
+import { MAX_ORDER_QTY } from '../contract/orders.ts';
+export { MAX_ORDER_QTY };
 
 export interface PricedItem {
   sku: string;

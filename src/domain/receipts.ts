@@ -16,10 +16,8 @@ export { isSensitiveStatus, isTrackingStatus, TRACKING_STATUSES, type TrackingSt
 
 /** A receipt is payable from creation for this long unless its creation says otherwise. */
 export const DEFAULT_TTL_MINUTES = 60;
-export const MAX_EXPIRES_IN_MINUTES = 43_200;
-
-export const RECEIPT_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/;
-export const MAX_LINE_ITEMS = 200;
+import { MAX_EXPIRES_IN_MINUTES, MAX_LINE_ITEMS, RECEIPT_ID } from '../contract/receipts.ts';
+export { MAX_EXPIRES_IN_MINUTES, MAX_LINE_ITEMS, RECEIPT_ID };
 
 export interface LineItemInput {
   label: string;

@@ -9,9 +9,8 @@ import { InvalidInput } from './errors.ts';
 import { bpsToPct, pctToBps, ppmToRate, rateToPpm } from './money.ts';
 import { normalizeWallet } from './wallet.ts';
 
-export const MAX_JURISDICTIONS = 200;
-export const MAX_COMPONENTS = 20;
-export const MAX_EMBED_ORIGINS = 20;
+import { MAX_COMPONENTS, MAX_EMBED_ORIGINS, MAX_JURISDICTIONS } from '../contract/shop.ts';
+export { MAX_COMPONENTS, MAX_EMBED_ORIGINS, MAX_JURISDICTIONS };
 const JURISDICTION_CODE = /^[A-Za-z0-9-]{1,32}$/;
 
 export interface ShopSettings {

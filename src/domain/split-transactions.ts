@@ -10,7 +10,8 @@ import { USDC_DECIMALS } from './money.ts';
 import { normalizeWallet } from './wallet.ts';
 
 /** A merchant's history can grow without bound; the list shows the newest 200. */
-export const SPLIT_TRANSACTIONS_CAP = 200;
+import { SPLIT_TRANSACTIONS_CAP } from '../contract/split.ts';
+export { SPLIT_TRANSACTIONS_CAP };
 
 /**
  * One split transaction as the API shows it. `receiptId` is null for a transfer that settled

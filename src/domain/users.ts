@@ -10,19 +10,19 @@ import { InvalidInput } from './errors.ts';
 import { isAddress, normalizeWallet } from './wallet.ts';
 
 /** Presence window: a heartbeat older than this means the user has gone. */
-export const PRESENCE_WINDOW_MS = 120_000;
+import { PRESENCE_WINDOW_MS } from '../contract/users.ts';
+export { PRESENCE_WINDOW_MS };
 /**
  * Heartbeats are stamped by whichever instance received them; one slightly ahead of this
  * instance's clock still counts. A heartbeat further in the future is bad data, not presence.
  */
 export const CLOCK_SKEW_MS = 5_000;
 /** The live list is for a "who is on now" strip, not an export: the 200 freshest heartbeats. */
-export const LIVE_LIST_CAP = 200;
+import { LIVE_LIST_CAP } from '../contract/users.ts';
+export { LIVE_LIST_CAP };
 
-export const SEARCH_LIMIT_DEFAULT = 25;
-export const SEARCH_LIMIT_MAX = 100;
-export const SEARCH_SCAN_DEFAULT = 400;
-export const SEARCH_SCAN_MAX = 1000;
+import { SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX, SEARCH_SCAN_DEFAULT, SEARCH_SCAN_MAX } from '../contract/users.ts';
+export { SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX, SEARCH_SCAN_DEFAULT, SEARCH_SCAN_MAX };
 
 /**
  * A user as search shows it. Absent values are null, never omitted, so every field is always

@@ -4,7 +4,9 @@
  */
 import type { Db } from '../db/client.ts';
 import { rejectedWrites, type StoredLineItem } from '../db/schema.ts';
-import { applyTrackingStatus, DEFAULT_TTL_MINUTES, expiryOf, insertReceipt, isTrackingStatus, type TrackingStatus } from '../domain/receipts.ts';
+import { applyTrackingStatus, DEFAULT_TTL_MINUTES, expiryOf, insertReceipt } from '../domain/receipts.ts';
+import { isTrackingStatus, type TrackingStatus } from '../contract/receipts.ts';
+import type { JournaledWriteKind } from '../contract/rejected-writes.ts';
 import { claimWrite } from '../domain/writes.ts';
 import { enqueueEvent } from '../webhooks/outbox.ts';
 
@@ -37,6 +39,10 @@ interface EntryBase {
 export type JournalEntry =
   | (EntryBase & { kind: 'receipt.create'; payload: ReceiptCreatePayload })
   | (EntryBase & { kind: 'receipt.status'; payload: ReceiptStatusPayload });
+
+/** An entry that never applies is listed under its kind (GET /api/admin/rejected-writes): the same set, both ways. */
+const kindsAgree: [JournalEntry['kind'], JournaledWriteKind] extends [JournaledWriteKind, JournalEntry['kind']] ? true : never = true;
+void kindsAgree;
 
 export class UnreadableEntry extends Error {
   constructor(reason: string) {

@@ -28,14 +28,20 @@ import {
   paymentState,
   expiryOf,
   DEFAULT_TTL_MINUTES,
-  type CreatedReceipt,
   type CreateReceiptParams,
-  type ReceiptDetail,
-  type TrackingStatus,
 } from '../domain/receipts.ts';
+import type { CreatedReceipt, ReceiptDetail, StatusHistoryEntry, TrackingStatus } from '../contract/receipts.ts';
 import { AppendLog, appendDurably } from './append-log.ts';
 import { applyEntry, parseEntry, receiptIdOf, receiptKey, recordRejection, type JournalEntry, type ReceiptCreatePayload } from './entries.ts';
 import { SlotQueue, type Slot } from './queue.ts';
+
+/**
+ * A receipt still in the journal, as GET /api/receipts/:id shows it: no refunds or transfers yet
+ * (the route adds NO_REFUNDS and the degraded flag).
+ */
+export type JournaledReceipt = Omit<ReceiptDetail, 'refundedUsd' | 'payer' | 'refunds' | 'paymentUrl' | 'degraded' | 'reason'>;
+/** What POST /api/receipts answers for a journaled receipt (the route adds the degraded flag). */
+export type JournaledCreation = Omit<CreatedReceipt, 'degraded' | 'reason'>;
 
 export interface JournalOptions {
   database: Database;
@@ -139,7 +145,7 @@ export class Journal {
     params: CreateReceiptParams,
     attempt: { payToken?: string; createdAt?: number; ttlMinutes?: number } = {},
     write?: Write,
-  ): Promise<CreatedReceipt> {
+  ): Promise<JournaledCreation> {
     const prepared = prepareReceipt(params);
     const existing = this.held.get(receiptKey(params.wallet, params.id))?.create;
     if (existing !== undefined) {
@@ -180,12 +186,12 @@ export class Journal {
   }
 
   /** A receipt still waiting in the journal, shaped as getReceipt answers it. */
-  findReceipt(wallet: string, id: string): ReceiptDetail | undefined {
+  findReceipt(wallet: string, id: string): JournaledReceipt | undefined {
     const held = this.held.get(receiptKey(wallet, id));
     const create = held?.create;
     if (held === undefined || create === undefined || create.state !== 'durable') return undefined;
     const p = create.entry.payload;
-    const history = [{ status: 'pending', at: p.createdAt, source: 'api' }];
+    const history: StatusHistoryEntry[] = [{ status: 'pending', at: p.createdAt, source: 'api' }];
     for (const s of held.slots) {
       if (s.state === 'durable' && s.entry.kind === 'receipt.status') {
         history.push({ status: s.entry.payload.status, at: s.entry.payload.at, source: 'tracking' });
@@ -247,7 +253,7 @@ export class Journal {
     this.timer.unref();
   }
 
-  private created(p: ReceiptCreatePayload): CreatedReceipt {
+  private created(p: ReceiptCreatePayload): JournaledCreation {
     return { id: p.id, paymentUrl: paymentUrl(this.opts.siteUrl, p.id, p.payToken), status: 'pending' };
   }
 

@@ -16,18 +16,24 @@
  * moving it forwards: once money has arrived they are recorded in the history only.
  */
 
-export const CHAIN_STATUSES = ['tx_mined', 'recipient_validated', 'tx_mismatch', 'completed', 'failed', 'refunded'] as const;
-export const INITIAL_STATUSES = ['pending', 'generated'] as const;
-export const TRACKING_STATUSES = ['link_opened', 'buyer_logged_in', 'checkout_initialized'] as const;
+import { isAwaitingMoney, type InitialStatus, type ReceiptException, type ReceiptStatus, type SensitiveStatus, type TrackingStatus } from '../contract/receipts.ts';
 
-export type InitialStatus = (typeof INITIAL_STATUSES)[number];
-export type TrackingStatus = (typeof TRACKING_STATUSES)[number];
-export type SensitiveStatus = 'checkout_success' | `refund_${string}`;
-export type ChainStatus = (typeof CHAIN_STATUSES)[number];
-export type ReceiptStatus = InitialStatus | TrackingStatus | SensitiveStatus | ChainStatus;
-
-export const RECEIPT_EXCEPTIONS = ['underpaid', 'overpaid', 'wrong_token', 'expired', 'paid_late'] as const;
-export type ReceiptException = (typeof RECEIPT_EXCEPTIONS)[number];
+// The statuses and exceptions are the receipts contract's; the moves between them are decided here.
+export {
+  CHAIN_STATUSES,
+  INITIAL_STATUSES,
+  RECEIPT_EXCEPTIONS,
+  TRACKING_STATUSES,
+  isAwaitingMoney,
+  isSensitiveStatus,
+  isTrackingStatus,
+  type ChainStatus,
+  type InitialStatus,
+  type ReceiptException,
+  type ReceiptStatus,
+  type SensitiveStatus,
+  type TrackingStatus,
+} from '../contract/receipts.ts';
 
 export type ReceiptEvent =
   | { type: 'tracking'; status: TrackingStatus }
@@ -49,19 +55,6 @@ export type ReceiptEvent =
 
 /** What to do: move to a status, record the event in the history only, or nothing at all. */
 export type Decision = { move: ReceiptStatus } | { record: true } | null;
-
-export function isTrackingStatus(s: string): s is TrackingStatus {
-  return (TRACKING_STATUSES as readonly string[]).includes(s);
-}
-
-export function isSensitiveStatus(s: string): s is SensitiveStatus {
-  return s === 'checkout_success' || s.startsWith('refund_');
-}
-
-/** No money has reached the receipt's payment address yet: the statuses a person may still set. */
-export function isAwaitingMoney(s: ReceiptStatus): boolean {
-  return (INITIAL_STATUSES as readonly string[]).includes(s) || isTrackingStatus(s) || isSensitiveStatus(s);
-}
 
 /** The receipt's status after an event, from its status before. Pure and total. */
 export function nextStatus(state: ReceiptStatus, event: ReceiptEvent): Decision {

@@ -9,21 +9,8 @@ import { NotFound } from '../domain/errors.ts';
 import { newId } from '../gateway/keys.ts';
 import { explainDeliveryError } from './errors.ts';
 
-export const WEBHOOK_EVENT_TYPES = [
-  'receipt.payment_received',
-  'receipt.completed',
-  'receipt.tx_mismatch',
-  'receipt.expired',
-  'receipt.refunded',
-  'write.rejected',
-] as const;
-export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
-
-/**
- * Sent to one endpoint on the merchant's request ("Send test event"), whatever it subscribes to;
- * not subscribable, and tried once: its result is shown, not retried.
- */
-export const TEST_EVENT_TYPE = 'webhook.test';
+import { TEST_EVENT_TYPE, type WebhookEventType } from '../contract/webhooks.ts';
+export { TEST_EVENT_TYPE, WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../contract/webhooks.ts';
 
 /**
  * Retry schedule after each failed attempt (ms): quick at first, then hourly; the last retry

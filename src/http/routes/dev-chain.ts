@@ -12,7 +12,7 @@
  * spend any account's money, and the other node controls (anvil_reset, evm_revert, anvil_setCode...)
  * would rewrite the chain under the service's feet.
  */
-import { Type } from '@sinclair/typebox';
+import { DevChain, RpcAnswers, RpcRequest } from '../../contract/dev-chain.ts';
 import { toHex } from 'viem';
 import type { Deps } from '../../deps.ts';
 import { devAccount, DEV_MNEMONIC } from '../../chain/dev-accounts.ts';
@@ -196,21 +196,8 @@ export function devChainRoutes(app: App, deps: Deps): void {
           'eth_sendRawTransaction, evm_mine (one block), anvil_mine (at most 100 blocks; neither moves the clock) and anvil_setBalance (at ' +
           'most 10,000 test ETH, not the service account) pass; other methods answer error -32601 naming the method, ' +
           'out-of-bounds parameters -32602. Nothing sends as an account without its signature.',
-        body: Type.Unknown({
-          description: 'A JSON-RPC 2.0 request, or an array of at most 100',
-          examples: [{ jsonrpc: '2.0', id: 1, method: 'eth_blockNumber', params: [] }],
-        }),
-        response: {
-          200: Type.Unknown({ description: 'The JSON-RPC response or batch of responses', examples: [{ jsonrpc: '2.0', id: 1, result: '0x2a' }] }),
-          400: Type.Unknown({
-            description: 'A JSON-RPC error: the request is not JSON-RPC 2.0',
-            examples: [{ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid JSON-RPC 2.0 request' } }],
-          }),
-          503: Type.Unknown({
-            description: 'A JSON-RPC error: the dev chain is not answering',
-            examples: [{ jsonrpc: '2.0', id: null, error: { code: -32603, message: 'The dev chain is not answering (it may be restarting); retry shortly' } }],
-          }),
-        },
+        body: RpcRequest,
+        response: RpcAnswers,
       },
     },
     async (request, reply) => {
@@ -257,25 +244,7 @@ export function devChainRoutes(app: App, deps: Deps): void {
       schema: {
         tags: ['dev'],
         summary: 'How to connect to the dev chain (CHAIN=dev only)',
-        response: {
-          200: Type.Object({
-            chainId: Type.Integer({ examples: [31337] }),
-            rpcUrl: Type.String({ description: 'JSON-RPC URL for wallets and scripts: {SITE_URL}/dev/rpc' }),
-            usdcAddress: Type.String({ description: 'The test USDC (6 decimals)' }),
-            accounts: Type.Array(Type.String(), {
-              description: 'The ten funded accounts of the test mnemonic; the last deploys splits',
-              examples: [['0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266']],
-            }),
-            mnemonic: Type.String({
-              description: 'The standard test mnemonic (public: test money only)',
-              examples: ['test test test test test test test test test test test junk'],
-            }),
-            testAccount: Type.Union(
-              [Type.Object({ address: Type.String(), privateKey: Type.String({ description: '0x + 64 hex; public, test money only' }) }), Type.Null()],
-              { description: 'The first account of the mnemonic, to import into a browser wallet (test money only)' },
-            ),
-          }, { description: 'The dev chain and its funded test accounts' }),
-        },
+        response: { 200: DevChain },
       },
     },
     async () => ({

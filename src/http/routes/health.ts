@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox';
+import { Health } from '../../contract/health.ts';
 import type { Deps } from '../../deps.ts';
 import type { App } from '../app-type.ts';
 
@@ -11,25 +11,7 @@ export function healthRoutes(app: App, deps: Deps): void {
       schema: {
         tags: ['health'],
         summary: 'Liveness and database reachability (no key)',
-        response: {
-          200: Type.Object({
-            status: Type.Literal('ok'),
-            database: Type.Union([Type.Literal('up'), Type.Literal('unavailable')]),
-            journalPending: Type.Integer({ description: 'Writes waiting in the local journal for the database' }),
-            payments: Type.Optional(
-              Type.Object(
-                {
-                  leader: Type.Boolean({ description: 'This instance runs the chain worker now' }),
-                  scannedBlock: Type.Union([Type.String(), Type.Null()], { description: 'The newest block its last pass read' }),
-                  sweepsWaitingForGas: Type.Integer({
-                    description: 'Receipts whose money waits at its payment address because no key here pays the sweep gas (SPLIT_DEPLOYER_KEY)',
-                  }),
-                },
-                { description: 'Present when the instance has a chain' },
-              ),
-            ),
-          }, { description: 'The service is up; database says whether the database answers' }),
-        },
+        response: { 200: Health },
       },
     },
     async () => {

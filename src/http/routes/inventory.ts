@@ -1,48 +1,11 @@
-import { Type } from '@sinclair/typebox';
 import type { Deps } from '../../deps.ts';
 import { isDbDown } from '../../db/client.ts';
-import { listInventory, MAX_STOCK, upsertInventoryItem } from '../../domain/inventory.ts';
+import { listInventory, upsertInventoryItem } from '../../domain/inventory.ts';
 import { merchantOf } from '../../gateway/plugin.ts';
 import { writeOf } from '../idempotency.ts';
-import { Degraded, keyErrors, security, Usd } from '../schemas.ts';
+import { keyErrors, security } from '../../contract/common.ts';
+import { InventoryList, InventorySaved, UpsertInventoryBody } from '../../contract/inventory.ts';
 import type { App } from '../app-type.ts';
-
-const InventoryItem = Type.Object({
-  id: Type.String({ description: 'Stable identifier, assigned at creation; orders may name it instead of sku', examples: ['inv_7Hq2xK9mPw'] }),
-  sku: Type.String({ examples: ['espresso'] }),
-  name: Type.String({ examples: ['Espresso'] }),
-  description: Type.Optional(Type.String()),
-  category: Type.Optional(Type.String()),
-  priceUsd: Usd({ examples: [3] }),
-  stockQty: Type.Integer({ minimum: -1, maximum: MAX_STOCK, description: '-1 means unlimited', examples: [-1] }),
-  taxable: Type.Boolean(),
-  createdAt: Type.Integer({ description: 'Unix ms', examples: [1767225600000] }),
-  updatedAt: Type.Integer({ description: 'Unix ms', examples: [1767225600000] }),
-});
-
-const UpsertBody = Type.Object({
-  sku: Type.String({
-    minLength: 1,
-    maxLength: 64,
-    // No surrounding spaces and no control characters (assertSku in src/domain/inventory.ts).
-    pattern: '^\\S([\\s\\S]*\\S)?$',
-    description: 'Unique per merchant; an existing sku is updated. No surrounding spaces or control characters',
-  }),
-  name: Type.String({ minLength: 1, maxLength: 200, pattern: '\\S', description: 'Trimmed' }),
-  priceUsd: Usd({ description: 'Unit price in USD, at most two decimals' }),
-  stockQty: Type.Optional(
-    Type.Integer({
-      minimum: -1,
-      maximum: MAX_STOCK,
-      description: '-1 means unlimited (the default on creation); omitted on update keeps the stored value',
-    }),
-  ),
-  taxable: Type.Optional(Type.Boolean({ description: 'true on creation when omitted; omitted on update keeps the stored value' })),
-  description: Type.Optional(Type.Union([Type.String({ maxLength: 2000 }), Type.Null()], { description: 'null clears it' })),
-  category: Type.Optional(Type.Union([Type.String({ maxLength: 100 }), Type.Null()], { description: 'null clears it' })),
-}, { examples: [{ sku: 'espresso', name: 'Espresso', priceUsd: 3, stockQty: -1, taxable: true }] });
-
-const Saved = (description: string) => Type.Object({ ok: Type.Literal(true), item: InventoryItem }, { description });
 
 export function inventoryRoutes(app: App, deps: Deps): void {
   const db = deps.database.db;
@@ -56,10 +19,7 @@ export function inventoryRoutes(app: App, deps: Deps): void {
         summary: "List the merchant's inventory, by sku",
         security,
         response: {
-          200: Type.Object(
-            { items: Type.Array(InventoryItem), ...Degraded },
-            { description: 'The items, by sku; empty with degraded: true while the database is unreachable' },
-          ),
+          200: InventoryList,
           ...keyErrors(),
         },
       },
@@ -84,8 +44,8 @@ export function inventoryRoutes(app: App, deps: Deps): void {
         summary: 'Create an inventory item, or update the one with the same sku',
         description: '201 when the sku is new, 200 when an existing item was updated (its id stays).',
         security,
-        body: UpsertBody,
-        response: { 200: Saved('An existing item was updated (its id stays)'), 201: Saved('A new item was created'), ...keyErrors(400) },
+        body: UpsertInventoryBody,
+        response: { 200: InventorySaved('An existing item was updated (its id stays)'), 201: InventorySaved('A new item was created'), ...keyErrors(400) },
       },
     },
     async (request, reply) => {

@@ -3,15 +3,15 @@
  * finds nothing, the unguessable token `t` must come with it. No credential otherwise; rate-limited
  * per client address.
  */
-import { Type } from '@sinclair/typebox';
 import type { Deps } from '../../deps.ts';
 import { AppError, NotFound } from '../../domain/errors.ts';
-import { brandNameOf, lineItemViews, recordTrackingStatus, TRACKING_STATUSES } from '../../domain/receipts.ts';
+import { brandNameOf, lineItemViews, recordTrackingStatus } from '../../domain/receipts.ts';
 import { centsToUsd } from '../../domain/money.ts';
 import { getShopSettings } from '../../domain/shop.ts';
 import { quoteFor, receiptByPayToken } from '../../payments/quote.ts';
 import { recordHint } from '../../payments/hints.ts';
-import { errorRef, ReceiptExceptionSchema, ReceiptStatus, receiptStatus, stringEnum, TxHash, Usd, Wallet } from '../schemas.ts';
+import { errorRef } from '../../contract/common.ts';
+import { HintNoted, PageStatusBody, PageStatusRecorded, PaymentView, PayParams, PayQuery, TransactionHintBody } from '../../contract/pay.ts';
 import type { App } from '../app-type.ts';
 
 class ChainUnavailable extends AppError {
@@ -20,47 +20,7 @@ class ChainUnavailable extends AppError {
   }
 }
 
-const Params = Type.Object({ id: Type.String({ maxLength: 64, description: 'The receipt id, as in the payment URL', examples: ['order-1001'] }) });
-const Query = Type.Object({
-  t: Type.Optional(Type.String({ description: 'The token from the payment URL (without it nothing is found)', examples: ['v3K9cQ1xT2bY7nL0pR5sWg'] })),
-});
-const BaseUnits = (description: string) => Type.String({ pattern: '^(0|[1-9][0-9]*)$', description, examples: ['7000000'] });
 const errors = { 400: errorRef, 404: errorRef, 409: errorRef, 429: errorRef, 503: errorRef };
-
-export const PaymentView = Type.Object(
-  {
-    receiptId: Type.String({ examples: ['order-1001'] }),
-    brandName: Type.String({ examples: ['Corner Café'] }),
-    lineItems: Type.Array(Type.Ref('LineItem')),
-    totalUsd: Usd({ examples: [7] }),
-    currency: Type.String({ examples: ['USD'] }),
-    status: ReceiptStatus,
-    exception: ReceiptExceptionSchema,
-    expiresAt: Type.Integer({ description: 'Unix ms after which a receipt with nothing received fails (expired)', examples: [1767229200000] }),
-    transactionHash: Type.Union([TxHash, Type.Null()]),
-    allowedEmbedOrigins: Type.Array(Type.String(), { description: 'Parent origins the page may post status messages to' }),
-    payment: Type.Union(
-      [
-        Type.Object({
-          chainId: Type.Integer({ examples: [31337] }),
-          tokenAddress: Wallet,
-          tokenSymbol: Type.String({ examples: ['USDC'] }),
-          tokenDecimals: Type.Integer({ examples: [6] }),
-          payTo: Type.Union([Wallet, Type.Null()], {
-            description: "The receipt's own payment address, the only address the buyer pays; null while the merchant has no split",
-          }),
-          splitAddress: Type.Union([Wallet, Type.Null()], { description: "The merchant's split, where payments are swept" }),
-          amount: BaseUnits('The total, token base units'),
-          paid: BaseUnits("What the receipt's transfers of the token brought so far, token base units"),
-          due: BaseUnits('What is still missing, token base units'),
-        }),
-        Type.Null(),
-      ],
-      { description: 'How to pay; null when this instance runs without a chain' },
-    ),
-  },
-  { description: 'What the payment page shows' },
-);
 
 export function payRoutes(app: App, deps: Deps): void {
   const db = deps.database.db;
@@ -72,8 +32,8 @@ export function payRoutes(app: App, deps: Deps): void {
       schema: {
         tags: ['payment page'],
         summary: 'What the payment page shows and what the buyer must send',
-        params: Params,
-        querystring: Query,
+        params: PayParams,
+        querystring: PayQuery,
         response: { 200: PaymentView, ...errors },
       },
     },
@@ -111,11 +71,11 @@ export function payRoutes(app: App, deps: Deps): void {
           'authorised by the payment URL instead of the merchant wallet. They move an unpaid receipt only; once a payment ' +
           'is on chain they are kept in the status history alone. A URL that names no receipt gets the same answer as an ' +
           'unpaid receipt (the status sent), so this route tells nothing about which receipts exist.',
-        params: Params,
-        querystring: Query,
-        body: Type.Object({ status: stringEnum(TRACKING_STATUSES) }, { examples: [{ status: 'link_opened' }] }),
+        params: PayParams,
+        querystring: PayQuery,
+        body: PageStatusBody,
         response: {
-          200: Type.Object({ status: receiptStatus("The receipt's status afterwards") }, { description: 'Recorded' }),
+          200: PageStatusRecorded,
           ...errors,
         },
       },
@@ -143,12 +103,12 @@ export function payRoutes(app: App, deps: Deps): void {
           "Only a hint: the receipt's payments are the transfers into its payment address (payment.payTo), found on chain " +
           'whether or not a hash is sent, and a hash never attributes money. At most 5 unresolved hints per receipt ' +
           '(429 beyond), rate-limited per client address.',
-        params: Params,
-        querystring: Query,
-        body: Type.Object({ transactionHash: TxHash }, { examples: [{ transactionHash: '0x8f2a55949038a9610f50fb23b5883af3b4ecb3c3bb792cbcefbd1542c692be63' }] }),
+        params: PayParams,
+        querystring: PayQuery,
+        body: TransactionHintBody,
         errorCodes: { 503: ['chain_unavailable'] },
         response: {
-          202: Type.Object({ status: receiptStatus("The receipt's status now") }, { description: 'Noted: the chain worker looks sooner' }),
+          202: HintNoted,
           ...errors,
         },
       },

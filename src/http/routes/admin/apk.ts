@@ -4,7 +4,6 @@
  * the blob store; no storage URL is ever exposed.
  */
 import type { FastifyInstance } from 'fastify';
-import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Readable } from 'node:stream';
 import type { Deps } from '../../../deps.ts';
@@ -13,11 +12,10 @@ import { AppError, InvalidInput, NotFound } from '../../../domain/errors.ts';
 import { sessionOf } from '../../../auth/plugin.ts';
 import { PayloadTooLarge } from '../../../storage/blob-store.ts';
 import { bodyWithin, releaseRequestDeadline } from '../../request-time.ts';
-import { cookieAuth, errorRef } from '../../schemas.ts';
+import { cookieAuth, errorRef } from '../../../contract/common.ts';
+import { ApkDownloadParams, ApkList, ApkListQuery, ApkUploaded, ApkUploadParams, MAX_LISTED_APKS } from '../../../contract/apk.ts';
 
 const errors = { 400: errorRef, 401: errorRef, 403: errorRef, 404: errorRef, 413: errorRef, 416: errorRef, 429: errorRef };
-/** The most brands one package listing looks up. */
-const MAX_LISTED = 20;
 
 export async function apkRoutes(scope: FastifyInstance, deps: Deps): Promise<void> {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();
@@ -38,24 +36,9 @@ export async function apkRoutes(scope: FastifyInstance, deps: Deps): Promise<voi
           "The stored package of each brand asked for (the container's BRAND_KEY by default), and whether the session " +
           'may upload: only superadmins, the wallets in SUPERADMIN_WALLETS. A partner container lists only its own brand.',
         security: cookieAuth,
-        querystring: Type.Object({
-          apps: Type.Optional(Type.String({ description: `Comma-separated brand keys, at most ${MAX_LISTED}; default BRAND_KEY` })),
-        }),
+        querystring: ApkListQuery,
         response: {
-          200: Type.Object({
-            containerType: Type.Union([Type.Literal('platform'), Type.Literal('partner')]),
-            brandKey: Type.String(),
-            canUpload: Type.Boolean({ description: 'The session holds the superadmin role (SUPERADMIN_WALLETS)' }),
-            packages: Type.Array(
-              Type.Object({
-                app: Type.String(),
-                stored: Type.Boolean({ description: 'false: no package has been uploaded for this brand yet' }),
-                size: Type.Union([Type.Integer(), Type.Null()]),
-                lastModified: Type.Union([Type.Integer({ description: 'Unix ms' }), Type.Null()]),
-                etag: Type.Union([Type.String(), Type.Null()]),
-              }),
-            ),
-          }),
+          200: ApkList,
           ...errors,
         },
       },
@@ -63,7 +46,7 @@ export async function apkRoutes(scope: FastifyInstance, deps: Deps): Promise<voi
     async (request) => {
       const asked = (request.query.apps ?? config.brandKey).split(',').map((a) => a.trim()).filter((a) => a !== '');
       const apps = [...new Set(asked)];
-      if (apps.length > MAX_LISTED) throw new InvalidInput(`apps names at most ${MAX_LISTED} brands`);
+      if (apps.length > MAX_LISTED_APKS) throw new InvalidInput(`apps names at most ${MAX_LISTED_APKS} brands`);
       for (const name of apps) assertAppName(name);
       const visible = apps.filter((name) => policy.containerType === 'platform' || name === policy.brandKey);
       const packages = await Promise.all(
@@ -94,7 +77,7 @@ export async function apkRoutes(scope: FastifyInstance, deps: Deps): Promise<voi
           'Streams the package with Content-Length, ETag and Range support. A partner container serves only its own ' +
           'brand (404 apk_not_visible for any other).',
         security: cookieAuth,
-        params: Type.Object({ app: Type.String({ description: 'Brand key, [a-z0-9-]{1,64}' }) }),
+        params: ApkDownloadParams,
         response: { 200: { description: 'The package bytes', content: { [APK_CONTENT_TYPE]: { schema: { type: 'string', format: 'binary' } } } }, 206: { description: 'Part of the package', type: 'null' }, 304: { description: 'Not modified', type: 'null' }, ...errors },
       },
     },
@@ -145,9 +128,9 @@ export async function apkRoutes(scope: FastifyInstance, deps: Deps): Promise<voi
         summary: "Upload (overwrite) a brand's signed APK (Superadmin)",
         description: `Body: the raw package (Content-Type ${APK_CONTENT_TYPE}). It must be a ZIP archive; the stored package is replaced only once the whole upload arrived and passed the checks.`,
         security: cookieAuth,
-        params: Type.Object({ app: Type.String() }),
+        params: ApkUploadParams,
         response: {
-          200: Type.Object({ ok: Type.Boolean(), app: Type.String(), size: Type.Integer(), etag: Type.String() }),
+          200: ApkUploaded,
           408: errorRef,
           415: errorRef,
           ...errors,

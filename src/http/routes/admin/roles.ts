@@ -1,19 +1,12 @@
 /** Role grants: a superadmin grants and withdraws `admin`. Superadmins come from configuration. */
-import { Type } from '@sinclair/typebox';
 import type { Deps } from '../../../deps.ts';
 import { sessionOf } from '../../../auth/plugin.ts';
-import { adminErrors, cookieAuth, HandlerCheckedWallet, stringEnum, Wallet } from '../../schemas.ts';
+import { adminErrors, cookieAuth, Ok } from '../../../contract/common.ts';
+import { GrantRoleBody, RevokeRoleParams, RoleList } from '../../../contract/roles.ts';
 import type { App } from '../../app-type.ts';
 
 export function adminRoleRoutes(app: App, deps: Deps): void {
   const { auth, config } = deps;
-  const Grant = Type.Object({
-    wallet: Wallet,
-    role: stringEnum(['admin']),
-    grantedBy: Wallet,
-    grantedAt: Type.Integer({ description: 'Unix ms', examples: [1767225600000] }),
-  });
-
   app.get(
     '/api/admin/roles',
     {
@@ -23,10 +16,7 @@ export function adminRoleRoutes(app: App, deps: Deps): void {
         summary: 'Granted roles and the configured superadmins',
         security: cookieAuth,
         response: {
-          200: Type.Object(
-            { grants: Type.Array(Grant), superadmins: Type.Array(Wallet, { description: 'SUPERADMIN_WALLETS' }) },
-            { description: 'The admin grants and the configured superadmins' },
-          ),
+          200: RoleList,
           ...adminErrors,
         },
       },
@@ -42,12 +32,9 @@ export function adminRoleRoutes(app: App, deps: Deps): void {
         tags: ['admin'],
         summary: 'Grant the admin role',
         security: cookieAuth,
-        body: Type.Object(
-          { wallet: HandlerCheckedWallet({ description: 'The wallet granted the role (else 400 invalid_wallet)' }), role: Type.Literal('admin') },
-          { examples: [{ wallet: '0x90f79bf6eb2c4f870365e785982e1f101e93b906', role: 'admin' }] },
-        ),
+        body: GrantRoleBody,
         errorCodes: { 400: ['invalid_wallet'] },
-        response: { 200: Type.Object({ ok: Type.Literal(true) }, { description: 'Granted' }), ...adminErrors },
+        response: { 200: Ok('Granted'), ...adminErrors },
       },
     },
     async (request) => {
@@ -64,12 +51,9 @@ export function adminRoleRoutes(app: App, deps: Deps): void {
         tags: ['admin'],
         summary: 'Withdraw the admin role',
         security: cookieAuth,
-        params: Type.Object({
-          wallet: HandlerCheckedWallet({ description: 'The wallet losing the role (else 400 invalid_wallet)' }),
-          role: Type.Literal('admin'),
-        }),
+        params: RevokeRoleParams,
         errorCodes: { 400: ['invalid_wallet'] },
-        response: { 200: Type.Object({ ok: Type.Literal(true) }, { description: 'Withdrawn' }), ...adminErrors },
+        response: { 200: Ok('Withdrawn'), ...adminErrors },
       },
     },
     async (request) => {

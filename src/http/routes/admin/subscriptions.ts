@@ -2,7 +2,6 @@
  * Subscription keys from the admin app. A merchant manages its own wallet's subscriptions; a
  * superadmin manages any, and alone may set a custom rate limit. Keys are shown only when issued.
  */
-import { Type } from '@sinclair/typebox';
 import type { Deps } from '../../../deps.ts';
 import { sessionOf } from '../../../auth/plugin.ts';
 import type { SessionInfo } from '../../../auth/sessions.ts';
@@ -15,26 +14,18 @@ import {
   revokeSubscription,
   rotateKey,
 } from '../../../gateway/subscriptions.ts';
-import { adminErrors, answerEnum, cookieAuth, HANDLER_CHECKS, handlerCheckedEnum, HandlerCheckedWallet, ProductSchema, ScopeSchema, Wallet } from '../../schemas.ts';
-import { DEFAULT_PRODUCT, PRODUCTS, SCOPES } from '../../../gateway/scopes.ts';
+import { adminErrors, cookieAuth } from '../../../contract/common.ts';
+import {
+  CreateSubscriptionBody,
+  KeyRotated,
+  ListSubscriptionsQuery,
+  RotateKeyBody,
+  SubscriptionCreated,
+  SubscriptionList,
+  SubscriptionParams,
+  SubscriptionRevoked,
+} from '../../../contract/subscriptions.ts';
 import type { App } from '../../app-type.ts';
-
-const KeySlot = answerEnum(['primary', 'secondary']);
-
-const Subscription = Type.Object({
-  id: Type.String({ examples: ['sub_9Xk2mQ7vLp'] }),
-  wallet: Wallet,
-  name: Type.String({ examples: ['Checkout'] }),
-  product: ProductSchema,
-  scopes: Type.Array(ScopeSchema),
-  rateLimitPerMinute: Type.Integer({ minimum: 1, examples: [600] }),
-  status: answerEnum(['active', 'revoked']),
-  createdAt: Type.Integer({ description: 'Unix ms' }),
-  revokedAt: Type.Union([Type.Integer(), Type.Null()], { description: 'Unix ms; null while active' }),
-  keys: Type.Array(
-    Type.Object({ slot: KeySlot, prefix: Type.String({ description: 'The first characters of the key, to recognise it' }), createdAt: Type.Integer() }),
-  ),
-});
 
 const isSuper = (s: SessionInfo) => s.roles.includes('superadmin');
 
@@ -56,9 +47,9 @@ export function adminSubscriptionRoutes(app: App, deps: Deps): void {
         tags: ['admin'],
         summary: 'List subscriptions (keys are never shown again)',
         security: cookieAuth,
-        querystring: Type.Object({ wallet: Type.Optional(HandlerCheckedWallet({ description: 'Superadmin: another wallet (else 400 invalid_wallet)' })) }),
+        querystring: ListSubscriptionsQuery,
         errorCodes: { 400: ['invalid_wallet'] },
-        response: { 200: Type.Object({ subscriptions: Type.Array(Subscription) }, { description: 'The subscriptions; keys are never shown again' }), ...adminErrors },
+        response: { 200: SubscriptionList, ...adminErrors },
       },
     },
     async (request) => {
@@ -83,30 +74,10 @@ export function adminSubscriptionRoutes(app: App, deps: Deps): void {
         tags: ['admin'],
         summary: 'Create a subscription; answers both keys, shown only this once',
         security: cookieAuth,
-        body: Type.Object(
-          {
-            wallet: Type.Optional(HandlerCheckedWallet({ description: 'The merchant; the signed-in wallet by default. Another: superadmin only' })),
-            product: Type.Optional(handlerCheckedEnum(Object.keys(PRODUCTS), { description: `The product; ${DEFAULT_PRODUCT} by default` })),
-            scopes: Type.Optional(
-              Type.Array(handlerCheckedEnum(SCOPES), { maxItems: 20, description: "A subset of the product's scopes; all of them by default" }),
-            ),
-            name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
-            rateLimitPerMinute: Type.Optional(
-              Type.Integer({ description: "Superadmin only; the product's limit by default", [HANDLER_CHECKS]: { minimum: 1, maximum: 1_000_000 } }),
-            ),
-          },
-          { examples: [{ product: 'checkout', name: 'Web shop' }] },
-        ),
+        body: CreateSubscriptionBody,
         errorCodes: { 400: ['invalid_wallet'] },
         response: {
-          201: Type.Object(
-            {
-              ...Subscription.properties,
-              primaryKey: Type.String({ description: 'Shown only now', examples: ['spl_Zq7mW2xK9vT4bN8cR1yL5sD3fG6hJ0pQ'] }),
-              secondaryKey: Type.String({ description: 'Shown only now', examples: ['spl_Lm3nB8vC2xZ7qW1eR5tY9uI4oP6aS0dF'] }),
-            },
-            { description: 'Created, with both keys: store them now, they are never shown again' },
-          ),
+          201: SubscriptionCreated,
           ...adminErrors,
         },
       },
@@ -143,13 +114,10 @@ export function adminSubscriptionRoutes(app: App, deps: Deps): void {
         tags: ['admin'],
         summary: 'Regenerate one key; the other keeps working',
         security: cookieAuth,
-        params: Type.Object({ id: Type.String({ description: 'The subscription id' }) }),
-        body: Type.Object({ key: Type.Union([Type.Literal('primary'), Type.Literal('secondary')]) }, { examples: [{ key: 'secondary' }] }),
+        params: SubscriptionParams,
+        body: RotateKeyBody,
         response: {
-          200: Type.Object(
-            { id: Type.String(), slot: KeySlot, key: Type.String({ description: 'The new key, shown only now' }) },
-            { description: 'The new key; the old one in this slot stops working' },
-          ),
+          200: KeyRotated,
           ...adminErrors,
         },
       },
@@ -170,9 +138,9 @@ export function adminSubscriptionRoutes(app: App, deps: Deps): void {
         tags: ['admin'],
         summary: 'Revoke a subscription and both its keys',
         security: cookieAuth,
-        params: Type.Object({ id: Type.String({ description: 'The subscription id' }) }),
+        params: SubscriptionParams,
         response: {
-          200: Type.Object({ ok: Type.Literal(true), id: Type.String(), status: answerEnum(['revoked']) }, { description: 'Revoked, with both keys' }),
+          200: SubscriptionRevoked,
           ...adminErrors,
         },
       },

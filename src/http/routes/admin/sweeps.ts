@@ -2,12 +2,12 @@
  * The sweep of a receipt's payment address as a transaction the merchant sends from their own
  * wallet (src/payments/manual-sweep.ts).
  */
-import { Type } from '@sinclair/typebox';
 import type { Deps } from '../../../deps.ts';
 import { AppError } from '../../../domain/errors.ts';
 import { merchantOf } from '../../../gateway/plugin.ts';
 import { manualSweep } from '../../../payments/manual-sweep.ts';
-import { adminErrors, cookieAuth, WALLET, Wallet } from '../../schemas.ts';
+import { adminErrors, cookieAuth } from '../../../contract/common.ts';
+import { SweepParams, SweepQuery, SweepTransaction } from '../../../contract/split.ts';
 import type { App } from '../../app-type.ts';
 
 export function adminSweepRoutes(app: App, deps: Deps): void {
@@ -23,20 +23,11 @@ export function adminSweepRoutes(app: App, deps: Deps): void {
           "the sweeps' gas, or for a token the worker does not sweep (`token`, default the receipt's token). The money can " +
           'only reach the split, whoever sends it.',
         security: cookieAuth,
-        params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, description: 'The receipt id', examples: ['order-1001'] }) }),
-        querystring: Type.Object({ token: Type.Optional(Type.String({ ...WALLET, description: "The token to sweep; the receipt's by default" })) }),
+        params: SweepParams,
+        querystring: SweepQuery,
         errorCodes: { 503: ['chain_unavailable'] },
         response: {
-          200: Type.Object(
-            {
-              payTo: Wallet,
-              splitAddress: Wallet,
-              token: Wallet,
-              waiting: Type.String({ pattern: '^(0|[1-9][0-9]*)$', description: 'Token base units at the payment address now', examples: ['7000000'] }),
-              transaction: Type.Object({ to: Wallet, data: Type.String({ pattern: '^0x[0-9a-fA-F]*$', examples: ['0x3a5be8cb'] }), chainId: Type.Integer({ examples: [31337] }) }),
-            },
-            { description: 'The transaction to send with eth_sendTransaction' },
-          ),
+          200: SweepTransaction,
           ...adminErrors,
           503: adminErrors[500],
         },

@@ -1,5 +1,4 @@
 /** Tracking statuses (no credential) and the sensitive ones the admin app sets. */
-import { Type } from '@sinclair/typebox';
 import type { Deps } from '../../../deps.ts';
 import { AppError, Forbidden, InvalidInput, NotFound } from '../../../domain/errors.ts';
 import { isSensitiveStatus, isTrackingStatus, recordTrackingStatus, TRACKING_STATUSES } from '../../../domain/receipts.ts';
@@ -8,24 +7,9 @@ import { isDbDown } from '../../../db/client.ts';
 import { requireSession } from '../../../auth/plugin.ts';
 import { setSensitiveStatus } from '../../../domain/sensitive-status.ts';
 import { writeOf } from '../../idempotency.ts';
-import { Degraded, errorRef, ReceiptId, SettableStatus, WALLET } from '../../schemas.ts';
+import { errorRef } from '../../../contract/common.ts';
+import { RecordStatusBody, StatusRecorded } from '../../../contract/receipts.ts';
 import type { App } from '../../app-type.ts';
-
-/**
- * Documents the body; the handler checks it itself (attachValidation), in the specification's
- * order, so that each field answers its own code: missing_receipt_id, invalid_wallet, missing_status.
- */
-const StatusBody = Type.Object(
-  {
-    receiptId: ReceiptId('The receipt (missing or empty: 400 missing_receipt_id)'),
-    wallet: Type.String({ ...WALLET, description: "The merchant's wallet, 0x-prefixed 40 hex (else 400 invalid_wallet)" }),
-    status: SettableStatus(
-      `A tracking status (${TRACKING_STATUSES.join(', ')}), with no credential; or a sensitive one (checkout_success, ` +
-        'refund_*), with the admin session and its x-csrf-token. Missing or empty: 400 missing_status',
-    ),
-  },
-  { examples: [{ receiptId: 'order-1001', wallet: '0x3c44cdddb6a900fa2b585dd299e03d12fa4293bc', status: 'link_opened' }] },
-);
 
 export function receiptStatusRoutes(app: App, deps: Deps): void {
   const { database, config, journal } = deps;
@@ -45,13 +29,10 @@ export function receiptStatusRoutes(app: App, deps: Deps): void {
           'rate-limited per client address; they answer {ok: true} whether or not the receipt exists, and a status ' +
           "sent again is counted on the receipt's one history entry for it. Sensitive statuses (checkout_success, " +
           'refund_*) need the admin session.',
-        body: StatusBody,
+        body: RecordStatusBody,
         errorCodes: { 400: ['missing_receipt_id', 'invalid_wallet', 'missing_status'] },
         response: {
-          200: Type.Object(
-            { ok: Type.Literal(true), ...Degraded },
-            { description: 'Recorded (a tracking status answers so whether or not the receipt exists); degraded: true when journaled' },
-          ),
+          200: StatusRecorded,
           400: errorRef,
           403: errorRef,
           404: errorRef,

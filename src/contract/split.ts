@@ -1,0 +1,129 @@
+/**
+ * The merchant's split: GET /api/split/deploy, GET /api/split/transactions (key),
+ * POST /api/split/deploy (admin) and GET /api/admin/split/balances (admin).
+ */
+import { Type, type Static } from '@sinclair/typebox';
+import { answerEnum, BaseUnits, HANDLER_CHECKS, HandlerCheckedWallet, TxHash, Wallet, WALLET } from './common.ts';
+
+/** The most transactions one listing answers (src/domain/split-transactions.ts). */
+export const SPLIT_TRANSACTIONS_CAP = 200;
+export const SPLIT_TRANSACTION_KINDS = ['received', 'released'] as const;
+
+export const SplitConfig = Type.Object({
+  address: Type.Union([Wallet, Type.Null()], { description: 'Split contract address; null when unconfigured' }),
+  recipients: Type.Array(
+    Type.Object({ address: Wallet, sharesBps: Type.Integer({ minimum: 1, maximum: 10_000, description: '10000 = 100%', examples: [9950] }) }),
+    { description: 'Empty when unconfigured' },
+  ),
+});
+export type SplitConfig = Static<typeof SplitConfig>;
+
+export const SplitAnswer = Type.Object({ split: SplitConfig }, { description: "The merchant's split" });
+export type SplitAnswer = Static<typeof SplitAnswer>;
+
+export const SplitTransaction = Type.Object({
+  id: Type.String({ examples: [`${'0x8f2a55949038a9610f50fb23b5883af3b4ecb3c3bb792cbcefbd1542c692be63'}:3`] }),
+  receiptId: Type.Union([Type.String(), Type.Null()], { description: 'null when the transfer settled no receipt', examples: ['order-1001'] }),
+  amount: Type.Number({ description: 'Token units (1.5 = 1.5 USDC)', examples: [7] }),
+  currency: Type.String({ examples: ['USDC'] }),
+  status: answerEnum(SPLIT_TRANSACTION_KINDS, { description: 'received: a transfer into the split; released: a payout to a recipient' }),
+  timestamp: Type.String({ description: 'ISO 8601', examples: ['2026-01-01T00:00:00.000Z'] }),
+  transactionHash: TxHash,
+  fees: Type.Number({ description: "The platform's share, in token units, as the contract computes it (rounded down)" }),
+  amountBaseUnits: Type.String({ pattern: '^(0|[1-9][0-9]*)$', description: 'amount exactly, token base units (USDC: 6 decimals)', examples: ['7000000'] }),
+  feesBaseUnits: Type.String({ pattern: '^(0|[1-9][0-9]*)$', description: 'fees exactly, token base units', examples: ['35000'] }),
+});
+export type SplitTransaction = Static<typeof SplitTransaction>;
+
+export const SplitTransactionsQuery = Type.Object({
+  address: Type.Optional(Type.String({ pattern: Wallet.pattern, description: 'Only transactions of this split contract or counterparty' })),
+});
+export type SplitTransactionsQuery = Static<typeof SplitTransactionsQuery>;
+
+export const SplitTransactions = Type.Array(SplitTransaction, { description: 'The transactions, newest first' });
+export type SplitTransactions = Static<typeof SplitTransactions>;
+
+export const WithdrawBody = Type.Unknown({ description: 'Ignored: the answer is 410 whatever is sent', examples: [{}] });
+
+// POST /api/split/deploy
+
+const Recipient = Type.Object({
+  address: Wallet,
+  sharesBps: Type.Integer({ minimum: 1, maximum: 10_000, description: 'Basis points: 10000 = 100%', examples: [9950] }),
+});
+
+const StoredSplit = Type.Object({
+  address: Type.Union([Wallet, Type.Null()], { description: 'The split contract; null until it is deployed' }),
+  recipients: Type.Array(Recipient),
+});
+
+/** Checked by the domain, and only on the first call: later calls answer the stored split whatever they send. */
+export const DeploySplitBody = Type.Object(
+  {
+    splitAddress: Type.Optional(HandlerCheckedWallet({ description: 'A PaymentSplitter already deployed, whose payees and shares are the recipients' })),
+    recipients: Type.Optional(
+      Type.Array(
+        Type.Object({
+          address: HandlerCheckedWallet({ description: 'A recipient; no address twice' }),
+          sharesBps: Type.Integer({ description: 'Basis points, 1 to 10000; all of them sum to 10000', [HANDLER_CHECKS]: { minimum: 1, maximum: 10_000 } }),
+        }),
+        { maxItems: 50, description: "Required on the first call; the platform recipient's share must be PLATFORM_FEE_BPS" },
+      ),
+    ),
+  },
+  {
+    examples: [
+      {
+        recipients: [
+          { address: '0x3c44cdddb6a900fa2b585dd299e03d12fa4293bc', sharesBps: 9950 },
+          { address: '0x000000000000000000000000000000000000beef', sharesBps: 50 },
+        ],
+      },
+    ],
+  },
+);
+export type DeploySplitBody = Static<typeof DeploySplitBody>;
+
+export const SplitDeployed = Type.Object(
+  { ok: Type.Literal(true), split: StoredSplit, idempotent: Type.Optional(Type.Literal(true, { description: 'The split was configured before; nothing changed' })) },
+  { description: 'The split as stored' },
+);
+export type SplitDeployed = Static<typeof SplitDeployed>;
+
+// GET /api/admin/split/balances
+
+const Units = (description: string) => BaseUnits(description);
+
+export const SplitBalances = Type.Object({
+  address: Type.String({ ...WALLET, description: 'The split contract' }),
+  token: Type.String({ ...WALLET, description: 'The token the amounts are in (the service accepts this one)' }),
+  totalReceived: Units('Everything the split ever received in the token: balance + totalReleased, base units'),
+  totalReleased: Units('Everything released to recipients so far, base units'),
+  balance: Units("The split's token balance now, base units"),
+  recipients: Type.Array(
+    Type.Object({
+      address: Wallet,
+      sharesBps: Type.Integer({ minimum: 1, maximum: 10_000, description: '10000 = 100%', examples: [9950] }),
+      released: Units('Paid out to this recipient so far, base units'),
+      releasable: Units('What this recipient can withdraw now with release(token, account), base units'),
+    }),
+  ),
+}, { description: "What the merchant's split holds and released, read from the contract at one block" });
+export type SplitBalances = Static<typeof SplitBalances>;
+
+// GET /api/admin/receipts/:id/sweep
+
+export const SweepParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, description: 'The receipt id', examples: ['order-1001'] }) });
+export const SweepQuery = Type.Object({ token: Type.Optional(Type.String({ ...WALLET, description: "The token to sweep; the receipt's by default" })) });
+
+export const SweepTransaction = Type.Object(
+  {
+    payTo: Wallet,
+    splitAddress: Wallet,
+    token: Wallet,
+    waiting: Type.String({ pattern: '^(0|[1-9][0-9]*)$', description: 'Token base units at the payment address now', examples: ['7000000'] }),
+    transaction: Type.Object({ to: Wallet, data: Type.String({ pattern: '^0x[0-9a-fA-F]*$', examples: ['0x3a5be8cb'] }), chainId: Type.Integer({ examples: [31337] }) }),
+  },
+  { description: 'The transaction to send with eth_sendTransaction' },
+);
+export type SweepTransaction = Static<typeof SweepTransaction>;
