@@ -13,7 +13,11 @@ const WEB = path.join(ROOT, 'web');
 const BUILT = path.join(WEB, 'dist', 'index.html');
 /** Every page of the build: a build from before the payment page existed lacks pay.html. */
 const PAGES = ['index.html', 'pay.html'].map((p) => path.join(WEB, 'dist', p));
-const SOURCES = ['src', 'public', 'index.html', 'pay.html', 'vite.config.ts', 'tsconfig.json'].map((p) => path.join(WEB, p));
+const SOURCES = [
+  ...['src', 'public', 'index.html', 'pay.html', 'vite.config.ts', 'tsconfig.json'].map((p) => path.join(WEB, p)),
+  // The API contract the pages check every answer against.
+  path.join(ROOT, 'src', 'contract'),
+];
 
 /**
  * What a build takes on a 2-core machine (measured for the README's quick start), so the first

@@ -17,6 +17,7 @@ import { Keys } from './pages/Keys.tsx';
 import { Webhooks } from './pages/Webhooks.tsx';
 import { Users } from './pages/Users.tsx';
 import { Devices } from './pages/Devices.tsx';
+import type { Role } from '../../src/contract/roles.ts';
 
 type State =
   | { kind: 'loading' }
@@ -25,7 +26,7 @@ type State =
   | { kind: 'signed-in'; session: Session };
 
 /** `roles`: shown only to a session holding one of them. */
-const NAV: { to: string; label: string; roles?: string[] }[] = [
+const NAV: { to: string; label: string; roles?: Role[] }[] = [
   { to: '', label: 'Overview' },
   { to: 'terminal', label: 'Terminal' },
   { to: 'receipts', label: 'Receipts' },

@@ -3,7 +3,7 @@
  * what is due, its exception and the time left, read every second until it is paid or failed.
  */
 import { useEffect, useState } from 'react';
-import { nullable, num, record, str } from '../lib/decode.ts';
+import { ReceiptDetail as ReceiptDetailSchema, type ReceiptDetail } from '../../../src/contract/receipts.ts';
 import { ApiError, call, messageOf } from '../lib/http.ts';
 import { shiftDecimal } from '../lib/decimal.ts';
 import { statusLabel } from '../lib/format.ts';
@@ -14,15 +14,7 @@ import { Countdown } from './Countdown.tsx';
  * The payment fields of GET /api/receipts/:id (the admin session's call). Amounts are token base
  * units; the receipts API states them in USDC's 6 decimals.
  */
-const livePayment = record({
-  receiptId: str,
-  status: str,
-  exception: nullable(str),
-  expiresAt: num,
-  amountPaid: str,
-  amountDue: str,
-});
-export type LivePayment = ReturnType<typeof livePayment>;
+export type LivePayment = Pick<ReceiptDetail, 'receiptId' | 'status' | 'exception' | 'expiresAt' | 'amountPaid' | 'amountDue'>;
 
 const USDC_DECIMALS = 6;
 const POLL_MS = 1000;
@@ -47,7 +39,7 @@ export function useLiveReceipt(receiptId: string): Live {
     const poll = async () => {
       let delay = POLL_MS;
       try {
-        const payment = await call('GET', `/api/receipts/${encodeURIComponent(receiptId)}`, livePayment);
+        const payment: LivePayment = await call('GET', `/api/receipts/${encodeURIComponent(receiptId)}`, ReceiptDetailSchema);
         if (stopped) return;
         setLive({ payment, error: null });
         if (DONE.has(payment.status)) return;

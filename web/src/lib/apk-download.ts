@@ -2,7 +2,7 @@
  * The brand's signed package from GET /api/admin/apk/:app, as a stream: the devices page pushes
  * it to the phone while it downloads, so the browser never holds the whole file.
  */
-import { ApiError, apiUrl } from './http.ts';
+import { ApiError, apiUrl, refusalOf } from './http.ts';
 
 export interface ApkDownload {
   body: ReadableStream<Uint8Array>;
@@ -12,17 +12,12 @@ export interface ApkDownload {
 
 async function refusal(res: Response): Promise<ApiError> {
   if (res.status === 401) return new ApiError(401, 'unauthorized', 'Your session has ended; sign in again.');
-  let code = `http_${res.status}`;
-  let message = `The server answered ${res.status} ${res.statusText}`;
-  if ((res.headers.get('content-type') ?? '').includes('json')) {
-    const body = (await res.json().catch((err: unknown) => ({ message: `${message} (unreadable body: ${String(err)})` }))) as {
-      error?: unknown;
-      message?: unknown;
-    };
-    if (typeof body.error === 'string') code = body.error;
-    if (typeof body.message === 'string') message = body.message;
+  if (!(res.headers.get('content-type') ?? '').includes('json')) return refusalOf(res.status, res.statusText, undefined);
+  try {
+    return refusalOf(res.status, res.statusText, await res.json());
+  } catch (err) {
+    return new ApiError(res.status, `http_${res.status}`, `The server answered ${res.status} ${res.statusText} (unreadable body: ${String(err)})`);
   }
-  return new ApiError(res.status, code, message);
 }
 
 function request(app: string, headers: Record<string, string> = {}): Promise<Response> {

@@ -2,7 +2,9 @@
  * Uploads a brand's signed APK with PUT /api/admin/apk/:app (superadmin), reporting progress.
  * XMLHttpRequest rather than fetch: only it reports how much of a request body has been sent.
  */
-import { ApiError, apiUrl, currentCsrfToken } from './http.ts';
+import { ApkUploaded } from '../../../src/contract/apk.ts';
+import { check, ContractError } from '../../../src/contract/check.ts';
+import { ApiError, apiUrl, currentCsrfToken, refusalOf } from './http.ts';
 
 export const APK_CONTENT_TYPE = 'application/vnd.android.package-archive';
 
@@ -17,19 +19,16 @@ export interface Uploaded {
 }
 
 function refusal(xhr: XMLHttpRequest): ApiError {
-  let code = `http_${xhr.status}`;
-  let message = `The server answered ${xhr.status} ${xhr.statusText}`;
+  if (xhr.status === 401) return new ApiError(401, 'unauthorized', 'Your session has ended; sign in again.');
+  let body: unknown = undefined;
   if ((xhr.getResponseHeader('content-type') ?? '').includes('json')) {
     try {
-      const body = JSON.parse(xhr.responseText) as { error?: unknown; message?: unknown };
-      if (typeof body.error === 'string') code = body.error;
-      if (typeof body.message === 'string') message = body.message;
+      body = JSON.parse(xhr.responseText);
     } catch (err) {
-      message = `${message} (unreadable body: ${err instanceof Error ? err.message : String(err)})`;
+      return new ApiError(xhr.status, `http_${xhr.status}`, `The server answered ${xhr.status} ${xhr.statusText} (unreadable body: ${err instanceof Error ? err.message : String(err)})`);
     }
   }
-  if (xhr.status === 401) message = 'Your session has ended; sign in again.';
-  return new ApiError(xhr.status, code, message);
+  return refusalOf(xhr.status, xhr.statusText, body);
 }
 
 /** Sends `file` as the package of brand `app`; `onProgress` hears the bytes sent so far. */
@@ -48,12 +47,11 @@ export function uploadApk(app: string, file: Blob, onProgress: (p: UploadProgres
         return;
       }
       try {
-        const body = JSON.parse(xhr.responseText) as { app?: unknown; size?: unknown };
-        if (typeof body.app !== 'string' || typeof body.size !== 'number') throw new Error('app and size are missing');
+        const body = check(ApkUploaded, JSON.parse(xhr.responseText), `PUT /api/admin/apk/${app}`);
         onProgress({ sent: file.size, total: file.size });
         resolve({ app: body.app, size: body.size });
       } catch (err) {
-        reject(new ApiError(xhr.status, 'bad_response', `The server's answer was not understood (${err instanceof Error ? err.message : String(err)})`));
+        reject(new ApiError(xhr.status, 'bad_response', err instanceof ContractError ? err.message : `The server's answer was not understood (${err instanceof Error ? err.message : String(err)})`));
       }
     };
     xhr.onerror = () => reject(new ApiError(0, 'network', 'The upload was cut off: the server could not be reached or closed the connection.'));

@@ -3,8 +3,12 @@
  * the CSRF token lives only in memory and goes on every state-changing request. Every POST carries
  * an Idempotency-Key (DESIGN.md "Writes, retries and instances"): one key per user action, so a
  * retry of the same action is answered as the first attempt was instead of being applied twice.
+ * Every answer is checked against its schema from the API contract (src/contract/) before a page
+ * sees it, so a page works with the contract's types and an unexpected answer fails here, by name.
  */
-import type { Decoder } from './decode.ts';
+import type { Static, TSchema } from '@sinclair/typebox';
+import { check, matches } from '../../../src/contract/check.ts';
+import { ErrorBody } from '../../../src/contract/common.ts';
 
 export class ApiError extends Error {
   constructor(
@@ -65,7 +69,12 @@ export interface CallOptions {
   idempotencyKey?: string;
 }
 
-export async function call<T>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, decode: Decoder<T>, opts: CallOptions = {}): Promise<T> {
+export async function call<T extends TSchema>(
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE',
+  path: string,
+  answer: T,
+  opts: CallOptions = {},
+): Promise<Static<T>> {
   const url = new URL(apiUrl(path));
   for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined && v !== '') url.searchParams.set(k, String(v));
   const headers: Record<string, string> = { accept: 'application/json' };
@@ -93,13 +102,19 @@ export async function call<T>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: s
     }
   }
   if (!res.ok) {
-    const body = (typeof json === 'object' && json !== null ? json : {}) as { error?: unknown; message?: unknown };
-    const code = typeof body.error === 'string' ? body.error : `http_${res.status}`;
-    const message = typeof body.message === 'string' ? body.message : `The server answered ${res.status} ${res.statusText}`;
     if (res.status === 401 && !opts.anonymous) onSessionLost?.();
-    throw new ApiError(res.status, code, message);
+    throw refusalOf(res.status, res.statusText, json);
   }
-  return decode(json, 'response');
+  return check(answer, json, `${method} ${path}`);
+}
+
+/**
+ * The error a refused request raises: the server's `{error, message}` when the answer is one (a
+ * proxy in front of it may answer something else), else the HTTP status.
+ */
+export function refusalOf(status: number, statusText: string, body: unknown): ApiError {
+  if (matches(ErrorBody, body)) return new ApiError(status, body.error, body.message);
+  return new ApiError(status, `http_${status}`, `The server answered ${status} ${statusText}`);
 }
 
 /** A person-readable message for any failure, preferring the server's own `message`. */

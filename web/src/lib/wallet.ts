@@ -4,7 +4,7 @@
  * know it), summarising the wallet's errors in one sentence, and signing in.
  */
 import { auth, type Session } from './api.ts';
-import { nullable, num, optional, record, str } from './decode.ts';
+import { DevChain as DevChainSchema, type DevChain } from '../../../src/contract/dev-chain.ts';
 import { shortMessage } from './format.ts';
 import { call, messageOf } from './http.ts';
 
@@ -59,18 +59,12 @@ const KNOWN_CHAINS: Record<number, ChainParams> = {
   84532: { chainName: 'Base Sepolia', rpcUrls: ['https://sepolia.base.org'], blockExplorerUrls: ['https://sepolia.basescan.org'] },
 };
 
-const devChainInfo = record({
-  chainId: num,
-  rpcUrl: str,
-  usdcAddress: optional(str),
-  /** The first funded test account, to import into a wallet (test money only). */
-  testAccount: optional(nullable(record({ address: str, privateKey: str }))),
-});
-export type DevChainInfo = ReturnType<typeof devChainInfo>;
+/** The dev chain and its first funded test account, to import into a wallet (test money only). */
+export type DevChainInfo = DevChain;
 
 /** What GET /dev/chain publishes (CHAIN=dev only; elsewhere the call fails with 404). */
 export function devChain(): Promise<DevChainInfo> {
-  return call('GET', '/dev/chain', devChainInfo, { anonymous: true });
+  return call('GET', '/dev/chain', DevChainSchema, { anonymous: true });
 }
 
 /**
@@ -213,17 +207,6 @@ export async function ensureChain(wallet: Eip1193Provider, chainId: number, opts
 
 // ---- sign-in ---------------------------------------------------------------------------------
 
-/** The chain id the server's EIP-712 challenge is bound to (its domain's chainId). */
-function challengeChain(typedData: unknown): number | null {
-  const domain = (typeof typedData === 'object' && typedData !== null ? (typedData as { domain?: unknown }).domain : undefined) as
-    | { chainId?: unknown }
-    | undefined;
-  const id = domain?.chainId;
-  if (typeof id === 'number' && Number.isSafeInteger(id)) return id;
-  if (typeof id === 'string' && /^(0x[0-9a-fA-F]+|\d+)$/.test(id)) return Number(id);
-  return null;
-}
-
 export interface SignInProgress {
   (step: 'connect' | 'switch' | 'sign', chainId?: number): void;
 }
@@ -238,12 +221,11 @@ export async function signInWithWallet(onStep: SignInProgress = () => {}): Promi
   onStep('connect');
   const address = await connect(wallet);
   const { nonce, typedData } = await auth.challenge(address);
-  const chainId = challengeChain(typedData);
-  if (chainId !== null) {
-    onStep('switch', chainId);
-    await ensureChain(wallet, chainId);
-  }
-  onStep('sign', chainId ?? undefined);
+  // The challenge is bound to its domain's chain, and a wallet signs EIP-712 data only for its active chain.
+  const chainId = typedData.domain.chainId;
+  onStep('switch', chainId);
+  await ensureChain(wallet, chainId);
+  onStep('sign', chainId);
   const signature = await ask<unknown>(wallet, 'signature request', 'eth_signTypedData_v4', [address, JSON.stringify(typedData)]);
   if (typeof signature !== 'string') throw new WalletError('The wallet returned no signature.');
   return auth.login(address, nonce, signature);

@@ -3,27 +3,18 @@
  * the amounts paid and due; DESIGN.md "Receipt states" and "Payments") plus whether this browser
  * has just sent a transaction. A pure function, so every state can be reasoned about on its own.
  */
+import { isAwaitingMoney, type ChainStatus, type ReceiptException } from '../../../src/contract/receipts.ts';
 
 /** Statuses after which nothing more will happen on this page. */
-export const FINAL = new Set(['completed', 'refunded']);
+export const FINAL: ReadonlySet<string> = new Set<ChainStatus>(['completed', 'refunded']);
 /** Money is at the receipt's payment address and being confirmed and swept. */
-export const IN_FLIGHT = new Set(['tx_mined', 'recipient_validated']);
+export const IN_FLIGHT: ReadonlySet<string> = new Set<ChainStatus>(['tx_mined', 'recipient_validated']);
 
 /**
  * No money has reached the receipt yet: the initial statuses, the tracking statuses, and the
  * sensitive ones a merchant may set on an unpaid receipt (checkout_success, refund_*).
  */
-export function isUnpaid(status: string): boolean {
-  return (
-    status === 'pending' ||
-    status === 'generated' ||
-    status === 'link_opened' ||
-    status === 'buyer_logged_in' ||
-    status === 'checkout_initialized' ||
-    status === 'checkout_success' ||
-    status.startsWith('refund_')
-  );
-}
+export const isUnpaid = isAwaitingMoney;
 
 export type Phase =
   /** Nothing arrived yet: pay, with the time left. */
@@ -43,7 +34,7 @@ export type Phase =
 
 export interface PhaseInput {
   status: string;
-  exception: string | null;
+  exception: ReceiptException | null;
   /** Token base units as decimal strings; null when the server has no chain. */
   paid: string | null;
   due: string | null;
