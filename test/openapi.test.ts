@@ -9,9 +9,9 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { CHAIN_STATUSES, INITIAL_STATUSES, RECEIPT_EXCEPTIONS, TRACKING_STATUSES } from '../src/payments/states.ts';
-import { SCOPES } from '../src/gateway/scopes.ts';
-import { WEBHOOK_EVENT_TYPES } from '../src/webhooks/outbox.ts';
+import { CHAIN_STATUSES, INITIAL_STATUSES, RECEIPT_EXCEPTIONS, TRACKING_STATUSES } from '../src/contract/receipts.ts';
+import { SCOPES } from '../src/contract/subscriptions.ts';
+import { WEBHOOK_EVENT_TYPES } from '../src/contract/webhooks.ts';
 import { randomWallet, startTestApp, type TestApp } from './helpers/app.ts';
 import { DEVELOPER_ROUTES } from './helpers/developer-routes.ts';
 import { admin, newAccount, signIn } from './helpers/session.ts';
@@ -188,6 +188,12 @@ describe('GET /openapi.json', () => {
     assert.equal(create.properties.totalUsd.exclusiveMinimum, 0);
     assert.equal(create.properties.totalUsd.multipleOf, 0.01);
     assert.equal(create.properties.lineItems.items.properties.qty.minimum, 1);
+    // The handler answers items_required itself, but the document states the rule.
+    const order = body('/api/orders');
+    assert.deepEqual(order.required, ['items']);
+    assert.equal(order.properties.items.type, 'array');
+    assert.equal(order.properties.items.minItems, 1);
+    assert.equal(order.properties.items.anyOf, undefined, 'items is not nullable');
   });
 
   test('closed sets come from the server’s constants', () => {

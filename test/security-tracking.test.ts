@@ -13,7 +13,7 @@ import { after, before, describe, test } from 'node:test';
 import { and, eq, sql } from 'drizzle-orm';
 import { MIGRATIONS_DIR } from '../src/db/client.ts';
 import { receiptStatusHistory } from '../src/db/schema.ts';
-import { TRACKING_STATUSES } from '../src/payments/states.ts';
+import { TRACKING_STATUSES } from '../src/contract/receipts.ts';
 import { freshPostgresDatabase, randomWallet, startTestApp, type Res, type TestApp } from './helpers/app.ts';
 
 let t: TestApp;
