@@ -10,6 +10,7 @@ import { openDatabase, type Database } from './db/client.ts';
 import { KeyResolver } from './gateway/key-resolver.ts';
 import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from './gateway/rate-limit.ts';
 import { Journal } from './journal/journal.ts';
+import { ReceiptService } from './domain/receipt-service.ts';
 import { AuthService } from './auth/sessions.ts';
 import { Purger } from './auth/purge.ts';
 import { loadJwtKey } from './auth/secret.ts';
@@ -30,6 +31,8 @@ export interface Deps {
   limiter: RateLimiter;
   keys: KeyResolver;
   journal: Journal;
+  /** Receipts for the API: the database, else the journal (src/domain/receipt-service.ts). */
+  receipts: ReceiptService;
   auth: AuthService;
   blobs: BlobStore;
   /** Sends due webhooks while this instance holds the webhooks lease. */
@@ -123,13 +126,23 @@ export async function createDeps(config: Config, opts: DepsOptions = {}): Promis
       ),
     );
   }
+  const secret = loadJwtKey(config);
   const auth = new AuthService({
     db: database.db,
-    key: loadJwtKey(config),
+    key: secret,
     chainId: config.chainId,
     siteUrl: config.siteUrl,
     superadmins: config.superadminWallets,
     verify: createSignatureVerifier(chain?.publicClient),
+  });
+  const receipts = new ReceiptService({
+    db: database.db,
+    journal,
+    siteUrl: config.siteUrl,
+    brandName: config.brandName,
+    receiptTtlMinutes: config.receiptTtlMinutes,
+    payTokenSecret: secret,
+    usdcAddress: chain?.usdc.address,
   });
   const purger = new Purger({ db: database.db, auth, logger, intervalMs: opts.purgeIntervalMs });
   const blobs = await createBlobStore(config);
@@ -158,6 +171,7 @@ export async function createDeps(config: Config, opts: DepsOptions = {}): Promis
     limiter,
     keys,
     journal,
+    receipts,
     auth,
     chain,
     blobs,

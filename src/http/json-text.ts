@@ -1,4 +1,5 @@
 import type { FastifyReply } from 'fastify';
+import { JsonText } from '../domain/receipt-service.ts';
 
 /**
  * Sends a body that is already JSON text (built by the database), skipping the route's response
@@ -7,4 +8,9 @@ import type { FastifyReply } from 'fastify';
  */
 export function sendJsonText(reply: FastifyReply, json: string): FastifyReply {
   return reply.type('application/json; charset=utf-8').send(json);
+}
+
+/** Sends a service's answer: JSON text as it is, any other value through the route's serializer. */
+export function sendAnswer(reply: FastifyReply, answer: unknown): FastifyReply {
+  return answer instanceof JsonText ? sendJsonText(reply, answer.text) : reply.send(answer);
 }

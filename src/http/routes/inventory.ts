@@ -1,5 +1,5 @@
 import type { Deps } from '../../deps.ts';
-import { isDbDown } from '../../db/client.ts';
+import { orDegraded } from '../../domain/degraded.ts';
 import { listInventory, upsertInventoryItem } from '../../domain/inventory.ts';
 import { merchantOf } from '../../gateway/plugin.ts';
 import { writeOf } from '../idempotency.ts';
@@ -24,15 +24,7 @@ export function inventoryRoutes(app: App, deps: Deps): void {
         },
       },
     },
-    async (request) => {
-      const wallet = merchantOf(request);
-      try {
-        return { items: await listInventory(db, wallet) };
-      } catch (err) {
-        if (!isDbDown(err)) throw err;
-        return { items: [], degraded: true, reason: 'database_unavailable' };
-      }
-    },
+    async (request) => orDegraded(async () => ({ items: await listInventory(db, merchantOf(request)) }), { items: [] }),
   );
 
   app.post(

@@ -1,6 +1,6 @@
 /** /api/users/*: user search and presence with a key; the signed-in wallet's own profile and heartbeat. */
 import type { Deps } from '../../deps.ts';
-import { isDbDown } from '../../db/client.ts';
+import { orDegraded } from '../../domain/degraded.ts';
 import { listLiveUsers, searchUsers } from '../../domain/users.ts';
 import { getProfile, heartbeat, updateProfile } from '../../domain/profile.ts';
 import { sessionOf } from '../../auth/plugin.ts';
@@ -29,14 +29,7 @@ export function userRoutes(app: App, deps: Deps): void {
         },
       },
     },
-    async (request) => {
-      try {
-        return await searchUsers(db, request.query, Date.now());
-      } catch (err) {
-        if (!isDbDown(err)) throw err;
-        return { users: [], total: 0, degraded: true, reason: 'database_unavailable' };
-      }
-    },
+    async (request) => orDegraded(() => searchUsers(db, request.query, Date.now()), { users: [], total: 0 }),
   );
 
   app.get(
@@ -54,14 +47,7 @@ export function userRoutes(app: App, deps: Deps): void {
         },
       },
     },
-    async () => {
-      try {
-        return { live: await listLiveUsers(db, Date.now()) };
-      } catch (err) {
-        if (!isDbDown(err)) throw err;
-        return { live: [], degraded: true, reason: 'database_unavailable' };
-      }
-    },
+    async () => orDegraded(async () => ({ live: await listLiveUsers(db, Date.now()) }), { live: [] }),
   );
 
   app.get(

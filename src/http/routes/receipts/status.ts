@@ -1,9 +1,8 @@
 /** Tracking statuses (no credential) and the sensitive ones the admin app sets. */
 import type { Deps } from '../../../deps.ts';
-import { AppError, Forbidden, InvalidInput, NotFound } from '../../../domain/errors.ts';
-import { isSensitiveStatus, isTrackingStatus, recordTrackingStatus, TRACKING_STATUSES } from '../../../domain/receipts.ts';
+import { AppError, Forbidden, InvalidInput } from '../../../domain/errors.ts';
+import { isSensitiveStatus, isTrackingStatus, TRACKING_STATUSES } from '../../../domain/receipts.ts';
 import { isAddress, normalizeWallet } from '../../../domain/wallet.ts';
-import { isDbDown } from '../../../db/client.ts';
 import { requireSession } from '../../../auth/plugin.ts';
 import { setSensitiveStatus } from '../../../domain/sensitive-status.ts';
 import { writeOf } from '../../idempotency.ts';
@@ -12,7 +11,7 @@ import { RecordStatusBody, StatusRecorded } from '../../../contract/receipts.ts'
 import type { App } from '../../app-type.ts';
 
 export function receiptStatusRoutes(app: App, deps: Deps): void {
-  const { database, config, journal } = deps;
+  const { database, config } = deps;
   const db = database.db;
   const siteOrigin = new URL(config.siteUrl).origin;
 
@@ -63,23 +62,7 @@ export function receiptStatusRoutes(app: App, deps: Deps): void {
       if (!isTrackingStatus(status)) {
         throw new InvalidInput(`status must be one of ${TRACKING_STATUSES.join(', ')}`);
       }
-      const merchant = normalizeWallet(wallet);
-      const write = writeOf(request);
-      // Statuses for a receipt with writes still in the journal queue behind them, keeping their order.
-      if (!journal.holds(merchant, receiptId)) {
-        try {
-          await recordTrackingStatus(db, { wallet: merchant, receiptId, status }, write);
-          return reply.send({ ok: true });
-        } catch (err) {
-          // No credential is needed here, so the answer must not tell whether the receipt exists.
-          if (err instanceof NotFound) return reply.send({ ok: true });
-          if (!isDbDown(err)) throw err;
-        }
-      }
-      // Also after a commit whose outcome is unknown: the journal's copy carries the same write
-      // id, so it changes nothing at replay if the first one landed.
-      await journal.recordTrackingStatus({ wallet: merchant, receiptId, status }, write);
-      return reply.send({ ok: true, degraded: true, reason: 'database_unavailable' });
+      return reply.send(await deps.receipts.track(normalizeWallet(wallet), receiptId, status, writeOf(request)));
     },
   );
 }

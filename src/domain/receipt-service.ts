@@ -1,0 +1,139 @@
+/**
+ * Receipts as the developer API serves them, with the one policy every receipt operation shares:
+ * the database, else the journal (DESIGN.md "Degraded mode").
+ *
+ * - A write goes to the database. When the database is unreachable, or a commit's outcome is
+ *   unknown, it goes to the journal under the same write id (src/journal/journal.ts), and the
+ *   answer says `degraded: true`: the replay, or a retry, stores it exactly once.
+ * - While the journal still holds writes for a receipt, later writes for it join the journal
+ *   behind them, so their order is kept.
+ * - A read comes from the database; while it is unreachable, a receipt the journal holds is
+ *   answered from there (also in the moment between the database's return and the replay), and
+ *   a list answers empty and flagged (`orDegraded`).
+ *
+ * Built once per app (src/deps.ts) with its clock, so each route handler is one call.
+ */
+import type { Db } from '../db/client.ts';
+import { isDbDown } from '../db/client.ts';
+import type { Journal } from '../journal/journal.ts';
+import { DatabaseUnavailable, NotFound } from './errors.ts';
+import {
+  createReceipt,
+  findReceipt,
+  getReceiptJson,
+  getReceiptStatus,
+  listReceiptsJson,
+  NO_REFUNDS,
+  payTokenFor,
+  paymentUrl,
+  recordTrackingStatus,
+  type CreateReceiptParams,
+  type CreatedReceipt,
+  type ReceiptStatusView,
+  type TrackingStatus,
+} from './receipts.ts';
+import { DEGRADED, orDegraded, type Degraded } from './degraded.ts';
+import type { Write } from './writes.ts';
+
+/** An answer the database built as JSON text, sent as it is (src/http/json-text.ts). */
+export class JsonText {
+  constructor(readonly text: string) {}
+}
+
+export interface ReceiptServiceOptions {
+  db: Db;
+  journal: Journal;
+  siteUrl: string;
+  /** The brand of merchants who have not named their shop. */
+  brandName: string;
+  receiptTtlMinutes: number;
+  /** Derives each receipt's pay token, so its payment URL is the same on any instance and attempt. */
+  payTokenSecret: Uint8Array;
+  /** The token receipts are paid in, when a chain is configured. */
+  usdcAddress?: string;
+  now?: () => number;
+}
+
+export type CreateReceiptInput = Omit<CreateReceiptParams, 'wallet'>;
+
+export class ReceiptService {
+  private readonly now: () => number;
+
+  constructor(private readonly o: ReceiptServiceOptions) {
+    this.now = o.now ?? Date.now;
+  }
+
+  /** POST /api/receipts: stored, or journaled while the database is away; the same URL either way. */
+  async create(wallet: string, input: CreateReceiptInput, write: Write): Promise<CreatedReceipt | (CreatedReceipt & Degraded)> {
+    const { db, journal } = this.o;
+    const params = { wallet, ...input };
+    // One token and write id for both paths: a create whose commit landed but whose answer was
+    // lost (or that timed out) replays as itself.
+    const attempt = { payToken: payTokenFor(this.o.payTokenSecret, wallet, params.id), createdAt: this.now(), ttlMinutes: this.o.receiptTtlMinutes };
+    // While the journal still holds this receipt, it answers (same paymentUrl, or 409).
+    if (!journal.holds(wallet, params.id)) {
+      try {
+        return await createReceipt(db, this.o.siteUrl, params, { ...attempt, writeId: write.id });
+      } catch (err) {
+        if (!isDbDown(err)) throw err;
+      }
+    }
+    return { ...(await journal.recordReceipt(params, attempt, write)), ...DEGRADED };
+  }
+
+  /** GET /api/receipts: the newest `limit`, as JSON text; empty and flagged while the database is away. */
+  list(wallet: string, limit: number): Promise<JsonText | { receipts: never[] } & Degraded> {
+    return orDegraded(async () => new JsonText(`{"receipts":${await listReceiptsJson(this.o.db, wallet, limit, this.o.brandName)}}`), { receipts: [] as never[] });
+  }
+
+  /**
+   * GET /api/receipts/:id with its history, as JSON text. `withPaymentUrl`: the admin app's view,
+   * which shows the payment link again. A receipt the journal holds answers from there.
+   */
+  async detail(wallet: string, id: string, opts: { withPaymentUrl: boolean }): Promise<JsonText | object> {
+    const { db } = this.o;
+    try {
+      const json = await getReceiptJson(db, wallet, id, this.o.brandName, this.o.usdcAddress);
+      if (!opts.withPaymentUrl) return new JsonText(json);
+      const row = await findReceipt(db, wallet, id);
+      return new JsonText(withField(json, 'paymentUrl', paymentUrl(this.o.siteUrl, row.id, row.payToken)));
+    } catch (err) {
+      const pending = this.o.journal.findReceipt(wallet, id);
+      if (pending !== undefined && (isDbDown(err) || err instanceof NotFound)) return { ...pending, ...NO_REFUNDS, ...DEGRADED };
+      if (isDbDown(err)) throw new DatabaseUnavailable(err);
+      throw err;
+    }
+  }
+
+  /** GET /api/receipts/status. */
+  status(wallet: string, id: string): Promise<ReceiptStatusView> {
+    return getReceiptStatus(this.o.db, wallet, id);
+  }
+
+  /**
+   * A tracking status (POST /api/receipts/status, no credential). Answers the same whether or
+   * not the receipt exists, so the route tells nobody which receipts there are.
+   */
+  async track(merchant: string, receiptId: string, status: TrackingStatus, write: Write): Promise<{ ok: true } | ({ ok: true } & Degraded)> {
+    const { db, journal } = this.o;
+    // Statuses for a receipt with writes still in the journal queue behind them, keeping their order.
+    if (!journal.holds(merchant, receiptId)) {
+      try {
+        await recordTrackingStatus(db, { wallet: merchant, receiptId, status }, write);
+        return { ok: true };
+      } catch (err) {
+        if (err instanceof NotFound) return { ok: true };
+        if (!isDbDown(err)) throw err;
+      }
+    }
+    // Also after a commit whose outcome is unknown: the journal's copy carries the same write id,
+    // so it changes nothing at replay if the first one landed.
+    await journal.recordTrackingStatus({ wallet: merchant, receiptId, status }, write);
+    return { ok: true, ...DEGRADED };
+  }
+}
+
+/** `json` (one JSON object as text) with `field` added as its last member. */
+function withField(json: string, field: string, value: string): string {
+  return `${json.slice(0, json.lastIndexOf('}'))},${JSON.stringify(field)}:${JSON.stringify(value)}}`;
+}
