@@ -4,6 +4,7 @@
  * the database path, and entries that can never apply.
  */
 import assert from 'node:assert/strict';
+import { getReceiptJson } from '../src/db/receipt-views.ts';
 import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -13,7 +14,7 @@ import { pino } from 'pino';
 import { openDatabase, type Database } from '../src/db/client.ts';
 import { receipts, receiptStatusHistory, rejectedWrites, webhookEvents, writeIds } from '../src/db/schema.ts';
 import { Conflict, InvalidInput } from '../src/domain/errors.ts';
-import { createReceipt, getReceiptJson, recordTrackingStatus } from '../src/domain/receipts.ts';
+import { createReceipt, recordTrackingStatus } from '../src/domain/receipts.ts';
 import { applyEntry, parseEntry } from '../src/journal/entries.ts';
 import { Journal } from '../src/journal/journal.ts';
 import { randomWallet } from './helpers/app.ts';

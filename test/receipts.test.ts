@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { getReceiptJson } from '../src/db/receipt-views.ts';
 import { eq } from 'drizzle-orm';
 import { receipts, receiptStatusHistory, receiptTransfers, refunds } from '../src/db/schema.ts';
-import { createReceipt, getReceiptJson, insertReceipt } from '../src/domain/receipts.ts';
+import { createReceipt, insertReceipt } from '../src/domain/receipts.ts';
 import { saveShopConfig } from '../src/domain/shop.ts';
 import { randomWallet, startTestApp, type Res, type TestApp } from './helpers/app.ts';
 

@@ -20,9 +20,7 @@ import { DatabaseUnavailable, NotFound } from './errors.ts';
 import {
   createReceipt,
   findReceipt,
-  getReceiptJson,
   getReceiptStatus,
-  listReceiptsJson,
   NO_REFUNDS,
   payTokenFor,
   paymentUrl,
@@ -34,6 +32,7 @@ import {
 } from './receipts.ts';
 import { DEGRADED, orDegraded, type Degraded } from './degraded.ts';
 import type { Write } from './writes.ts';
+import { getReceiptJson, listReceiptsJson } from '../db/receipt-views.ts';
 
 /** An answer the database built as JSON text, sent as it is (src/http/json-text.ts). */
 export class JsonText {

@@ -5,7 +5,8 @@
  */
 import type { Deps } from '../../deps.ts';
 import { AppError, NotFound } from '../../domain/errors.ts';
-import { brandNameOf, lineItemViews, recordTrackingStatus } from '../../domain/receipts.ts';
+import { brandNameOf } from '../../db/receipt-views.ts';
+import { lineItemViews, recordTrackingStatus } from '../../domain/receipts.ts';
 import { centsToUsd } from '../../domain/money.ts';
 import { getShopSettings } from '../../domain/shop.ts';
 import { quoteFor, receiptByPayToken } from '../../payments/quote.ts';
