@@ -3,6 +3,7 @@
  * can be distributed by that column. Amounts are integer cents or token base units.
  */
 import { sql } from 'drizzle-orm';
+import type { SPLIT_TRANSACTION_KINDS } from '../contract/split.ts';
 import {
   bigint,
   boolean,
@@ -174,7 +175,8 @@ export const splitTransactions = pgTable(
     amountUnits: text('amount_units').notNull(),
     feeUnits: text('fee_units').notNull(),
     currency: text('currency').notNull(),
-    status: text('status').notNull(),
+    /** received (into the split) or released (a payout); src/contract/split.ts. */
+    status: text('status').$type<(typeof SPLIT_TRANSACTION_KINDS)[number]>().notNull(),
     transactionHash: text('transaction_hash').notNull(),
     logIndex: integer('log_index').notNull(),
     blockNumber: bigint('block_number', { mode: 'bigint' }).notNull(),

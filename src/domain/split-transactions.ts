@@ -10,8 +10,11 @@ import { USDC_DECIMALS } from './money.ts';
 import { normalizeWallet } from './wallet.ts';
 
 /** A merchant's history can grow without bound; the list shows the newest 200. */
-import { SPLIT_TRANSACTIONS_CAP } from '../contract/split.ts';
+import { SPLIT_TRANSACTIONS_CAP, type SPLIT_TRANSACTION_KINDS } from '../contract/split.ts';
 export { SPLIT_TRANSACTIONS_CAP };
+
+/** received: a transfer into the split; released: a payout from it (the contract's closed set). */
+export type SplitTransactionStatus = (typeof SPLIT_TRANSACTION_KINDS)[number];
 
 /**
  * One split transaction as the API shows it. `receiptId` is null for a transfer that settled
@@ -22,7 +25,7 @@ export interface SplitTransactionView {
   receiptId: string | null;
   amount: number;
   currency: string;
-  status: string;
+  status: SplitTransactionStatus;
   timestamp: string;
   transactionHash: string;
   fees: number;
@@ -103,7 +106,7 @@ export interface NewSplitTransaction {
   amountUnits: string;
   feeUnits: string;
   currency: string;
-  status: string;
+  status: SplitTransactionStatus;
   transactionHash: string;
   logIndex: number;
   blockNumber: bigint;
