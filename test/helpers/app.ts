@@ -16,6 +16,9 @@ import { createDeps, type Deps } from '../../src/deps.ts';
 import { createSubscription } from '../../src/gateway/subscriptions.ts';
 import type { Scope } from '../../src/gateway/scopes.ts';
 import type { ChainDeps } from '../../src/chain/client.ts';
+import { contractFor, type Contract } from './contract.ts';
+// Loaded before any app is built, so it records every app's routes (the security matrices).
+import './routes.ts';
 
 export interface TestApp {
   app: FastifyInstance;
@@ -23,14 +26,18 @@ export interface TestApp {
   config: Config;
   /** A subscription key for `wallet` with the given scopes (all by default). */
   key(wallet: string, opts?: { scopes?: Scope[]; rateLimitPerMinute?: number }): Promise<string>;
-  /** Sends a request with a subscription key, JSON body and extra headers. */
-  call(key: string | null, method: InjectOptions['method'], url: string, body?: unknown, headers?: Record<string, string>): Promise<Res>;
+  /**
+   * Sends a request with a subscription key, JSON body and extra headers. `T` types the body of
+   * the answer the test expects (`t.call<ReceiptDetail>(key, 'GET', url)`); every answer of
+   * `call` and of `app.inject` has been held to the app's published document (./contract.ts).
+   */
+  call<T = any>(key: string | null, method: InjectOptions['method'], url: string, body?: unknown, headers?: Record<string, string>): Promise<Res<T>>;
   close(): Promise<void>;
 }
 
-export interface Res {
+export interface Res<T = any> {
   status: number;
-  body: any;
+  body: T;
   headers: Record<string, string | string[] | number | undefined>;
 }
 
@@ -86,6 +93,8 @@ export async function startTestApp(env: Record<string, string> = {}, opts: { cha
   });
   const app = await buildApp(deps);
   await app.ready();
+  const contract = contractFor(app.swagger() as Record<string, unknown>);
+  checkAnswers(app, contract);
   return {
     app,
     deps,
@@ -100,7 +109,7 @@ export async function startTestApp(env: Record<string, string> = {}, opts: { cha
       });
       return sub.primaryKey;
     },
-    async call(key, method, url, body, headers = {}) {
+    async call<T>(key: string | null, method: InjectOptions['method'], url: string, body?: unknown, headers: Record<string, string> = {}): Promise<Res<T>> {
       const res = await app.inject({
         method,
         url,
@@ -109,7 +118,7 @@ export async function startTestApp(env: Record<string, string> = {}, opts: { cha
       });
       let parsed: unknown = res.body;
       if ((res.headers['content-type'] ?? '').toString().includes('json') && res.body !== '') parsed = res.json();
-      return { status: res.statusCode, body: parsed, headers: res.headers };
+      return { status: res.statusCode, body: parsed as T, headers: res.headers };
     },
     async close() {
       await app.close();
@@ -118,4 +127,43 @@ export async function startTestApp(env: Record<string, string> = {}, opts: { cha
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+type InjectResult = Awaited<ReturnType<FastifyInstance['inject']>>;
+
+function answerOf(res: InjectResult) {
+  const header = (name: string) => {
+    const v = res.headers[name.toLowerCase()];
+    return v === undefined ? undefined : Array.isArray(v) ? v.join(', ') : String(v);
+  };
+  const req = res.raw.req as { method?: string; url?: string };
+  return { method: req.method ?? 'GET', url: req.url ?? '/', status: res.statusCode, header, text: res.payload };
+}
+
+/**
+ * Wraps `app.inject` so every answer is held to the document: a drift fails the test that made
+ * the request, with an AssertionError naming the operation, the status and the first difference.
+ */
+function checkAnswers(app: FastifyInstance, contract: Contract): void {
+  const inject = app.inject.bind(app) as (...args: unknown[]) => unknown;
+  const checked = (...args: unknown[]): unknown => {
+    const [opts, callback] = args;
+    if (opts === undefined) return inject(); // the chained form: not used by the tests
+    if (typeof callback === 'function') {
+      return inject(opts, (err: Error | null, res: InjectResult) => {
+        if (err !== null) return callback(err, res);
+        try {
+          contract.check(answerOf(res));
+        } catch (failure) {
+          return callback(failure, res);
+        }
+        return callback(null, res);
+      });
+    }
+    return (inject(opts) as Promise<InjectResult>).then((res) => {
+      contract.check(answerOf(res));
+      return res;
+    });
+  };
+  app.inject = checked as FastifyInstance['inject'];
 }

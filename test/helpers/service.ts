@@ -9,6 +9,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import type { PrivateKeyAccount } from 'viem/accounts';
+import { contractFor, type Contract } from './contract.ts';
 import { sign } from './session.ts';
 
 export const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -120,6 +121,10 @@ export async function startService(
     })
     .finally(() => clearTimeout(timer));
 
+  // The document of this very process: a service started earlier on the same port may have
+  // published another one.
+  contracts.set(url, loadContract(url));
+  await contracts.get(url);
   const service: Service = {
     name,
     child,
@@ -172,7 +177,28 @@ export interface HttpRes {
   ms: number;
 }
 
-/** One JSON request over the network. */
+/** The published document of each service, by base URL; undefined when it could not be read. */
+const contracts = new Map<string, Promise<Contract | undefined>>();
+
+async function loadContract(base: string): Promise<Contract | undefined> {
+  try {
+    const res = await fetch(`${base}/openapi.json`, { signal: AbortSignal.timeout(30_000) });
+    // Behind EDGE_SECRET, or a service already gone: its answers go unchecked.
+    if (!res.ok) return undefined;
+    return contractFor((await res.json()) as Record<string, unknown>);
+  } catch {
+    return undefined;
+  }
+}
+
+async function contractAt(base: string): Promise<Contract | undefined> {
+  if (!contracts.has(base)) contracts.set(base, loadContract(base));
+  const contract = await contracts.get(base);
+  if (contract === undefined) contracts.delete(base);
+  return contract;
+}
+
+/** One JSON request over the network; its answer is held to the service's published document (./contract.ts). */
 export async function http(
   base: string,
   method: string,
@@ -191,9 +217,12 @@ export async function http(
     signal: AbortSignal.timeout(opts.timeoutMs ?? 30_000),
   });
   const text = await res.text();
+  const ms = performance.now() - started;
   let body: unknown = text;
   if ((res.headers.get('content-type') ?? '').includes('json') && text !== '') body = JSON.parse(text);
-  return { status: res.status, body, headers: res.headers, ms: performance.now() - started };
+  const contract = await contractAt(base);
+  contract?.check({ method, url, status: res.status, header: (name) => res.headers.get(name) ?? undefined, text });
+  return { status: res.status, body, headers: res.headers, ms };
 }
 
 export interface HttpSession {
