@@ -1,8 +1,10 @@
 /**
- * One security matrix for every developer route: no key, an unknown key, a malformed key, a
+ * One security matrix for every developer route the app registers (a route with a scope or
+ * `auth: 'key'`), generated from the registration, so a new route is in it: no key, an unknown key, a malformed key, a
  * revoked key and a rotated-away key are 401; a key holding every scope but the route's is 403;
  * the route's scope alone is enough. Then "other merchant's data": another merchant's rows are
- * never visible or usable. Each (route, case) is its own test.
+ * never visible or usable. Each (route, case) is its own test. How to call a route is the one thing
+ * kept by hand (DEVELOPER_CALLS); a registered route without it fails the first test.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -12,20 +14,22 @@ import { saveShopConfig } from '../src/domain/shop.ts';
 import { storeSplitConfig } from '../src/domain/splits.ts';
 import { SCOPES, type Scope } from '../src/gateway/scopes.ts';
 import { createSubscription, revokeSubscription, rotateKey } from '../src/gateway/subscriptions.ts';
-import { randomWallet, startTestApp, type Res, type TestApp } from './helpers/app.ts';
-import { DEVELOPER_ROUTES, RECEIPT_ID, SKU, type Route } from './helpers/developer-routes.ts';
+import { randomWallet, startTestApp, type Res } from './helpers/app.ts';
+import { DEVELOPER_CALLS, RECEIPT_ID, SKU, developerOperations, developerRoutes, type Route } from './helpers/developer-routes.ts';
+import { registeredRoutes } from './helpers/routes.ts';
 
 const uniq = () => randomBytes(6).toString('hex');
 /** The matrix gives one merchant a key per (route, case): far more than a merchant may hold. */
 const MATRIX_KEYS = 10_000;
 
 
-let t: TestApp;
+// Built while the file loads: the matrix's tests are made from the routes it registered.
+const t = await startTestApp();
+const registered = registeredRoutes(t.app);
 /** The merchant every matrix call acts for: split configured, one receipt, one inventory item. */
 let merchant: string;
 
 before(async () => {
-  t = await startTestApp();
   merchant = randomWallet();
   await storeSplitConfig(t.deps.database.db, merchant, {
     address: null,
@@ -145,7 +149,14 @@ const CASES: Case[] = [
   },
 ];
 
-for (const route of DEVELOPER_ROUTES) {
+test('every registered developer route has a call in DEVELOPER_CALLS, and every call a route', () => {
+  const operations = developerOperations(registered).map((r) => `${r.method} ${r.path}`);
+  assert.ok(operations.length >= 14, `only ${operations.length} developer routes registered`);
+  assert.deepEqual(operations.filter((o) => DEVELOPER_CALLS[o] === undefined), [], 'registered developer routes the matrix cannot call');
+  assert.deepEqual(Object.keys(DEVELOPER_CALLS).filter((o) => !operations.includes(o)), [], 'calls for routes that are not registered with a key');
+});
+
+for (const route of developerRoutes(registered)) {
   describe(`${route.method} ${route.path}`, () => {
     for (const c of CASES) {
       if (c.applies(route)) test(c.name(route), () => c.run(route));
@@ -187,7 +198,7 @@ describe("other merchant's data", () => {
       amountUnits: '2000000',
       feeUnits: '10000',
       currency: 'USDC',
-      status: 'completed',
+      status: 'received',
       transactionHash: other.txHash,
       logIndex: 0,
       blockNumber: 1n,

@@ -1,18 +1,22 @@
 /**
- * Every developer route of the specification with the scope it requires, and a call that
- * succeeds for a merchant holding receipt RECEIPT_ID and inventory item SKU with a split
- * configured. The security matrix and the OpenAPI test both read this table.
+ * The developer operations (those a subscription key opens) come from the routes the app
+ * registered, with the scope each declares (./routes.ts); what registration cannot say is kept
+ * here: how to call each one so that it succeeds for a merchant holding receipt RECEIPT_ID and
+ * inventory item SKU with a split configured. The security matrix generates its cases from both
+ * and fails for a registered developer operation with no call here. The OpenAPI and fuzz tests
+ * read DEVELOPER_ROUTES.
  */
 import { randomBytes } from 'node:crypto';
 import type { Scope } from '../../src/gateway/scopes.ts';
+import { credentialOf, lastRegisteredRoutes, type RegisteredRoute } from './routes.ts';
 
 export type Method = 'GET' | 'POST';
 
 export interface Route {
   method: Method;
-  /** As the specification and the OpenAPI document write it. */
+  /** As the OpenAPI document writes it. */
   path: string;
-  /** The scope the specification requires; undefined: any valid key, no scope. */
+  /** The scope the route declares; undefined: any valid key, no scope. */
   scope: Scope | undefined;
   /** The URL to call, for the matrix merchant. */
   url: string;
@@ -20,37 +24,66 @@ export interface Route {
   body?: () => unknown;
 }
 
+export interface Call {
+  url: string;
+  body?: () => unknown;
+}
+
 export const RECEIPT_ID = 'matrix-receipt';
 export const SKU = 'matrix-sku';
 const uniq = () => randomBytes(6).toString('hex');
 
-/** Every developer route with its scope, from the specification's scope table. */
-export const DEVELOPER_ROUTES: Route[] = [
-  { method: 'GET', path: '/api/receipts', scope: 'receipts:read', url: '/api/receipts' },
-  {
-    method: 'POST',
-    path: '/api/receipts',
-    scope: 'receipts:write',
+/** How to call each developer operation, by `METHOD path`. */
+export const DEVELOPER_CALLS: Record<string, Call> = {
+  'GET /api/receipts': { url: '/api/receipts' },
+  'POST /api/receipts': {
     url: '/api/receipts',
     body: () => ({ id: `m-${uniq()}`, lineItems: [{ label: 'Tea', priceUsd: 2 }], totalUsd: 2 }),
   },
-  { method: 'GET', path: '/api/receipts/{id}', scope: 'receipts:read', url: `/api/receipts/${RECEIPT_ID}` },
-  { method: 'GET', path: '/api/receipts/status', scope: 'receipts:read', url: `/api/receipts/status?receiptId=${RECEIPT_ID}` },
-  { method: 'GET', path: '/api/split/deploy', scope: 'split:read', url: '/api/split/deploy' },
-  { method: 'GET', path: '/api/split/transactions', scope: 'split:read', url: '/api/split/transactions' },
-  { method: 'POST', path: '/api/split/withdraw', scope: undefined, url: '/api/split/withdraw', body: () => ({}) },
-  { method: 'GET', path: '/api/users/search', scope: 'users:read', url: '/api/users/search?q=a' },
-  { method: 'GET', path: '/api/users/live', scope: 'users:read', url: '/api/users/live' },
-  { method: 'GET', path: '/api/inventory', scope: 'inventory:read', url: '/api/inventory' },
-  {
-    method: 'POST',
-    path: '/api/inventory',
-    scope: 'inventory:write',
+  'GET /api/receipts/{id}': { url: `/api/receipts/${RECEIPT_ID}` },
+  'GET /api/receipts/status': { url: `/api/receipts/status?receiptId=${RECEIPT_ID}` },
+  'GET /api/split/deploy': { url: '/api/split/deploy' },
+  'GET /api/split/transactions': { url: '/api/split/transactions' },
+  'POST /api/split/withdraw': { url: '/api/split/withdraw', body: () => ({}) },
+  'GET /api/users/search': { url: '/api/users/search?q=a' },
+  'GET /api/users/live': { url: '/api/users/live' },
+  'GET /api/inventory': { url: '/api/inventory' },
+  'POST /api/inventory': {
     url: '/api/inventory',
     body: () => ({ sku: `sku-${uniq()}`, name: 'Mug', priceUsd: 12.5, stockQty: 10, taxable: true }),
   },
-  { method: 'POST', path: '/api/orders', scope: 'orders:create', url: '/api/orders', body: () => ({ items: [{ sku: SKU, qty: 1 }] }) },
-  { method: 'GET', path: '/api/shop/config', scope: 'shop:read', url: '/api/shop/config' },
-  { method: 'GET', path: '/api/site/container', scope: undefined, url: '/api/site/container' },
-];
+  'POST /api/orders': { url: '/api/orders', body: () => ({ items: [{ sku: SKU, qty: 1 }] }) },
+  'GET /api/shop/config': { url: '/api/shop/config' },
+  'GET /api/site/container': { url: '/api/site/container' },
+};
 
+/** The registered routes a subscription key opens. */
+export function developerOperations(routes: RegisteredRoute[]): RegisteredRoute[] {
+  return routes.filter((r) => credentialOf(r) === 'key');
+}
+
+/** Each registered developer operation that has a call here, with its registered scope. */
+export function developerRoutes(routes: RegisteredRoute[]): Route[] {
+  return developerOperations(routes).flatMap((r) => {
+    const call = DEVELOPER_CALLS[`${r.method} ${r.path}`];
+    return call === undefined ? [] : [{ method: r.method as Method, path: r.path, scope: r.scope, ...call }];
+  });
+}
+
+/**
+ * The calls as a list for tests that enumerate it while loading, before they hold an app; `scope`
+ * is read from the routes of the app built last in the process, so only inside a test.
+ */
+export const DEVELOPER_ROUTES: Route[] = Object.entries(DEVELOPER_CALLS).map(([operation, call]) => {
+  const [method, path] = operation.split(' ') as [Method, string];
+  return {
+    method,
+    path,
+    ...call,
+    get scope(): Scope | undefined {
+      const route = lastRegisteredRoutes().find((r) => r.method === method && r.path === path);
+      if (route === undefined) throw new Error(`${operation} is not a registered route`);
+      return route.scope;
+    },
+  };
+});
