@@ -11,6 +11,7 @@ import { KeyResolver } from './gateway/key-resolver.ts';
 import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from './gateway/rate-limit.ts';
 import { Journal } from './journal/journal.ts';
 import { ReceiptService } from './domain/receipt-service.ts';
+import { UserDirectory } from './db/user-directory.ts';
 import { AuthService } from './auth/sessions.ts';
 import { Purger } from './auth/purge.ts';
 import { loadJwtKey } from './auth/secret.ts';
@@ -33,6 +34,8 @@ export interface Deps {
   journal: Journal;
   /** Receipts for the API: the database, else the journal (src/domain/receipt-service.ts). */
   receipts: ReceiptService;
+  /** The users directory searches read, and the writes that refresh it (src/db/user-directory.ts). */
+  users: UserDirectory;
   auth: AuthService;
   blobs: BlobStore;
   /** Sends due webhooks while this instance holds the webhooks lease. */
@@ -172,6 +175,7 @@ export async function createDeps(config: Config, opts: DepsOptions = {}): Promis
     keys,
     journal,
     receipts,
+    users: new UserDirectory(database.db),
     auth,
     chain,
     blobs,

@@ -7,8 +7,8 @@ import type { Db } from '../src/db/client.ts';
 import * as schema from '../src/db/schema.ts';
 import { users } from '../src/db/schema.ts';
 import { InvalidInput } from '../src/domain/errors.ts';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { listLiveUsers, SEARCH_SNAPSHOT_MAX_AGE_MS, searchUsers, searchWindow, upsertUsers, usersChanged } from '../src/domain/users.ts';
+import { SEARCH_SNAPSHOT_MAX_AGE_MS, UserDirectory } from '../src/db/user-directory.ts';
+import { listLiveUsers, searchUsers, searchWindow } from '../src/domain/users.ts';
 import { randomWallet, startTestApp, type TestApp } from './helpers/app.ts';
 
 let t: TestApp;
@@ -25,14 +25,14 @@ after(async () => {
 // The users directory is shared by every merchant, so each test starts from an empty one.
 beforeEach(async () => {
   await db.delete(users);
-  // Written past the domain functions, as another instance would: searches must not wait
-  // SEARCH_SNAPSHOT_MAX_AGE_MS to see it.
-  usersChanged();
+  // Written past the directory, as another instance would: this process says so, so searches
+  // need not wait SEARCH_SNAPSHOT_MAX_AGE_MS to see it.
+  t.deps.users.changed();
 });
 
 /** A deterministic wallet: 0x followed by n in 40 hex digits. */
 const w = (n: number) => '0x' + n.toString(16).padStart(40, '0');
-const seed = (records: Record<string, unknown>[], now = Date.now()) => upsertUsers(db, records, now);
+const seed = (records: Record<string, unknown>[], now = Date.now()) => t.deps.users.upsert(records, now);
 const search = (qs: string) => t.call(key, 'GET', `/api/users/search?${qs}`);
 const wallets = (res: { body: { users: { wallet: string }[] } }) => res.body.users.map((u) => u.wallet);
 /** n users with xp n, n-1, ... 1 (wallet w(i) has xp n - i). */
@@ -191,7 +191,7 @@ describe('GET /api/users/search', () => {
     const now = 1_700_000_000_000;
     const at = (n: number, lastHeartbeat: number) => ({ wallet: w(n), xp: 100 - n, live: true, spacePublic: true, lastHeartbeat });
     await seed([at(1, now), at(2, now - 120_000), at(3, now - 120_001), at(4, now + 5_000), at(5, now + 5_001)], now);
-    const res = await searchUsers(db, { live: true }, now);
+    const res = await searchUsers(t.deps.users, { live: true }, now);
     assert.deepEqual(
       res.users.map((u) => u.wallet),
       [w(1), w(2), w(4)],
@@ -226,13 +226,19 @@ describe('GET /api/users/search', () => {
   });
 
   test('a write made elsewhere (another instance, the CLI) is found once the snapshot has aged', async () => {
-    await seed([{ wallet: w(1), displayName: 'before', xp: 1 }]);
-    assert.deepEqual(wallets(await search('q=before')), [w(1)]);
-    // Past this process's domain functions, so nothing here marks the snapshot stale.
+    // A directory with its own clock: the snapshot's age is the test's to set.
+    let now = 1_000_000;
+    const directory = new UserDirectory(db, { now: () => now });
+    const found = async (q: string) => (await searchUsers(directory, { q }, now)).users.map((u) => u.wallet);
+    await directory.upsert([{ wallet: w(1), displayName: 'before', xp: 1 }]);
+    assert.deepEqual(await found('before'), [w(1)]);
+    // Past the directory, so nothing here marks the snapshot stale.
     await db.update(users).set({ displayName: 'after' });
-    await sleep(SEARCH_SNAPSHOT_MAX_AGE_MS + 100);
-    assert.deepEqual(wallets(await search('q=after')), [w(1)]);
-    assert.deepEqual(wallets(await search('q=before')), []);
+    now += SEARCH_SNAPSHOT_MAX_AGE_MS - 1;
+    assert.deepEqual(await found('before'), [w(1)], 'the snapshot serves until it is SEARCH_SNAPSHOT_MAX_AGE_MS old');
+    now += 1;
+    assert.deepEqual(await found('after'), [w(1)], 'then the next search reads the users again');
+    assert.deepEqual(await found('before'), []);
   });
 
   test('a write made through this process is found at once', async () => {
@@ -263,8 +269,8 @@ describe('GET /api/users/search', () => {
   }
 
   test('the domain function refuses a non-numeric limit or negative xp bound too', async () => {
-    await assert.rejects(searchUsers(db, { limit: Number.NaN }, Date.now()), InvalidInput);
-    await assert.rejects(searchUsers(db, { minXp: -1 }, Date.now()), InvalidInput);
+    await assert.rejects(searchUsers(t.deps.users, { limit: Number.NaN }, Date.now()), InvalidInput);
+    await assert.rejects(searchUsers(t.deps.users, { minXp: -1 }, Date.now()), InvalidInput);
   });
 });
 
@@ -351,7 +357,7 @@ describe('users routes: credentials and degraded mode', () => {
     // A real PostgreSQL client pointed at a closed port: every query fails to connect.
     const pool = new pg.Pool({ connectionString: 'postgres://nobody@127.0.0.1:1/none', connectionTimeoutMillis: 1000 });
     const unreachable = drizzle(pool, { schema }) as unknown as Db;
-    const app = await buildApp({ ...t.deps, database: { ...t.deps.database, db: unreachable } });
+    const app = await buildApp({ ...t.deps, database: { ...t.deps.database, db: unreachable }, users: new UserDirectory(unreachable) });
     try {
       const headers = { 'ocp-apim-subscription-key': key };
       const s = await app.inject({ method: 'GET', url: '/api/users/search?q=x', headers });

@@ -5,9 +5,16 @@ import { eq } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
 import { users } from '../db/schema.ts';
 import { AppError, InvalidInput } from './errors.ts';
-import { isPresent, parseUserRecord, PRESENCE_WINDOW_MS, usersChanged } from './users.ts';
+import { isPresent, parseUserRecord, PRESENCE_WINDOW_MS } from './users.ts';
 
 const PROFILE_FIELDS = ['displayName', 'pfpUrl', 'spacePublic', 'spaceUrl', 'domains', 'platforms', 'languages', 'platform'] as const;
+
+/** What a heartbeat may carry besides the wallet. */
+export interface HeartbeatInput {
+  live?: boolean | undefined;
+  spaceUrl?: string | undefined;
+  platform?: string | undefined;
+}
 
 export interface ProfileView {
   wallet: string;
@@ -65,7 +72,6 @@ export async function updateProfile(db: Db, wallet: string, patch: Record<string
     .values({ ...record, updatedAt: now })
     .onConflictDoUpdate({ target: users.wallet, set: { ...record, updatedAt: now } })
     .returning();
-  usersChanged();
   return view(row!, now);
 }
 
@@ -76,7 +82,7 @@ export async function updateProfile(db: Db, wallet: string, patch: Record<string
 export async function heartbeat(
   db: Db,
   wallet: string,
-  input: { live?: boolean | undefined; spaceUrl?: string | undefined; platform?: string | undefined },
+  input: HeartbeatInput,
   now = Date.now(),
 ): Promise<ProfileView> {
   const before = await current(db, wallet);
@@ -101,6 +107,5 @@ export async function heartbeat(
     .values({ ...record, updatedAt: now })
     .onConflictDoUpdate({ target: users.wallet, set: { ...record, updatedAt: now } })
     .returning();
-  usersChanged();
   return view(row!, now);
 }

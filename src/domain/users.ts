@@ -4,7 +4,7 @@
  */
 import { and, asc, desc, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
 import type { Db, Tx } from '../db/client.ts';
-import { perDatabase, preparedStatement } from '../db/prepared.ts';
+import type { UserDirectory } from '../db/user-directory.ts';
 import { users } from '../db/schema.ts';
 import { InvalidInput } from './errors.ts';
 import { isAddress, normalizeWallet } from './wallet.ts';
@@ -136,115 +136,12 @@ export function isPresent(
 }
 
 /**
- * How old the top-users snapshot that searches read may be. Writes made through this process
- * are seen at once (they mark the snapshot stale); writes made by another instance or the CLI
- * within this time.
- */
-export const SEARCH_SNAPSHOT_MAX_AGE_MS = 500;
-
-/** Bumped after every write to users from this process: a snapshot taken before it is stale. */
-let usersVersion = 0;
-
-/** Tells searches that users changed (call it after the write). */
-export function usersChanged(): void {
-  usersVersion++;
-}
-
-/** A scanned user with its text fields lower-cased once for matching. */
-interface Scanned {
-  row: Omit<UserView, 'live'> & { live: boolean; spacePublic: boolean };
-  wallet: string;
-  displayName: string;
-  domains: Set<string>;
-  platforms: Set<string>;
-  languages: Set<string>;
-}
-
-const topUsers = preparedStatement((db) =>
-  db
-    .select({
-      wallet: users.wallet,
-      displayName: users.displayName,
-      pfpUrl: users.pfpUrl,
-      xp: users.xp,
-      live: users.live,
-      spacePublic: users.spacePublic,
-      lastSeen: users.lastSeen,
-      lastHeartbeat: users.lastHeartbeat,
-      domains: users.domains,
-      platforms: users.platforms,
-      languages: users.languages,
-    })
-    .from(users)
-    // NULLS LAST matches users_xp_idx; without it the planner sorts the whole table.
-    .orderBy(sql`${users.xp} desc nulls last`, asc(users.wallet))
-    .limit(SEARCH_SCAN_MAX)
-    .prepare('users_top'),
-);
-
-const lowerSet = (values: string[]) => new Set(values.map((v) => v.toLowerCase()));
-
-/**
- * The top SEARCH_SCAN_MAX users by XP, the only users any search can return: read once and
- * shared by every search until a write or SEARCH_SNAPSHOT_MAX_AGE_MS makes it stale, so a
- * search costs a filter over at most a thousand rows in memory instead of a scan of them in
- * PostgreSQL. Concurrent searches share one refresh.
- */
-class TopUsers {
-  private rows: Scanned[] | undefined;
-  private takenAt = 0;
-  private version = -1;
-  private loading: { version: number; rows: Promise<Scanned[]> } | undefined;
-
-  constructor(private readonly db: Db) {}
-
-  get(): Promise<Scanned[]> {
-    if (this.rows !== undefined && this.version === usersVersion && Date.now() - this.takenAt < SEARCH_SNAPSHOT_MAX_AGE_MS) {
-      return Promise.resolve(this.rows);
-    }
-    // A refresh started before the latest write might miss it: only a later one will do.
-    if (this.loading === undefined || this.loading.version !== usersVersion) {
-      const version = usersVersion;
-      const loading = { version, rows: this.load(version) };
-      this.loading = loading;
-      void loading.rows.then(
-        () => this.loading === loading && (this.loading = undefined),
-        () => this.loading === loading && (this.loading = undefined),
-      );
-    }
-    return this.loading.rows;
-  }
-
-  private async load(version: number): Promise<Scanned[]> {
-    const takenAt = Date.now();
-    const rows = (await topUsers(this.db).execute()).map(
-      (row): Scanned => ({
-        row,
-        wallet: row.wallet.toLowerCase(),
-        displayName: row.displayName.toLowerCase(),
-        domains: lowerSet(row.domains),
-        platforms: lowerSet(row.platforms),
-        languages: lowerSet(row.languages),
-      }),
-    );
-    if (version >= this.version) {
-      this.rows = rows;
-      this.takenAt = takenAt;
-      this.version = version;
-    }
-    return rows;
-  }
-}
-
-const topUsersOf = perDatabase((db) => new TopUsers(db));
-
-/**
  * GET /api/users/search. The top `scan` users by XP (ties by wallet) are taken first and only
  * they are filtered: the scan bounds the work of every search, whatever the filters. Text is
  * matched case-insensitively as a plain substring (no pattern characters); tags must all be
  * present, ignoring case; presence is judged at `now`.
  */
-export async function searchUsers(db: Db, params: SearchParams, now: number): Promise<SearchResult> {
+export async function searchUsers(directory: UserDirectory, params: SearchParams, now: number): Promise<SearchResult> {
   const { limit, scan } = searchWindow(params);
   const minXp = xpBound(params.minXp, 'minXp', Math.ceil);
   const maxXp = xpBound(params.maxXp, 'maxXp', Math.floor);
@@ -257,7 +154,7 @@ export async function searchUsers(db: Db, params: SearchParams, now: number): Pr
   };
   const hasAll = (have: Set<string>, want: string[]) => want.every((t) => have.has(t));
 
-  const top = await topUsersOf(db).get();
+  const top = await directory.top();
   const found: UserView[] = [];
   let total = 0;
   for (let i = 0; i < Math.min(scan, top.length); i++) {
@@ -468,6 +365,5 @@ export async function upsertUsers(db: Tx, records: readonly unknown[], now: numb
         on conflict (wallet) do update set ${IMPORT_UPDATES}`);
     }
   });
-  usersChanged();
   return { upserted: rows.length };
 }

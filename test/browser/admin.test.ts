@@ -9,7 +9,6 @@ import { and, eq } from 'drizzle-orm';
 import { createWalletClient, erc20Abi, http, type Hex } from 'viem';
 import { devAccount } from '../../src/chain/dev-accounts.ts';
 import { receipts, rejectedWrites } from '../../src/db/schema.ts';
-import { upsertUsers } from '../../src/domain/users.ts';
 import { ensureWebBuild } from '../../scripts/ensure-web-build.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { admin, signIn } from '../helpers/session.ts';
@@ -527,7 +526,7 @@ describe('admin web app', { skip: skipReason, timeout: 150_000 }, () => {
   test('users: search with filters, and who is live', async () => {
     const now = Date.now();
     const tag = `t${now.toString(36)}`;
-    await upsertUsers(h.t.deps.database.db, [
+    await h.t.deps.users.upsert([
       { wallet: '0x3333333333333333333333333333333333333301', displayName: `Ada ${tag}`, xp: 900, domains: ['design'], languages: ['en'] },
       { wallet: '0x3333333333333333333333333333333333333302', displayName: `Bo ${tag}`, xp: 400, domains: ['code'], languages: ['en'] },
       {

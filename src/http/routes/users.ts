@@ -2,7 +2,7 @@
 import type { Deps } from '../../deps.ts';
 import { orDegraded } from '../../domain/degraded.ts';
 import { listLiveUsers, searchUsers } from '../../domain/users.ts';
-import { getProfile, heartbeat, updateProfile } from '../../domain/profile.ts';
+import { getProfile } from '../../domain/profile.ts';
 import { sessionOf } from '../../auth/plugin.ts';
 import { adminErrors, cookieAuth, keyErrors, security } from '../../contract/common.ts';
 import { HeartbeatBody, LIVE_LIST_CAP, LiveUsers, PRESENCE_RULE, ProfileAnswer, SearchUsersQuery, UpdateProfileBody, UserSearchResult } from '../../contract/users.ts';
@@ -29,7 +29,7 @@ export function userRoutes(app: App, deps: Deps): void {
         },
       },
     },
-    async (request) => orDegraded(() => searchUsers(db, request.query, Date.now()), { users: [], total: 0 }),
+    async (request) => orDegraded(() => searchUsers(deps.users, request.query, Date.now()), { users: [], total: 0 }),
   );
 
   app.get(
@@ -76,7 +76,7 @@ export function userRoutes(app: App, deps: Deps): void {
         response: { 200: ProfileAnswer('The profile as stored'), ...adminErrors },
       },
     },
-    async (request) => updateProfile(db, sessionOf(request).wallet, request.body as Record<string, unknown>),
+    async (request) => deps.users.updateProfile(sessionOf(request).wallet, request.body as Record<string, unknown>),
   );
 
   app.post(
@@ -91,6 +91,6 @@ export function userRoutes(app: App, deps: Deps): void {
         response: { 200: ProfileAnswer('The profile after the heartbeat'), ...adminErrors },
       },
     },
-    async (request) => heartbeat(db, sessionOf(request).wallet, request.body),
+    async (request) => deps.users.heartbeat(sessionOf(request).wallet, request.body),
   );
 }

@@ -1,6 +1,5 @@
 /** User import (superadmin). */
 import type { Deps } from '../../../deps.ts';
-import { upsertUsers } from '../../../domain/users.ts';
 import { adminErrors, cookieAuth } from '../../../contract/common.ts';
 import { IMPORT_MAX_USERS, ImportUsersBody, UsersImported } from '../../../contract/users.ts';
 import type { App } from '../../app-type.ts';
@@ -26,7 +25,7 @@ export function adminUserRoutes(app: App, deps: Deps): void {
       },
     },
     async (request) => {
-      const { upserted } = await upsertUsers(db, request.body, Date.now());
+      const { upserted } = await deps.users.upsert(request.body);
       return { ok: true, upserted };
     },
   );
