@@ -6,7 +6,7 @@ import { and, asc, eq, getTableColumns, sql } from 'drizzle-orm';
 import type { PgUpdateSetSource } from 'drizzle-orm/pg-core';
 import type { Db, Tx } from '../db/client.ts';
 import { inventoryItems } from '../db/schema.ts';
-import { newId } from '../gateway/keys.ts';
+import { newId } from './ids.ts';
 import { InvalidInput } from './errors.ts';
 import { centsToUsd, usdToCents } from './money.ts';
 import { claimWrite, freshWrite, type Write } from './writes.ts';

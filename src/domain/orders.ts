@@ -28,7 +28,7 @@ import { isDbDown, type Db } from '../db/client.ts';
 import { itemKey, lockStock, readBatch, StockMoved, writeStock, type BatchRead, type ItemRef, type ItemRow, type MerchantSetup, type Take } from '../db/order-batch.ts';
 import { perDatabase } from '../db/prepared.ts';
 import type { receipts } from '../db/schema.ts';
-import { newId } from '../gateway/keys.ts';
+import { newId } from './ids.ts';
 import { CommitOutcomeUnknown, Conflict, InvalidInput, SplitRequired } from './errors.ts';
 import { UNLIMITED } from './inventory.ts';
 import { centsToUsd, ppmToRate, rateToPpm } from './money.ts';

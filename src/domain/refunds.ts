@@ -15,7 +15,7 @@ import type { ChainDeps } from '../chain/client.ts';
 import { ChainUnavailable } from '../chain/split-setup-chain.ts';
 import type { Db, Tx } from '../db/client.ts';
 import { receipts, receiptStatusHistory, refunds, type RefundItem } from '../db/schema.ts';
-import { newId } from '../gateway/keys.ts';
+import { newId } from './ids.ts';
 import { enqueueEvent } from '../webhooks/outbox.ts';
 import { AppError, InvalidInput, NotFound } from './errors.ts';
 import { centsToTokenUnits, centsToUsd, usdToCents } from './money.ts';

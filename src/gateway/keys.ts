@@ -27,7 +27,3 @@ export function safeEqual(a: string, b: string): boolean {
   const db = hash('sha256', b, 'buffer');
   return timingSafeEqual(da, db);
 }
-
-export function newId(prefix: string, bytes = 12): string {
-  return `${prefix}_${randomBytes(bytes).toString('base64url')}`;
-}

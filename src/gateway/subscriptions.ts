@@ -8,7 +8,8 @@ import { releaseSlot, takeSlot } from '../db/counters.ts';
 import { subscriptionKeys, subscriptions } from '../db/schema.ts';
 import { InvalidInput, NotFound } from '../domain/errors.ts';
 import { normalizeWallet, isAddress } from '../domain/wallet.ts';
-import { generateKey, hashKey, keyPrefix, newId } from './keys.ts';
+import { generateKey, hashKey, keyPrefix } from './keys.ts';
+import { newId } from '../domain/ids.ts';
 import { DEFAULT_PRODUCT, PRODUCTS, isScope, type Scope } from './scopes.ts';
 
 export type KeySlot = 'primary' | 'secondary';
