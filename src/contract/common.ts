@@ -45,7 +45,7 @@ export function answerEnum(values: readonly string[], options: StringOptions = {
 /** A reference to a shared schema (one with an `$id`), typed as that schema. */
 export function ref<T extends TSchema>(schema: T): TRef & { static: Static<T> } {
   if (schema.$id === undefined) throw new Error('ref() needs a schema with an $id');
-  return Type.Ref(schema.$id) as TRef & { static: Static<T> };
+  return Type.Ref(schema.$id);
 }
 
 export const Nullable = <T extends TSchema>(schema: T, options = {}) => Type.Union([schema, Type.Null()], options);

@@ -7,7 +7,7 @@ import type { Deps } from '../../../deps.ts';
 import { AppError } from '../../../domain/errors.ts';
 import { merchantOf } from '../../../gateway/plugin.ts';
 import { merchantSplitBalances, type SplitBalances as Balances } from '../../../payments/split-balances.ts';
-import { adminErrors, cookieAuth } from '../../../contract/common.ts';
+import { adminErrors, errorRef, cookieAuth } from '../../../contract/common.ts';
 import { SplitBalances } from '../../../contract/split.ts';
 import type { App } from '../../app-type.ts';
 
@@ -40,7 +40,7 @@ export function adminSplitBalanceRoutes(app: App, deps: Deps): void {
           'releasable(token, account) and the token balance of the split. 404 when the merchant has no split contract.',
         security: cookieAuth,
         errorCodes: { 503: ['chain_unavailable'] },
-        response: { 200: SplitBalances, ...adminErrors, 503: adminErrors[500] },
+        response: { 200: SplitBalances, ...adminErrors, 404: errorRef, 503: adminErrors[500] },
       },
     },
     async (request) => {

@@ -14,7 +14,7 @@ import {
   revokeSubscription,
   rotateKey,
 } from '../../../gateway/subscriptions.ts';
-import { adminErrors, cookieAuth } from '../../../contract/common.ts';
+import { adminErrors, errorRef, cookieAuth } from '../../../contract/common.ts';
 import {
   CreateSubscriptionBody,
   KeyRotated,
@@ -118,7 +118,7 @@ export function adminSubscriptionRoutes(app: App, deps: Deps): void {
         body: RotateKeyBody,
         response: {
           200: KeyRotated,
-          ...adminErrors,
+          ...adminErrors, 404: errorRef,
         },
       },
     },
@@ -141,7 +141,7 @@ export function adminSubscriptionRoutes(app: App, deps: Deps): void {
         params: SubscriptionParams,
         response: {
           200: SubscriptionRevoked,
-          ...adminErrors,
+          ...adminErrors, 404: errorRef,
         },
       },
     },

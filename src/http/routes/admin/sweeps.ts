@@ -6,7 +6,7 @@ import type { Deps } from '../../../deps.ts';
 import { AppError } from '../../../domain/errors.ts';
 import { merchantOf } from '../../../gateway/plugin.ts';
 import { manualSweep } from '../../../payments/manual-sweep.ts';
-import { adminErrors, cookieAuth } from '../../../contract/common.ts';
+import { adminErrors, errorRef, cookieAuth } from '../../../contract/common.ts';
 import { SweepParams, SweepQuery, SweepTransaction } from '../../../contract/split.ts';
 import type { App } from '../../app-type.ts';
 
@@ -28,7 +28,7 @@ export function adminSweepRoutes(app: App, deps: Deps): void {
         errorCodes: { 503: ['chain_unavailable'] },
         response: {
           200: SweepTransaction,
-          ...adminErrors,
+          ...adminErrors, 404: errorRef,
           503: adminErrors[500],
         },
       },

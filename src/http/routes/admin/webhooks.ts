@@ -69,7 +69,7 @@ export function adminWebhookRoutes(app: App, deps: Deps): void {
         summary: 'Remove a webhook endpoint',
         security: cookieAuth,
         params: IdParams('The endpoint id'),
-        response: { 200: Ok('Removed'), ...adminErrors },
+        response: { 200: Ok('Removed'), ...adminErrors, 404: errorRef },
       },
     },
     async (request) => {
@@ -94,7 +94,7 @@ export function adminWebhookRoutes(app: App, deps: Deps): void {
         response: {
           202: TestQueued,
           409: errorRef,
-          ...adminErrors,
+          ...adminErrors, 404: errorRef,
         },
       },
     },
@@ -132,7 +132,7 @@ export function adminWebhookRoutes(app: App, deps: Deps): void {
         summary: 'Send a delivery again now',
         security: cookieAuth,
         params: IdParams('The delivery id'),
-        response: { 200: Ok('Queued to be sent again now'), ...adminErrors },
+        response: { 200: Ok('Queued to be sent again now'), ...adminErrors, 404: errorRef },
       },
     },
     async (request) => {

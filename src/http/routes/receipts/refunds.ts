@@ -31,14 +31,14 @@ export function receiptRefundRoutes(app: App, deps: Deps): void {
         errorCodes: { 400: ['missing_receipt_id', 'invalid_wallet', 'invalid_buyer', 'invalid_usd'], 503: ['chain_unavailable'] },
         response: {
           200: RefundRecorded,
-          ...adminErrors,
+          ...adminErrors, 404: errorRef,
           503: errorRef,
         },
       },
     },
     async (request) => {
       const session = sessionOf(request);
-      const parsed = parseRefund((request.body ?? {}) as Record<string, unknown>);
+      const parsed = parseRefund(request.body ?? {});
       if (parsed.wallet !== session.wallet) throw new Forbidden('You can refund only your own receipts');
       const result = await refundReceipt(db, { ...parsed, by: session.wallet }, refundChainOf(deps.chain), Date.now(), writeOf(request));
       return { ok: true, ...result };
@@ -56,7 +56,7 @@ export function receiptRefundRoutes(app: App, deps: Deps): void {
         params: ReceiptIdParams,
         response: {
           200: RefundList,
-          ...adminErrors,
+          ...adminErrors, 404: errorRef,
         },
       },
     },
