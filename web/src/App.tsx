@@ -3,7 +3,7 @@ import { auth, type Session } from './lib/api.ts';
 import { ApiError, messageOf, setCsrfToken, whenSessionLost } from './lib/http.ts';
 import { shortAddress } from './lib/format.ts';
 import { useRoute } from './lib/router.ts';
-import { ErrorNote, Link, Loading } from './components/ui.tsx';
+import { Badge, Button, ErrorNote, Link, Loading } from './components/ui.tsx';
 import { SignIn } from './pages/SignIn.tsx';
 import { Overview } from './pages/Overview.tsx';
 import { Terminal } from './pages/Terminal.tsx';
@@ -75,9 +75,7 @@ export function App() {
     return (
       <Centered>
         <ErrorNote message={state.message} />
-        <button className="btn" onClick={checkSession}>
-          Try again
-        </button>
+        <Button onClick={checkSession}>Try again</Button>
       </Centered>
     );
   }
@@ -93,7 +91,7 @@ export function App() {
     setCsrfToken(null);
     setState({ kind: 'signed-out', notice: 'You are signed out.' });
   };
-  return <Shell session={state.session} onSignOut={signOut} />;
+  return <Shell session={state.session} onSignOut={() => void signOut()} />;
 }
 
 function Centered(props: { children: ReactNode }) {
@@ -126,13 +124,13 @@ function Shell(props: { session: Session; onSignOut: () => void }) {
             {shortAddress(props.session.wallet)}
           </span>
           {props.session.roles.filter((r) => r !== 'owner').map((r) => (
-            <span key={r} className="badge badge-info">
+            <Badge key={r} tone="info">
               {r}
-            </span>
+            </Badge>
           ))}
-          <button type="button" className="btn btn-small btn-ghost" onClick={props.onSignOut}>
+          <Button size="small" variant="ghost" onClick={props.onSignOut}>
             Sign out
-          </button>
+          </Button>
         </div>
       </header>
       <nav id="main-nav" className={`nav${menuOpen ? ' nav-open' : ''}`} aria-label="Sections">

@@ -1,5 +1,7 @@
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
+// The tokens first, the components' own rules with their modules, the page's layout last.
+import './tokens.css';
 import { App } from './App.tsx';
 import './styles.css';
 

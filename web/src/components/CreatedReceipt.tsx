@@ -1,6 +1,7 @@
 import type { CreatedReceipt } from '../lib/api.ts';
 import { formatCents, usdToCents } from '../lib/decimal.ts';
-import { Link, StatusBadge } from './ui.tsx';
+import { Button, ReceiptLink, StatusBadge } from './ui.tsx';
+import { LineItems } from './ReceiptTable.tsx';
 import { LiveStatus, useLiveReceipt } from './LiveReceipt.tsx';
 import { PaymentLink } from './PaymentLink.tsx';
 
@@ -21,32 +22,9 @@ export function CreatedReceiptCard(props: { receipt: CreatedReceipt; title: stri
       </div>
       <LiveStatus live={live} />
       <div className="created-body">
-        <table className="table lines">
-          <tbody>
-            {r.lineItems.map((l, i) => (
-              <tr key={i}>
-                <td>
-                  {l.label}
-                  {l.qty !== undefined && l.qty !== 1 && <span className="muted"> × {l.qty}</span>}
-                </td>
-                <td className="num">{formatCents(usdToCents(l.priceUsd) * (l.qty ?? 1))}</td>
-              </tr>
-            ))}
-          </tbody>
-          <tfoot>
-            <tr>
-              <th>Total</th>
-              <th className="num" data-testid="created-total">
-                {formatCents(usdToCents(r.totalUsd))}
-              </th>
-            </tr>
-          </tfoot>
-        </table>
+        <LineItems lines={r.lineItems} total={formatCents(usdToCents(r.totalUsd))} totalTestId="created-total" />
         <p className="small">
-          Receipt{' '}
-          <Link to={`receipts/${encodeURIComponent(r.receiptId)}`} className="mono">
-            {r.receiptId}
-          </Link>
+          Receipt <ReceiptLink id={r.receiptId} />
         </p>
         <PaymentLink
           receiptId={r.receiptId}
@@ -55,9 +33,9 @@ export function CreatedReceiptCard(props: { receipt: CreatedReceipt; title: stri
         />
       </div>
       {props.onNext !== undefined && (
-        <button type="button" className="btn btn-primary" onClick={props.onNext}>
+        <Button variant="primary" onClick={props.onNext}>
           {props.nextLabel ?? 'Next'}
-        </button>
+        </Button>
       )}
     </div>
   );

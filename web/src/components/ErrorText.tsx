@@ -1,4 +1,5 @@
 import { shortMessage } from '../lib/format.ts';
+import './notice.css';
 
 /** Longer than this, or on several lines, a message is cut to its first line and shown whole only when unfolded. */
 const FOLD_OVER = 200;

@@ -1,7 +1,11 @@
 import QRCode from 'qrcode';
 import { useMemo } from 'react';
+import './qr.css';
 
-/** A QR code drawn as SVG from the qrcode package's module matrix (no inline markup, no canvas). */
+/**
+ * A QR code drawn as SVG from the qrcode package's module matrix (no inline markup, no canvas). Its
+ * colours are literal, not theme tokens: scanners need dark modules on a light ground.
+ */
 export function QrCode(props: { text: string; size?: number; label: string }) {
   const { size, path } = useMemo(() => {
     const qr = QRCode.create(props.text, { errorCorrectionLevel: 'M' });

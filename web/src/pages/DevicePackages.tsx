@@ -10,7 +10,7 @@ import { uploadApk, type UploadProgress } from '../lib/apk-upload.ts';
 import { formatDateTime } from '../lib/format.ts';
 import type { Loaded } from '../lib/hooks.ts';
 import { messageOf } from '../lib/http.ts';
-import { ErrorNote, Field, Loading, Notice } from '../components/ui.tsx';
+import { Button, ErrorNote, Field, FormActions, Loading, Notice } from '../components/ui.tsx';
 
 export function formatBytes(n: number): string {
   if (n < 1000) return `${n} bytes`;
@@ -25,7 +25,7 @@ export function MissingNote(props: { list: ApkList | null; platform: Platform; s
   const own = list.packages.find((p) => p.app === platform.brandKey);
   if (own === undefined || own.stored) return null;
   return (
-    <div className="note note-warn" role="status" data-testid="devices-missing">
+    <Notice kind="warn" testId="devices-missing">
       <strong>No package uploaded yet</strong> for brand <span className="mono">{platform.brandKey}</span>: there is nothing to
       install until a superadmin uploads the signed APK.{' '}
       {list.canUpload ? (
@@ -37,7 +37,7 @@ export function MissingNote(props: { list: ApkList | null; platform: Platform; s
           read at start-up): ask whoever runs this server to upload the package, or to add your wallet and restart it.
         </span>
       )}
-    </div>
+    </Notice>
   );
 }
 
@@ -158,11 +158,11 @@ function UploadForm(props: { platform: Platform; onUploaded: (app: string) => vo
         </>
       )}
       <ErrorNote message={state.kind === 'failed' ? state.message : null} testId="upload-error" />
-      <div className="form-actions">
-        <button type="submit" className="btn btn-primary" disabled={sending}>
-          {sending ? 'Uploading…' : 'Upload package'}
-        </button>
-      </div>
+      <FormActions>
+        <Button type="submit" variant="primary" busy={sending} busyLabel="Uploading…">
+          Upload package
+        </Button>
+      </FormActions>
     </form>
   );
 }

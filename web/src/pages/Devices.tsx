@@ -23,7 +23,7 @@ import {
 } from '../lib/adb-install.ts';
 import { checkApk, downloadApk } from '../lib/apk-download.ts';
 import { closeDevice, DeviceError, openDevice, pickDevice, webUsbSupport } from '../lib/webusb.ts';
-import { ErrorNote, Field, Loading, Notice, PageHeader } from '../components/ui.tsx';
+import { Button, ErrorNote, Field, FormActions, Loading, Notice, PageHeader, StaticField } from '../components/ui.tsx';
 import { MissingNote, Packages } from './DevicePackages.tsx';
 
 type Step =
@@ -49,11 +49,11 @@ export function Devices(props: { session: Session }) {
     return (
       <section>
         <PageHeader title="Devices" />
-        <div className="note note-warn" role="alert" data-testid="devices-needs-admin">
+        <Notice kind="warn" role="alert" testId="devices-needs-admin">
           Installing the Android app needs the admin role, which your wallet <span className="mono break">{props.session.wallet}</span>{' '}
           lacks. Ask a superadmin to grant it (superadmins are the wallets listed in the server&apos;s{' '}
           <code>SUPERADMIN_WALLETS</code> setting).
-        </div>
+        </Notice>
       </section>
     );
   }
@@ -67,9 +67,9 @@ function Installer(props: { session: Session }) {
     <section>
       <PageHeader title="Devices" subtitle="Install the brand's Android app on a device connected to this computer by USB." />
       {!support.ok && (
-        <div className="note note-error" role="alert" data-testid="webusb-unavailable" data-reason={support.reason}>
+        <Notice kind="error" testId="webusb-unavailable" data-reason={support.reason}>
           {support.message}
-        </div>
+        </Notice>
       )}
       {platform.loading && platform.data === null && <Loading what="the brand" />}
       <ErrorNote message={platform.error} />
@@ -173,15 +173,17 @@ function InstallForm(props: { platform: Platform; session: Session; webUsb: bool
             )}
           </Field>
         ) : (
-          <div className="field" data-testid="fixed-brand">
-            <span className="field-label">Brand</span>
-            <strong className="mono">{platform.brandKey}</strong>
-            <span className="field-hint">
-              {platform.containerType === 'partner'
+          <StaticField
+            label="Brand"
+            testId="fixed-brand"
+            hint={
+              platform.containerType === 'partner'
                 ? 'This partner container serves only its own brand.'
-                : "Admins install this container's brand; a superadmin can pick another."}
-            </span>
-          </div>
+                : "Admins install this container's brand; a superadmin can pick another."
+            }
+          >
+            <strong className="mono">{platform.brandKey}</strong>
+          </StaticField>
         )}
         <ol className="install-steps" aria-label="Steps">
           {STEPS.map((s) => (
@@ -201,15 +203,15 @@ function InstallForm(props: { platform: Platform; session: Session; webUsb: bool
         {step.kind === 'cleanup' && <Notice>Removing the temporary copy from {step.device}…</Notice>}
         {step.kind === 'done' && <Outcome device={step.device} app={step.app} result={step.result} />}
         {step.kind === 'failed' && (
-          <div className="note note-error" role="alert" data-testid="install-error" data-reason={step.reason}>
+          <Notice kind="error" testId="install-error" data-reason={step.reason}>
             {step.message}
-          </div>
+          </Notice>
         )}
-        <div className="form-actions">
-          <button type="submit" className="btn btn-primary" disabled={busy || !props.webUsb}>
-            {busy ? 'Installing…' : step.kind === 'idle' ? 'Connect a device and install' : 'Install on a device'}
-          </button>
-        </div>
+        <FormActions>
+          <Button type="submit" variant="primary" disabled={!props.webUsb} busy={busy} busyLabel="Installing…">
+            {step.kind === 'idle' ? 'Connect a device and install' : 'Install on a device'}
+          </Button>
+        </FormActions>
       </form>
       <aside className="card">
         <h2>Before you start</h2>
@@ -259,9 +261,9 @@ function Outcome(props: { device: string; app: string; result: InstallResult }) 
           Installed {props.app} on {props.device}.
         </Notice>
       ) : (
-        <div className="note note-error" role="alert">
+        <Notice kind="error">
           {props.device} did not install the package{result.exitCode === null ? '' : ` (pm exit code ${result.exitCode})`}. The package manager said:
-        </div>
+        </Notice>
       )}
       {result.output !== '' && <pre className="pm-output" data-testid="pm-output">{result.output}</pre>}
       {result.cleanupError !== null && (

@@ -2,7 +2,7 @@ import { useState, type FormEvent } from 'react';
 import { inventory, type InventoryInput, type InventoryItem } from '../lib/api.ts';
 import { centsToUsd, formatCents, parseUsd, usdToCents } from '../lib/decimal.ts';
 import { useLoad, useSubmit } from '../lib/hooks.ts';
-import { ErrorNote, Field, Loading, Notice, PageHeader } from '../components/ui.tsx';
+import { Badge, Button, Check, ErrorNote, Field, FieldError, FormActions, Loading, Notice, PageHeader, Table, type Column } from '../components/ui.tsx';
 
 interface Form {
   sku: string;
@@ -69,44 +69,25 @@ export function Inventory() {
           {saved !== null && <Notice kind="ok">{saved}</Notice>}
           {list.loading && list.data === null ? (
             <Loading what="inventory" />
-          ) : items.length === 0 ? (
-            <p className="empty">No products yet. Add your first one with the form.</p>
           ) : (
-            <table className="table table-cards" data-testid="inventory-table">
-              <thead>
-                <tr>
-                  <th>SKU</th>
-                  <th>Name</th>
-                  <th className="num">Price</th>
-                  <th>Stock</th>
-                  <th aria-label="Actions" />
-                </tr>
-              </thead>
-              <tbody>
-                {items.map((item) => (
-                  <tr key={item.id} data-testid="inventory-row" data-sku={item.sku}>
-                    <td data-label="SKU" className="mono">
-                      {item.sku}
-                    </td>
-                    <td data-label="Name">
-                      {item.name}
-                      {!item.taxable && <span className="badge badge-muted">no tax</span>}
-                    </td>
-                    <td data-label="Price" className="num">
-                      {formatCents(usdToCents(item.priceUsd))}
-                    </td>
-                    <td data-label="Stock">
-                      <StockCell item={item} onSaved={(msg) => { setSaved(msg); list.reload(); }} />
-                    </td>
-                    <td className="actions">
-                      <button type="button" className="btn btn-small" onClick={() => { setEditing(item); setFormKey((k) => k + 1); setSaved(null); }}>
-                        Edit
-                      </button>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+            <Table
+              columns={inventoryColumns({
+                onSaved: (msg) => {
+                  setSaved(msg);
+                  list.reload();
+                },
+                onEdit: (item) => {
+                  setEditing(item);
+                  setFormKey((k) => k + 1);
+                  setSaved(null);
+                },
+              })}
+              rows={items}
+              rowKey={(item) => item.id}
+              rowData={(item) => ({ 'data-testid': 'inventory-row', 'data-sku': item.sku })}
+              empty="No products yet. Add your first one with the form."
+              testId="inventory-table"
+            />
           )}
         </div>
         <ItemForm
@@ -123,6 +104,33 @@ export function Inventory() {
       </div>
     </section>
   );
+}
+
+function inventoryColumns(on: { onSaved: (message: string) => void; onEdit: (item: InventoryItem) => void }): Column<InventoryItem>[] {
+  return [
+    { header: 'SKU', className: 'mono', cell: (item) => item.sku },
+    {
+      header: 'Name',
+      cell: (item) => (
+        <>
+          {item.name}
+          {!item.taxable && <Badge tone="muted">no tax</Badge>}
+        </>
+      ),
+    },
+    { header: 'Price', num: true, cell: (item) => formatCents(usdToCents(item.priceUsd)) },
+    { header: 'Stock', cell: (item) => <StockCell item={item} onSaved={on.onSaved} /> },
+    {
+      header: 'Actions',
+      hiddenHeader: true,
+      actions: true,
+      cell: (item) => (
+        <Button size="small" onClick={() => on.onEdit(item)}>
+          Edit
+        </Button>
+      ),
+    },
+  ];
 }
 
 /** Sets the stock of one item in place: the rest of the item is sent unchanged. */
@@ -145,14 +153,10 @@ function StockCell(props: { item: InventoryItem; onSaved: (message: string) => v
   return (
     <form className="stock-form" onSubmit={onSubmit} noValidate>
       <input aria-label={`Stock of ${item.sku}`} name="stock" inputMode="numeric" value={value} placeholder="∞" onChange={(e) => setValue(e.target.value)} />
-      <button type="submit" className="btn btn-small" disabled={submit.busy}>
+      <Button type="submit" size="small" disabled={submit.busy}>
         Set
-      </button>
-      {submit.error !== null && (
-        <span className="field-error" role="alert">
-          {submit.error}
-        </span>
-      )}
+      </Button>
+      {submit.error !== null && <FieldError alert>{submit.error}</FieldError>}
     </form>
   );
 }
@@ -198,27 +202,23 @@ function ItemForm(props: { item: InventoryItem | null; onSaved: (item: Inventory
           )}
         </Field>
       </div>
-      <label className="check">
-        <input type="checkbox" name="unlimited" checked={form.unlimited} onChange={(e) => set({ unlimited: e.target.checked })} /> Unlimited stock
-      </label>
-      <label className="check">
-        <input type="checkbox" name="taxable" checked={form.taxable} onChange={(e) => set({ taxable: e.target.checked })} /> Taxable
-      </label>
+      <Check label="Unlimited stock" name="unlimited" checked={form.unlimited} onChange={(unlimited) => set({ unlimited })} />
+      <Check label="Taxable" name="taxable" checked={form.taxable} onChange={(taxable) => set({ taxable })} />
       <Field label="Category (optional)">{(id) => <input id={id} name="category" value={form.category} onChange={(e) => set({ category: e.target.value })} />}</Field>
       <Field label="Description (optional)">
         {(id) => <textarea id={id} name="description" rows={2} value={form.description} onChange={(e) => set({ description: e.target.value })} />}
       </Field>
       <ErrorNote message={submit.error} />
-      <div className="form-actions">
+      <FormActions>
         {editing && (
-          <button type="button" className="btn btn-ghost" onClick={props.onCancel}>
+          <Button variant="ghost" onClick={props.onCancel}>
             Cancel
-          </button>
+          </Button>
         )}
-        <button type="submit" className="btn btn-primary" disabled={submit.busy}>
-          {submit.busy ? 'Saving…' : editing ? 'Save changes' : 'Add product'}
-        </button>
-      </div>
+        <Button type="submit" variant="primary" busy={submit.busy} busyLabel="Saving…">
+          {editing ? 'Save changes' : 'Add product'}
+        </Button>
+      </FormActions>
     </form>
   );
 }

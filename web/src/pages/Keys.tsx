@@ -2,7 +2,7 @@ import { useState, type FormEvent } from 'react';
 import { PRODUCTS, subscriptions, type Subscription } from '../lib/api.ts';
 import { formatDateTime } from '../lib/format.ts';
 import { useLoad, useSubmit } from '../lib/hooks.ts';
-import { ErrorNote, Field, Loading, PageHeader, Secret } from '../components/ui.tsx';
+import { Badge, Button, Chips, Empty, ErrorNote, Field, FormActions, Loading, Notice, PageHeader, Secret, SectionHead } from '../components/ui.tsx';
 
 type Shown = { title: string; keys: { label: string; value: string }[] };
 
@@ -31,7 +31,7 @@ export function Keys() {
       {list.loading && list.data === null ? (
         <Loading what="subscriptions" />
       ) : subs.length === 0 ? (
-        <p className="empty">No subscriptions yet.</p>
+        <Empty>No subscriptions yet.</Empty>
       ) : (
         <div className="list">
           {subs.map((s) => (
@@ -55,16 +55,14 @@ function KeysOnce(props: { shown: Shown; onDismiss: () => void }) {
   return (
     <div className="card card-highlight" role="region" aria-label="New keys" data-testid="new-keys">
       <h2>{props.shown.title}</h2>
-      <p className="note note-warn">
+      <Notice kind="warn" role={null}>
         <strong>Copy these now: they won&apos;t be shown again.</strong> Only a fingerprint is stored. If you lose a key,
         rotate it.
-      </p>
+      </Notice>
       {props.shown.keys.map((k) => (
         <Secret key={k.label} label={k.label} value={k.value} testId={`key-${k.label.split(' ')[0]?.toLowerCase()}`} />
       ))}
-      <button type="button" className="btn" onClick={props.onDismiss}>
-        I have copied them
-      </button>
+      <Button onClick={props.onDismiss}>I have copied them</Button>
     </div>
   );
 }
@@ -103,11 +101,11 @@ function CreateKey(props: { onCreated: (c: { name: string; primaryKey: string; s
           </select>
         )}
       </Field>
-      <div className="form-actions">
-        <button type="submit" className="btn btn-primary" disabled={submit.busy}>
-          {submit.busy ? 'Creating…' : 'Create key'}
-        </button>
-      </div>
+      <FormActions>
+        <Button type="submit" variant="primary" busy={submit.busy} busyLabel="Creating…">
+          Create key
+        </Button>
+      </FormActions>
       <ErrorNote message={submit.error} />
     </form>
   );
@@ -120,30 +118,22 @@ function SubscriptionCard(props: { sub: Subscription; onRotated: (slot: string, 
   const active = s.status === 'active';
   return (
     <article className={`card sub${active ? '' : ' sub-revoked'}`} data-testid="subscription" data-status={s.status}>
-      <header className="sub-head">
-        <h3>{s.name}</h3>
-        <span className={`badge ${active ? 'badge-ok' : 'badge-bad'}`}>{s.status}</span>
-      </header>
+      <SectionHead title={s.name} level={3}>
+        <Badge tone={active ? 'ok' : 'bad'}>{s.status}</Badge>
+      </SectionHead>
       <p className="muted small">
         {s.product} · {s.rateLimitPerMinute} requests/min · created {formatDateTime(s.createdAt)}
         {s.revokedAt !== null && ` · revoked ${formatDateTime(s.revokedAt)}`}
       </p>
-      <p className="scopes">
-        {s.scopes.map((sc) => (
-          <span key={sc} className="chip">
-            {sc}
-          </span>
-        ))}
-      </p>
+      <Chips values={s.scopes} />
       {active && (
         <ul className="key-slots">
           {s.keys.map((k) => (
             <li key={k.slot}>
               <span className="secret-label">{k.slot}</span>
               <code>{k.prefix}…</code>
-              <button
-                type="button"
-                className="btn btn-small"
+              <Button
+                size="small"
                 disabled={submit.busy}
                 onClick={() =>
                   void submit.run(async () => {
@@ -154,7 +144,7 @@ function SubscriptionCard(props: { sub: Subscription; onRotated: (slot: string, 
                 }
               >
                 Rotate
-              </button>
+              </Button>
             </li>
           ))}
         </ul>
@@ -164,9 +154,9 @@ function SubscriptionCard(props: { sub: Subscription; onRotated: (slot: string, 
         (confirming ? (
           <div className="confirm">
             <span>Revoke both keys? Calls using them will fail at once.</span>
-            <button
-              type="button"
-              className="btn btn-danger btn-small"
+            <Button
+              variant="danger"
+              size="small"
               disabled={submit.busy}
               onClick={() =>
                 void submit.run(async () => {
@@ -177,15 +167,15 @@ function SubscriptionCard(props: { sub: Subscription; onRotated: (slot: string, 
               }
             >
               Yes, revoke
-            </button>
-            <button type="button" className="btn btn-ghost btn-small" onClick={() => setConfirming(false)}>
+            </Button>
+            <Button variant="ghost" size="small" onClick={() => setConfirming(false)}>
               Cancel
-            </button>
+            </Button>
           </div>
         ) : (
-          <button type="button" className="btn btn-danger-ghost btn-small" onClick={() => setConfirming(true)}>
+          <Button variant="danger-ghost" size="small" onClick={() => setConfirming(true)}>
             Revoke
-          </button>
+          </Button>
         ))}
     </article>
   );

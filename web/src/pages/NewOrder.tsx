@@ -2,7 +2,7 @@ import { useState, type FormEvent } from 'react';
 import { inventory, receipts, shop, type CreatedReceipt } from '../lib/api.ts';
 import { formatCents, fractionToPercent, usdToCents } from '../lib/decimal.ts';
 import { useLoad, useSubmit } from '../lib/hooks.ts';
-import { ErrorNote, Field, Link, Loading, PageHeader } from '../components/ui.tsx';
+import { Button, ButtonLink, Empty, ErrorNote, Field, FormActions, Link, Loading, PageHeader, Table } from '../components/ui.tsx';
 import { CreatedReceiptCard } from '../components/CreatedReceipt.tsx';
 
 const QTY = /^\d{1,6}$/;
@@ -18,7 +18,7 @@ export function NewOrder() {
   if (created !== null) {
     return (
       <section>
-        <PageHeader title="Order created" actions={<Link to="receipts" className="btn">All receipts</Link>} />
+        <PageHeader title="Order created" actions={<ButtonLink to="receipts">All receipts</ButtonLink>} />
         <CreatedReceiptCard
           receipt={created}
           title="Awaiting payment"
@@ -69,46 +69,38 @@ export function NewOrder() {
       <PageHeader
         title="New order"
         subtitle="Price an order from your inventory; the buyer pays later through its payment link."
-        actions={<Link to="receipts" className="btn">All receipts</Link>}
+        actions={<ButtonLink to="receipts">All receipts</ButtonLink>}
       />
       {items.length === 0 ? (
-        <p className="empty">
+        <Empty>
           Your inventory is empty. <Link to="inventory">Add products</Link> first.
-        </p>
+        </Empty>
       ) : (
         <form className="card form" onSubmit={onSubmit} noValidate>
-          <table className="table table-cards">
-            <thead>
-              <tr>
-                <th>Product</th>
-                <th className="num">Price</th>
-                <th>Stock</th>
-                <th>Quantity</th>
-              </tr>
-            </thead>
-            <tbody>
-              {items.map((item) => (
-                <tr key={item.id} data-sku={item.sku}>
-                  <td data-label="Product">{item.name}</td>
-                  <td data-label="Price" className="num">
-                    {formatCents(usdToCents(item.priceUsd))}
-                  </td>
-                  <td data-label="Stock">{item.stockQty === -1 ? 'Unlimited' : item.stockQty}</td>
-                  <td data-label="Quantity">
-                    <input
-                      className="qty"
-                      aria-label={`Quantity of ${item.sku}`}
-                      name={`qty-${item.sku}`}
-                      inputMode="numeric"
-                      placeholder="0"
-                      value={qty[item.sku] ?? ''}
-                      onChange={(e) => setQty({ ...qty, [item.sku]: e.target.value })}
-                    />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <Table
+            columns={[
+              { header: 'Product', cell: (item) => item.name },
+              { header: 'Price', num: true, cell: (item) => formatCents(usdToCents(item.priceUsd)) },
+              { header: 'Stock', cell: (item) => (item.stockQty === -1 ? 'Unlimited' : item.stockQty) },
+              {
+                header: 'Quantity',
+                cell: (item) => (
+                  <input
+                    className="qty"
+                    aria-label={`Quantity of ${item.sku}`}
+                    name={`qty-${item.sku}`}
+                    inputMode="numeric"
+                    placeholder="0"
+                    value={qty[item.sku] ?? ''}
+                    onChange={(e) => setQty({ ...qty, [item.sku]: e.target.value })}
+                  />
+                ),
+              },
+            ]}
+            rows={items}
+            rowKey={(item) => item.id}
+            rowData={(item) => ({ 'data-sku': item.sku })}
+          />
           <Field label="Tax jurisdiction" hint="Tax applies to taxable products; the shop's processing fee is added too.">
             {(id) => (
               <select id={id} name="jurisdictionCode" value={jurisdiction} onChange={(e) => setJurisdiction(e.target.value)}>
@@ -123,11 +115,11 @@ export function NewOrder() {
           </Field>
           <p className="sum">Subtotal {formatCents(subtotalCents)} before tax and fees</p>
           <ErrorNote message={submit.error} />
-          <div className="form-actions">
-            <button type="submit" className="btn btn-primary" disabled={submit.busy}>
-              {submit.busy ? 'Creating…' : 'Create order'}
-            </button>
-          </div>
+          <FormActions>
+            <Button type="submit" variant="primary" busy={submit.busy} busyLabel="Creating…">
+              Create order
+            </Button>
+          </FormActions>
         </form>
       )}
     </section>

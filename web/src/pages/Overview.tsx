@@ -1,8 +1,9 @@
 import { receipts, type Receipt } from '../lib/api.ts';
 import { formatCents, usdToCents } from '../lib/decimal.ts';
-import { formatTime, startOfToday } from '../lib/format.ts';
+import { startOfToday } from '../lib/format.ts';
 import { useLoad } from '../lib/hooks.ts';
-import { ErrorNote, Link, Loading, Notice, PageHeader, StatusBadge } from '../components/ui.tsx';
+import { Button, ButtonLink, ErrorNote, Loading, Notice, PageHeader } from '../components/ui.tsx';
+import { ReceiptTable } from '../components/ReceiptTable.tsx';
 
 const PAID = new Set(['tx_mined', 'recipient_validated', 'completed']);
 
@@ -30,12 +31,10 @@ export function Overview() {
         subtitle={new Date().toLocaleDateString(undefined, { weekday: 'long', month: 'long', day: 'numeric' })}
         actions={
           <>
-            <button type="button" className="btn" onClick={reload}>
-              Refresh
-            </button>
-            <Link to="terminal" className="btn btn-primary">
+            <Button onClick={reload}>Refresh</Button>
+            <ButtonLink to="terminal" variant="primary">
               New sale
-            </Link>
+            </ButtonLink>
           </>
         }
       />
@@ -50,10 +49,8 @@ export function Overview() {
       <h2>Today&apos;s receipts</h2>
       {loading && data === null ? (
         <Loading what="receipts" />
-      ) : today.length === 0 ? (
-        <p className="empty">No receipts yet today. Ring up a sale on the terminal or create an order.</p>
       ) : (
-        <ReceiptTable list={today} timeOnly />
+        <ReceiptTable list={today} timeOnly empty="No receipts yet today. Ring up a sale on the terminal or create an order." />
       )}
     </section>
   );
@@ -67,44 +64,5 @@ function Stat(props: { label: string; value: string; testId?: string }) {
         {props.value}
       </span>
     </div>
-  );
-}
-
-export function ReceiptTable(props: { list: Receipt[]; timeOnly?: boolean }) {
-  return (
-    <table className="table table-cards">
-      <thead>
-        <tr>
-          <th>{props.timeOnly ? 'Time' : 'Created'}</th>
-          <th>Receipt</th>
-          <th>Items</th>
-          <th>Status</th>
-          <th className="num">Total</th>
-        </tr>
-      </thead>
-      <tbody>
-        {props.list.map((r) => (
-          <tr key={r.receiptId} data-testid="receipt-row">
-            <td data-label={props.timeOnly ? 'Time' : 'Created'}>
-              {props.timeOnly ? formatTime(r.createdAt) : new Date(r.createdAt).toLocaleString()}
-            </td>
-            <td data-label="Receipt">
-              <Link to={`receipts/${encodeURIComponent(r.receiptId)}`} className="mono">
-                {r.receiptId}
-              </Link>
-            </td>
-            <td data-label="Items" className="truncate">
-              {r.lineItems.map((l) => l.label).join(', ')}
-            </td>
-            <td data-label="Status">
-              <StatusBadge status={r.status} />
-            </td>
-            <td data-label="Total" className="num">
-              {formatCents(usdToCents(r.totalUsd))}
-            </td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
   );
 }

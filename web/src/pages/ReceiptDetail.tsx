@@ -11,7 +11,8 @@ import { ADDRESS, formatDateTime, shortAddress, sourceLabel, TX_HASH } from '../
 import { useLoad, useSubmit } from '../lib/hooks.ts';
 import { messageOf } from '../lib/http.ts';
 import { chainName, connect, ensureChain, injectedWallet, WalletError } from '../lib/wallet.ts';
-import { ErrorNote, Field, Link, Loading, Notice, PageHeader, StatusBadge } from '../components/ui.tsx';
+import { Badge, Button, ButtonLink, ErrorNote, Field, FormActions, Loading, Notice, PageHeader, StatusBadge, Table, type Column } from '../components/ui.tsx';
+import { LineItems, RefundBadge } from '../components/ReceiptTable.tsx';
 import { Countdown, useNow } from '../components/Countdown.tsx';
 import { PaymentLink } from '../components/PaymentLink.tsx';
 import { sendTransfer } from '../pay/wallet-pay.ts';
@@ -19,12 +20,38 @@ import { sendTransfer } from '../pay/wallet-pay.ts';
 /** The statuses of a receipt that nothing has been paid to yet, whose link the buyer can still use. */
 const OPEN_STATUSES = new Set(['pending', 'generated', 'link_opened', 'buyer_logged_in', 'checkout_initialized']);
 
+type Refund = ReceiptDetail['refunds'][number];
+
+const REFUND_COLUMNS: Column<Refund>[] = [
+  {
+    header: 'Refund',
+    cell: (x) => (
+      <>
+        {formatDateTime(x.createdAt)}
+        {x.verified ? <Badge tone="ok">Verified</Badge> : <Badge tone="muted">Unverified</Badge>}
+        <div className="muted small">
+          to {shortAddress(x.buyer)}
+          {x.txHash !== null && (
+            <>
+              {' '}· transaction{' '}
+              <span className="mono" title={x.txHash}>
+                {shortAddress(x.txHash)}
+              </span>
+            </>
+          )}
+        </div>
+      </>
+    ),
+  },
+  { header: 'Amount', num: true, cell: (x) => formatCents(usdToCents(x.usd)) },
+];
+
 export function ReceiptView(props: { id: string; session: Session }) {
   const loaded = useLoad(() => Promise.all([receipts.get(props.id), receipts.refunds(props.id)]), [props.id]);
   if (loaded.data === null) {
     return (
       <section>
-        <PageHeader title={`Receipt ${props.id}`} actions={<Link to="receipts" className="btn">All receipts</Link>} />
+        <PageHeader title={`Receipt ${props.id}`} actions={<ButtonLink to="receipts">All receipts</ButtonLink>} />
         <ErrorNote message={loaded.error} />
         {loaded.loading && <Loading what="receipt" />}
       </section>
@@ -49,33 +76,13 @@ function Detail(props: { receipt: ReceiptDetail; token: RefundToken | null; sess
             <RefundBadge receipt={r} />
           </>
         }
-        actions={<Link to="receipts" className="btn">All receipts</Link>}
+        actions={<ButtonLink to="receipts">All receipts</ButtonLink>}
       />
       <div className="detail-grid">
         <OpenPaymentLink receipt={r} />
         <div className="card">
           <h2>Items</h2>
-          <table className="table lines">
-            <tbody>
-              {r.lineItems.map((l, i) => (
-                <tr key={i}>
-                  <td>
-                    {l.label}
-                    {l.qty !== undefined && l.qty !== 1 && <span className="muted"> × {l.qty}</span>}
-                  </td>
-                  <td className="num">{formatCents(usdToCents(l.priceUsd) * (l.qty ?? 1))}</td>
-                </tr>
-              ))}
-            </tbody>
-            <tfoot>
-              <tr>
-                <th>Total</th>
-                <th className="num" data-testid="receipt-total">
-                  {formatCents(totalCents)} {r.currency}
-                </th>
-              </tr>
-            </tfoot>
-          </table>
+          <LineItems lines={r.lineItems} total={`${formatCents(totalCents)} ${r.currency}`} totalTestId="receipt-total" />
           <dl className="facts">
             <dt>Tax</dt>
             <dd>
@@ -114,34 +121,16 @@ function Detail(props: { receipt: ReceiptDetail; token: RefundToken | null; sess
         </div>
         <div className="card">
           <h2>Refunds</h2>
-          {r.refunds.length === 0 ? (
-            <p className="empty">No refunds.</p>
-          ) : (
-            <table className="table" data-testid="refund-list">
-              <tbody>
-                {r.refunds.map((x) => (
-                  <tr key={x.id} data-testid="refund-row" data-verified={x.verified}>
-                    <td>
-                      {formatDateTime(x.createdAt)}
-                      {x.verified ? <span className="badge badge-ok">Verified</span> : <span className="badge badge-muted">Unverified</span>}
-                      <div className="muted small">
-                        to {shortAddress(x.buyer)}
-                        {x.txHash !== null && (
-                          <>
-                            {' '}· transaction{' '}
-                            <span className="mono" title={x.txHash}>
-                              {shortAddress(x.txHash)}
-                            </span>
-                          </>
-                        )}
-                      </div>
-                    </td>
-                    <td className="num">{formatCents(usdToCents(x.usd))}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          )}
+          <Table
+            columns={REFUND_COLUMNS}
+            rows={r.refunds}
+            rowKey={(x) => x.id}
+            rowData={(x) => ({ 'data-testid': 'refund-row', 'data-verified': x.verified })}
+            head={false}
+            cards={false}
+            empty="No refunds."
+            testId="refund-list"
+          />
           {refunded !== null && <Notice kind="ok">{refunded}</Notice>}
           {/* Remounted after each refund, so the amount starts again from what remains. */}
           <RefundForm
@@ -177,18 +166,6 @@ function OpenPaymentLink(props: { receipt: ReceiptDetail }) {
       {r.expiresAt !== undefined && <Countdown expiresAt={r.expiresAt} />}
       <PaymentLink receiptId={r.receiptId} url={r.paymentUrl} />
     </div>
-  );
-}
-
-/** "Partly refunded" beside a status the refunds did not change; a full refund shows as the status itself. */
-export function RefundBadge(props: { receipt: { status: string; totalUsd: number; refundedUsd: number } }) {
-  const { status, totalUsd, refundedUsd } = props.receipt;
-  // A refund_* status already says it in words (statusLabel).
-  if (refundedUsd <= 0 || status === 'refunded' || status.startsWith('refund_')) return null;
-  return (
-    <span className="badge badge-warn" data-testid="refund-badge">
-      {usdToCents(refundedUsd) >= usdToCents(totalUsd) ? 'Refunded' : 'Partly refunded'}
-    </span>
   );
 }
 
@@ -318,10 +295,10 @@ function RefundForm(props: {
         {(id, invalid) => <input id={id} name="buyer" className="mono" placeholder="0x…" value={buyer} aria-invalid={invalid} onChange={(e) => setBuyer(e.target.value)} />}
       </Field>
       {payer !== null && (
-        <div className="note note-warn small" role="note" data-testid="payer-warning">
+        <Notice kind="warn" small role="note" testId="payer-warning">
           The address that paid may belong to an exchange or a smart wallet, where a refund can be lost or land in
           someone else&apos;s account. Confirm the refund address with the buyer before sending.
-        </div>
+        </Notice>
       )}
       <Field label="Amount (USD)" error={errors.amount}>
         {(id, invalid) => <input id={id} name="usd" inputMode="decimal" value={amount} aria-invalid={invalid} onChange={(e) => setAmount(e.target.value)} />}
@@ -332,16 +309,16 @@ function RefundForm(props: {
       {progress !== null && <Notice kind="info">{progress}</Notice>}
       <ErrorNote message={submit.error} detail={submit.errorDetail} testId="refund-error" />
       {token === null && <Notice kind="info">This server is not connected to a chain: refunds can only be recorded, unverified.</Notice>}
-      <div className="form-actions">
-        <button type="submit" className="btn" disabled={submit.busy}>
+      <FormActions>
+        <Button type="submit" disabled={submit.busy}>
           {txHash.trim() === '' ? 'Record refund without a transaction' : 'Record refund with this transaction'}
-        </button>
+        </Button>
         {token !== null && (
-          <button type="button" className="btn btn-danger" disabled={submit.busy} onClick={() => onSend(token)}>
+          <Button variant="danger" disabled={submit.busy} onClick={() => onSend(token)}>
             {submit.busy && progress !== null ? 'Sending…' : 'Send refund from my wallet'}
-          </button>
+          </Button>
         )}
-      </div>
+      </FormActions>
     </form>
   );
 }

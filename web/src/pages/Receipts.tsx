@@ -1,10 +1,10 @@
 import { useState } from 'react';
 import { receipts, rejectedWrites, RECEIPT_STATUSES, type Receipt, type RejectedWrite } from '../lib/api.ts';
-import { formatCents, usdToCents } from '../lib/decimal.ts';
+import { usdToCents } from '../lib/decimal.ts';
 import { statusLabel } from '../lib/format.ts';
 import { useLoad } from '../lib/hooks.ts';
-import { ErrorNote, Field, Link, Loading, Notice, PageHeader, StatusBadge } from '../components/ui.tsx';
-import { RefundBadge } from './ReceiptDetail.tsx';
+import { Button, ButtonLink, ErrorNote, Field, Loading, Notice, PageHeader } from '../components/ui.tsx';
+import { ReceiptTable } from '../components/ReceiptTable.tsx';
 
 /** Not a status: a receipt whose refunds are above 0 and below its total keeps its status (DESIGN.md, "Receipt states"). */
 const PARTLY_REFUNDED = 'partly_refunded';
@@ -37,12 +37,10 @@ export function ReceiptList() {
         subtitle="Your latest 200 receipts."
         actions={
           <>
-            <button type="button" className="btn" onClick={reload}>
-              Refresh
-            </button>
-            <Link to="receipts/new" className="btn btn-primary">
+            <Button onClick={reload}>Refresh</Button>
+            <ButtonLink to="receipts/new" variant="primary">
               New order
-            </Link>
+            </ButtonLink>
           </>
         }
       />
@@ -69,58 +67,17 @@ export function ReceiptList() {
       <RejectedWrites />
       {loading && data === null ? (
         <Loading what="receipts" />
-      ) : shown.length === 0 ? (
-        <p className="empty">{all.length === 0 ? 'No receipts yet.' : 'No receipt matches.'}</p>
       ) : (
         <>
-          <p className="muted small">
-            {shown.length} of {all.length}
-          </p>
-          <ReceiptRows list={shown} />
+          {shown.length > 0 && (
+            <p className="muted small">
+              {shown.length} of {all.length}
+            </p>
+          )}
+          <ReceiptTable list={shown} refunds empty={all.length === 0 ? 'No receipts yet.' : 'No receipt matches.'} />
         </>
       )}
     </section>
-  );
-}
-
-/** The overview's receipt table, with the refunds beside each status. */
-function ReceiptRows(props: { list: Receipt[] }) {
-  return (
-    <table className="table table-cards">
-      <thead>
-        <tr>
-          <th>Created</th>
-          <th>Receipt</th>
-          <th>Items</th>
-          <th>Status</th>
-          <th className="num">Total</th>
-        </tr>
-      </thead>
-      <tbody>
-        {props.list.map((r) => (
-          <tr key={r.receiptId} data-testid="receipt-row">
-            <td data-label="Created">{new Date(r.createdAt).toLocaleString()}</td>
-            <td data-label="Receipt">
-              <Link to={`receipts/${encodeURIComponent(r.receiptId)}`} className="mono">
-                {r.receiptId}
-              </Link>
-            </td>
-            <td data-label="Items" className="truncate">
-              {r.lineItems.map((l) => l.label).join(', ')}
-            </td>
-            <td data-label="Status">
-              <span>
-                <StatusBadge status={r.status} />
-                <RefundBadge receipt={r} />
-              </span>
-            </td>
-            <td data-label="Total" className="num">
-              {formatCents(usdToCents(r.totalUsd))}
-            </td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
   );
 }
 

@@ -3,7 +3,7 @@ import { shop, type ShopConfig, type ShopConfigInput } from '../lib/api.ts';
 import { fractionToPercent, parseFeePercent, percentToFraction } from '../lib/decimal.ts';
 import { isOrigin } from '../lib/format.ts';
 import { useLoad, useSubmit } from '../lib/hooks.ts';
-import { ErrorNote, Field, Loading, Notice, PageHeader } from '../components/ui.tsx';
+import { Button, Empty, ErrorNote, Field, Fieldset, FormActions, Loading, Notice, PageHeader } from '../components/ui.tsx';
 
 interface JurisdictionRow {
   key: number;
@@ -131,10 +131,9 @@ export function ShopSettings() {
           </Field>
         </div>
 
-        <fieldset>
-          <legend>Tax jurisdictions</legend>
+        <Fieldset legend="Tax jurisdictions">
           <p className="muted small">Orders and terminal sales pick a jurisdiction; its rate applies to taxable lines.</p>
-          {form.jurisdictions.length === 0 && <p className="empty">No jurisdictions yet.</p>}
+          {form.jurisdictions.length === 0 && <Empty>No jurisdictions yet.</Empty>}
           {form.jurisdictions.map((j, i) => (
             <div className="row-editor" key={j.key} data-testid="jurisdiction-row">
               <Field label="Code" error={errors[`code-${j.key}`]}>
@@ -152,15 +151,21 @@ export function ShopSettings() {
                   <input id={id} name={`components-${i}`} value={j.components} placeholder="state, county" onChange={(e) => setRow(j.key, { components: e.target.value })} />
                 )}
               </Field>
-              <button type="button" className="btn btn-small btn-ghost row-remove" aria-label={`Remove ${j.code || 'jurisdiction'}`} onClick={() => set({ jurisdictions: form.jurisdictions.filter((x) => x.key !== j.key) })}>
+              <Button
+                size="small"
+                variant="ghost"
+                className="row-remove"
+                aria-label={`Remove ${j.code || 'jurisdiction'}`}
+                onClick={() => set({ jurisdictions: form.jurisdictions.filter((x) => x.key !== j.key) })}
+              >
                 Remove
-              </button>
+              </Button>
             </div>
           ))}
-          <button type="button" className="btn btn-small" onClick={() => set({ jurisdictions: [...form.jurisdictions, { key: ++rowKey, code: '', percent: '', components: '' }] })}>
+          <Button size="small" onClick={() => set({ jurisdictions: [...form.jurisdictions, { key: ++rowKey, code: '', percent: '', components: '' }] })}>
             Add jurisdiction
-          </button>
-        </fieldset>
+          </Button>
+        </Fieldset>
 
         <Field label="Allowed embed origins" hint="One per line, e.g. https://shop.example. Only these sites may frame your payment page." error={errors.origins}>
           {(id, invalid) => (
@@ -170,11 +175,11 @@ export function ShopSettings() {
 
         <ErrorNote message={submit.error} />
         {saved !== null && <Notice kind="ok">Settings saved.</Notice>}
-        <div className="form-actions">
-          <button type="submit" className="btn btn-primary" disabled={submit.busy}>
-            {submit.busy ? 'Saving…' : 'Save settings'}
-          </button>
-        </div>
+        <FormActions>
+          <Button type="submit" variant="primary" busy={submit.busy} busyLabel="Saving…">
+            Save settings
+          </Button>
+        </FormActions>
       </form>
     </section>
   );

@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'react';
 import type { Session } from '../lib/api.ts';
 import { chainName, devChain, errorParts, injectedWallet, signInWithWallet, type DevChainInfo } from '../lib/wallet.ts';
-import { ErrorNote, Notice, Secret } from '../components/ui.tsx';
+import { Button, ErrorNote, Notice, Secret } from '../components/ui.tsx';
 
 export function SignIn(props: { notice: string | null; onSignedIn: (s: Session) => void }) {
   const [step, setStep] = useState<string | null>(null);
@@ -44,10 +44,10 @@ export function SignIn(props: { notice: string | null; onSignedIn: (s: Session) 
         </p>
         {props.notice !== null && <Notice>{props.notice}</Notice>}
         {!hasWallet && (
-          <div className="note note-warn" role="alert" data-testid="no-wallet">
+          <Notice kind="warn" role="alert" testId="no-wallet">
             <strong>No browser wallet found.</strong> Install a wallet extension such as MetaMask, Rabby or Coinbase
             Wallet (or open this page in your wallet app&apos;s browser), then reload this page.
-          </div>
+          </Notice>
         )}
         {step !== null && (
           <p className="step" role="status" data-testid="signin-step">
@@ -55,9 +55,9 @@ export function SignIn(props: { notice: string | null; onSignedIn: (s: Session) 
           </p>
         )}
         <ErrorNote message={error?.message ?? null} detail={error?.detail} testId="signin-error" />
-        <button type="button" className="btn btn-primary btn-block" onClick={signIn} disabled={step !== null}>
-          {step !== null ? 'Waiting for your wallet…' : 'Sign in with wallet'}
-        </button>
+        <Button variant="primary" block onClick={() => void signIn()} busy={step !== null} busyLabel="Waiting for your wallet…">
+          Sign in with wallet
+        </Button>
         {dev !== null && <DevChainHelp dev={dev} />}
       </div>
     </main>
@@ -113,11 +113,11 @@ function DevChainHelp(props: { dev: DevChainInfo }) {
           </p>
           <Secret label="Test account address" value={account.address} testId="dev-account-address" />
           <Secret label="Test account private key" value={account.privateKey} testId="dev-account-key" />
-          <div className="note note-warn small" role="note" data-testid="dev-test-only">
+          <Notice kind="warn" small role="note" testId="dev-test-only">
             <strong>Test only, never real money.</strong> This key is public: every Ethereum developer tool ships it, and
             anyone can take what is sent to it on a real network. Use it on this dev chain only, ideally in a separate
             wallet profile.
-          </div>
+          </Notice>
         </>
       )}
     </section>

@@ -4,7 +4,7 @@ import { getPlatform, getSplitBalances, split, type Platform, type Session, type
 import { bpsToPercent, percentToBps, shiftDecimal } from '../lib/decimal.ts';
 import { ADDRESS, TX_HASH } from '../lib/format.ts';
 import { useLoad, useSubmit } from '../lib/hooks.ts';
-import { ErrorNote, Field, Loading, Notice, PageHeader } from '../components/ui.tsx';
+import { Badge, Button, ErrorNote, Field, FormActions, Loading, Notice, PageHeader, Table } from '../components/ui.tsx';
 import { ask, chainName, connect, ensureChain, errorParts, injectedWallet, WalletError } from '../lib/wallet.ts';
 
 interface Row {
@@ -95,27 +95,24 @@ function StoredSplit(props: { split: SplitConfig; platform: Platform; idempotent
         <dt>Contract</dt>
         {props.split.address === null ? <dd className="muted">Not deployed yet</dd> : <dd className="mono break">{props.split.address}</dd>}
       </dl>
-      <table className="table">
-        <thead>
-          <tr>
-            <th>Recipient</th>
-            <th className="num">Share</th>
-          </tr>
-        </thead>
-        <tbody>
-          {props.split.recipients.map((r) => (
-            <tr key={r.address}>
-              <td className="mono break">
+      <Table
+        columns={[
+          {
+            header: 'Recipient',
+            className: 'mono break',
+            cell: (r) => (
+              <>
                 {r.address}
-                {r.address.toLowerCase() === platform && <span className="badge badge-info">platform</span>}
-              </td>
-              <td className="num" data-testid="stored-share">
-                {bpsToPercent(r.sharesBps)}%
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+                {r.address.toLowerCase() === platform && <Badge tone="info">platform</Badge>}
+              </>
+            ),
+          },
+          { header: 'Share', num: true, testId: 'stored-share', cell: (r) => `${bpsToPercent(r.sharesBps)}%` },
+        ]}
+        rows={props.split.recipients}
+        rowKey={(r) => r.address}
+        cards={false}
+      />
       {props.idempotent ? (
         <Notice kind="info">
           <span data-testid="split-idempotent">
@@ -129,9 +126,7 @@ function StoredSplit(props: { split: SplitConfig; platform: Platform; idempotent
         </p>
       )}
       <ErrorNote message={submit.error} />
-      <button
-        type="button"
-        className="btn"
+      <Button
         disabled={submit.busy}
         onClick={() =>
           void submit.run(async () => {
@@ -141,7 +136,7 @@ function StoredSplit(props: { split: SplitConfig; platform: Platform; idempotent
         }
       >
         Send again to check
-      </button>
+      </Button>
     </div>
   );
 }
@@ -190,9 +185,9 @@ function SplitEditor(props: { session: Session; platform: Platform; onSaved: (s:
               <input id={id} name={`percent-${i}`} inputMode="decimal" value={r.percent} placeholder="50.00" aria-invalid={invalid} onChange={(e) => setRow(r.key, { percent: e.target.value })} />
             )}
           </Field>
-          <button type="button" className="btn btn-small btn-ghost row-remove" disabled={rows.length === 1} onClick={() => setRows(rows.filter((x) => x.key !== r.key))}>
+          <Button size="small" variant="ghost" className="row-remove" disabled={rows.length === 1} onClick={() => setRows(rows.filter((x) => x.key !== r.key))}>
             Remove
-          </button>
+          </Button>
         </div>
       ))}
       {platform.platformRecipientAddress !== null && (
@@ -206,9 +201,9 @@ function SplitEditor(props: { session: Session; platform: Platform; onSaved: (s:
           </span>
         </div>
       )}
-      <button type="button" className="btn btn-small" onClick={() => setRows([...rows, { key: ++rowKey, address: '', percent: '' }])}>
+      <Button size="small" onClick={() => setRows([...rows, { key: ++rowKey, address: '', percent: '' }])}>
         Add recipient
-      </button>
+      </Button>
       <div className={`sum ${live.sum === 10_000 ? 'sum-ok' : 'sum-bad'}`} data-testid="split-sum">
         Total {bpsToPercent(live.sum)}%{live.sum === 10_000 ? ' ✓' : ' — must be 100.00%'}
       </div>
@@ -219,11 +214,11 @@ function SplitEditor(props: { session: Session; platform: Platform; onSaved: (s:
         </Field>
       </details>
       <ErrorNote message={submit.error} />
-      <div className="form-actions">
-        <button type="submit" className="btn btn-primary" disabled={submit.busy}>
-          {submit.busy ? 'Saving…' : 'Save split'}
-        </button>
-      </div>
+      <FormActions>
+        <Button type="submit" variant="primary" busy={submit.busy} busyLabel="Saving…">
+          Save split
+        </Button>
+      </FormActions>
     </form>
   );
 }
@@ -350,41 +345,35 @@ function Balances(props: { chainId: number; platform: string | null }) {
         <dt>Held now</dt>
         <dd data-testid="split-held">{usdc(b.balance)}</dd>
       </dl>
-      <table className="table table-cards">
-        <thead>
-          <tr>
-            <th>Recipient</th>
-            <th className="num">Held for them</th>
-            <th className="num">Released</th>
-            <th className="actions" aria-label="Release" />
-          </tr>
-        </thead>
-        <tbody>
-          {b.recipients.map((r) => (
-            <tr key={r.address} data-testid="balance-row" data-address={r.address}>
-              <td data-label="Recipient">
-                <span className="mono break">
-                  {r.address}
-                  {r.address === props.platform?.toLowerCase() && <span className="badge badge-info">platform</span>}
-                </span>
-              </td>
-              <td className="num" data-label="Held for them" data-testid="balance-releasable">
-                {usdc(r.releasable)}
-              </td>
-              <td className="num" data-label="Released" data-testid="balance-released">
-                {usdc(r.released)}
-              </td>
-              <td className="actions">
-                {BigInt(r.releasable) > 0n && (
-                  <button type="button" className="btn btn-small" disabled={busy} onClick={() => void release(r.address)}>
-                    {step.kind === 'busy' && step.recipient === r.address ? 'Releasing…' : 'Release'}
-                  </button>
-                )}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <Table
+        columns={[
+          {
+            header: 'Recipient',
+            cell: (r) => (
+              <span className="mono break">
+                {r.address}
+                {r.address === props.platform?.toLowerCase() && <Badge tone="info">platform</Badge>}
+              </span>
+            ),
+          },
+          { header: 'Held for them', num: true, testId: 'balance-releasable', cell: (r) => usdc(r.releasable) },
+          { header: 'Released', num: true, testId: 'balance-released', cell: (r) => usdc(r.released) },
+          {
+            header: 'Release',
+            hiddenHeader: true,
+            actions: true,
+            cell: (r) =>
+              BigInt(r.releasable) > 0n && (
+                <Button size="small" disabled={busy} onClick={() => void release(r.address)}>
+                  {step.kind === 'busy' && step.recipient === r.address ? 'Releasing…' : 'Release'}
+                </Button>
+              ),
+          },
+        ]}
+        rows={b.recipients}
+        rowKey={(r) => r.address}
+        rowData={(r) => ({ 'data-testid': 'balance-row', 'data-address': r.address })}
+      />
       {step.kind === 'busy' && <Notice kind="info">{step.what}</Notice>}
       {step.kind === 'sent' && (
         <Notice kind="info">

@@ -2,7 +2,7 @@ import { useState, type FormEvent } from 'react';
 import { receipts, shop, type CreatedReceipt } from '../lib/api.ts';
 import { centsToUsd, formatCents, fractionToPercent, percentToFraction } from '../lib/decimal.ts';
 import { useLoad, useSubmit } from '../lib/hooks.ts';
-import { ErrorNote, Field, PageHeader } from '../components/ui.tsx';
+import { Button, ErrorNote, Field, PageHeader } from '../components/ui.tsx';
 import { CreatedReceiptCard } from '../components/CreatedReceipt.tsx';
 
 /** The keypad types cents, as a till does: 1, 2, 5 reads $1.25. */
@@ -96,9 +96,9 @@ export function Terminal() {
             </button>
           ))}
         </div>
-        <button type="button" className="btn btn-ghost btn-small" onClick={() => setDigits('')}>
+        <Button variant="ghost" size="small" onClick={() => setDigits('')}>
           Clear
-        </button>
+        </Button>
         <Field label="Label" error={errors.label}>
           {(id, invalid) => <input id={id} name="label" value={label} aria-invalid={invalid} onChange={(e) => setLabel(e.target.value)} />}
         </Field>
@@ -121,9 +121,9 @@ export function Terminal() {
           </Field>
         )}
         <ErrorNote message={submit.error} />
-        <button type="submit" className="btn btn-primary btn-block btn-large" disabled={submit.busy}>
-          {submit.busy ? 'Creating…' : `Charge ${formatCents(cents)}`}
-        </button>
+        <Button type="submit" variant="primary" block size="large" busy={submit.busy} busyLabel="Creating…">
+          {`Charge ${formatCents(cents)}`}
+        </Button>
       </form>
     </section>
   );

@@ -2,9 +2,25 @@ import { useState, type FormEvent } from 'react';
 import { users, type User, type UserQuery } from '../lib/api.ts';
 import { formatDateTime, shortAddress } from '../lib/format.ts';
 import { useLoad, useSubmit } from '../lib/hooks.ts';
-import { ErrorNote, Field, Loading, Notice, PageHeader } from '../components/ui.tsx';
+import { Badge, Button, Check, Empty, ErrorNote, Field, FormActions, Loading, Notice, PageHeader, SectionHead, Table, type Column } from '../components/ui.tsx';
 
 const XP = /^\d{1,12}$/;
+
+const USER_COLUMNS: Column<User>[] = [
+  {
+    header: 'User',
+    cell: (u) => (
+      <>
+        <strong>{u.displayName || shortAddress(u.wallet)}</strong>
+        {u.live && <Badge tone="ok">live</Badge>}
+        <div className="mono muted small">{shortAddress(u.wallet)}</div>
+      </>
+    ),
+  },
+  { header: 'XP', num: true, cell: (u) => u.xp.toLocaleString() },
+  { header: 'Skills', className: 'small', cell: (u) => [...u.domains, ...u.platforms, ...u.languages].join(', ') || '—' },
+  { header: 'Last seen', className: 'small', cell: (u) => (u.lastSeen === null ? 'never' : formatDateTime(u.lastSeen)) },
+];
 
 export function Users() {
   const live = useLoad(() => users.live());
@@ -60,15 +76,13 @@ export function Users() {
               <Field label="Min XP" error={errors.minXp}>{(id, invalid) => <input id={id} name="minXp" inputMode="numeric" value={form.minXp} aria-invalid={invalid} onChange={(e) => set({ minXp: e.target.value })} />}</Field>
               <Field label="Max XP" error={errors.maxXp}>{(id, invalid) => <input id={id} name="maxXp" inputMode="numeric" value={form.maxXp} aria-invalid={invalid} onChange={(e) => set({ maxXp: e.target.value })} />}</Field>
             </div>
-            <label className="check">
-              <input type="checkbox" checked={form.liveOnly} onChange={(e) => set({ liveOnly: e.target.checked })} /> Only users live now
-            </label>
+            <Check label="Only users live now" checked={form.liveOnly} onChange={(liveOnly) => set({ liveOnly })} />
             <ErrorNote message={submit.error} />
-            <div className="form-actions">
-              <button type="submit" className="btn btn-primary" disabled={submit.busy}>
-                {submit.busy ? 'Searching…' : 'Search'}
-              </button>
-            </div>
+            <FormActions>
+              <Button type="submit" variant="primary" busy={submit.busy} busyLabel="Searching…">
+                Search
+              </Button>
+            </FormActions>
           </form>
           {result !== null && (
             <>
@@ -76,55 +90,21 @@ export function Users() {
               <p className="muted small" data-testid="user-count">
                 {result.users.length} shown of {result.total} matching
               </p>
-              {result.users.length === 0 ? (
-                <p className="empty">Nobody matches.</p>
-              ) : (
-                <table className="table table-cards">
-                  <thead>
-                    <tr>
-                      <th>User</th>
-                      <th className="num">XP</th>
-                      <th>Skills</th>
-                      <th>Last seen</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {result.users.map((u) => (
-                      <tr key={u.wallet} data-testid="user-row">
-                        <td data-label="User">
-                          <strong>{u.displayName || shortAddress(u.wallet)}</strong>
-                          {u.live && <span className="badge badge-ok">live</span>}
-                          <div className="mono muted small">{shortAddress(u.wallet)}</div>
-                        </td>
-                        <td data-label="XP" className="num">
-                          {u.xp.toLocaleString()}
-                        </td>
-                        <td data-label="Skills" className="small">
-                          {[...u.domains, ...u.platforms, ...u.languages].join(', ') || '—'}
-                        </td>
-                        <td data-label="Last seen" className="small">
-                          {u.lastSeen === null ? 'never' : formatDateTime(u.lastSeen)}
-                        </td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              )}
+              <Table columns={USER_COLUMNS} rows={result.users} rowKey={(u) => u.wallet} rowData={() => ({ 'data-testid': 'user-row' })} empty="Nobody matches." />
             </>
           )}
         </div>
         <aside className="card">
-          <div className="sub-head">
-            <h2>Live now</h2>
-            <button type="button" className="btn btn-small" onClick={live.reload}>
+          <SectionHead title="Live now">
+            <Button size="small" onClick={live.reload}>
               Refresh
-            </button>
-          </div>
+            </Button>
+          </SectionHead>
           <ErrorNote message={live.error} />
           {live.loading && live.data === null ? (
             <Loading />
           ) : (live.data?.live ?? []).length === 0 ? (
-            <p className="empty">Nobody is live right now.</p>
+            <Empty>Nobody is live right now.</Empty>
           ) : (
             <ul className="live-list" data-testid="live-list">
               {(live.data?.live ?? []).map((u) => (

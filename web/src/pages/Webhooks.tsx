@@ -3,7 +3,7 @@ import { WEBHOOK_EVENTS, webhooks, type Delivery, type DeliveryAttempt, type Web
 import { formatDateTime } from '../lib/format.ts';
 import { messageOf } from '../lib/http.ts';
 import { useLoad, useSubmit, type Loaded } from '../lib/hooks.ts';
-import { ErrorNote, Field, Link, Loading, Notice, PageHeader, Secret } from '../components/ui.tsx';
+import { Button, Check, Chip, Chips, Empty, ErrorNote, Field, Fieldset, FormActions, Loading, Notice, PageHeader, receiptPath, Secret, SectionHead, Table, type Column } from '../components/ui.tsx';
 
 /** One attempt in words: the answer's status, or why none came (the raw code in the title). */
 function attemptText(a: DeliveryAttempt): string {
@@ -101,9 +101,9 @@ function SendTest(props: { endpointId: string; onSent: () => void }) {
 
   return (
     <div data-testid="webhook-test">
-      <button type="button" className="btn btn-small" disabled={busy} onClick={() => void send()}>
-        {busy ? 'Sending…' : 'Send test event'}
-      </button>
+      <Button size="small" busy={busy} busyLabel="Sending…" onClick={() => void send()}>
+        Send test event
+      </Button>
       <div data-testid="webhook-test-result" aria-live="polite">
         {result !== null && <Notice kind={result.kind}>{result.text}</Notice>}
         <ErrorNote message={error} />
@@ -112,97 +112,95 @@ function SendTest(props: { endpointId: string; onSent: () => void }) {
   );
 }
 
+/** A delivery's columns; `urlOf` names its endpoint, `redeliver` sends it again. */
+function deliveryColumns(urlOf: (endpointId: string) => string, redeliver: (d: Delivery) => void, busy: boolean): Column<Delivery>[] {
+  return [
+    {
+      header: 'Event',
+      cell: (d) => (
+        <>
+          <span className="mono">{d.type}</span>
+          <br />
+          <span className="muted small mono break">{d.eventId}</span>
+        </>
+      ),
+    },
+    {
+      header: 'Receipt',
+      testId: 'delivery-receipt',
+      cell: (d) => d.receiptId ?? <span className="muted">—</span>,
+      link: (d) => (d.receiptId === null ? null : receiptPath(d.receiptId)),
+    },
+    // The wrapping is the URL's own, not the cell's: the phone layout's label stays whole.
+    { header: 'Endpoint', cell: (d) => <span className="mono small break">{urlOf(d.endpointId)}</span> },
+    {
+      header: 'Status',
+      cell: (d) => (
+        <span>
+          <Chip>{d.status}</Chip>
+          {d.status === 'pending' && d.attempts > 0 && <span className="muted small"> next {formatDateTime(d.nextAttemptAt)}</span>}
+        </span>
+      ),
+    },
+    {
+      header: 'Attempts',
+      cell: (d) =>
+        d.log.length === 0 ? (
+          <span className="muted small">none yet</span>
+        ) : (
+          <ul className="small" data-testid="delivery-attempts">
+            {d.log.map((a) => (
+              <li key={a.at} title={a.error ?? undefined}>
+                {formatDateTime(a.at)}: {attemptText(a)}
+                {a.errorCode !== null && <span className="muted mono"> ({a.errorCode})</span>}
+              </li>
+            ))}
+          </ul>
+        ),
+    },
+    {
+      header: 'Actions',
+      hiddenHeader: true,
+      actions: true,
+      cell: (d) => (
+        <Button size="small" disabled={busy} onClick={() => redeliver(d)}>
+          Redeliver
+        </Button>
+      ),
+    },
+  ];
+}
+
 /** Every delivery with each attempt, and a button to send one again. */
 function Deliveries(props: { list: Loaded<{ deliveries: Delivery[] }>; endpoints: Webhook[] }) {
   const { list } = props;
   const again = useSubmit();
   const rows = list.data?.deliveries ?? [];
   const urlOf = (id: string) => props.endpoints.find((w) => w.id === id)?.url ?? id;
+  const redeliver = (d: Delivery) =>
+    void again.run(async () => {
+      await webhooks.redeliver(d.id);
+      list.reload();
+    });
   return (
     <>
-      <div className="sub-head">
-        <h2>Deliveries</h2>
-        <button type="button" className="btn btn-small" onClick={() => list.reload()}>
+      <SectionHead title="Deliveries">
+        <Button size="small" onClick={() => list.reload()}>
           Refresh
-        </button>
-      </div>
+        </Button>
+      </SectionHead>
       <ErrorNote message={list.error ?? again.error} />
       {list.loading && list.data === null ? (
         <Loading what="deliveries" />
-      ) : rows.length === 0 ? (
-        <p className="empty">No deliveries yet.</p>
       ) : (
-        <table className="table table-cards" data-testid="deliveries">
-          <thead>
-            <tr>
-              <th>Event</th>
-              <th>Receipt</th>
-              <th>Endpoint</th>
-              <th>Status</th>
-              <th>Attempts</th>
-              <th aria-label="Actions" />
-            </tr>
-          </thead>
-          <tbody>
-            {rows.map((d) => (
-              <tr key={d.id} data-testid="delivery" data-delivery={d.id}>
-                <td data-label="Event">
-                  <span className="mono">{d.type}</span>
-                  <br />
-                  <span className="muted small mono break">{d.eventId}</span>
-                </td>
-                <td data-label="Receipt" data-testid="delivery-receipt">
-                  {d.receiptId !== null ? (
-                    <Link to={`receipts/${encodeURIComponent(d.receiptId)}`} className="mono">
-                      {d.receiptId}
-                    </Link>
-                  ) : (
-                    <span className="muted">—</span>
-                  )}
-                </td>
-                <td data-label="Endpoint">
-                  {/* The wrapping is the URL's own, not the cell's: the phone layout's label stays whole. */}
-                  <span className="mono small break">{urlOf(d.endpointId)}</span>
-                </td>
-                <td data-label="Status">
-                  <span>
-                    <span className="chip">{d.status}</span>
-                    {d.status === 'pending' && d.attempts > 0 && <span className="muted small"> next {formatDateTime(d.nextAttemptAt)}</span>}
-                  </span>
-                </td>
-                <td data-label="Attempts">
-                  {d.log.length === 0 ? (
-                    <span className="muted small">none yet</span>
-                  ) : (
-                    <ul className="small" data-testid="delivery-attempts">
-                      {d.log.map((a) => (
-                        <li key={a.at} title={a.error ?? undefined}>
-                          {formatDateTime(a.at)}: {attemptText(a)}
-                          {a.errorCode !== null && <span className="muted mono"> ({a.errorCode})</span>}
-                        </li>
-                      ))}
-                    </ul>
-                  )}
-                </td>
-                <td className="actions">
-                  <button
-                    type="button"
-                    className="btn btn-small"
-                    disabled={again.busy}
-                    onClick={() =>
-                      void again.run(async () => {
-                        await webhooks.redeliver(d.id);
-                        list.reload();
-                      })
-                    }
-                  >
-                    Redeliver
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <Table
+          columns={deliveryColumns(urlOf, redeliver, again.busy)}
+          rows={rows}
+          rowKey={(d) => d.id}
+          rowData={(d) => ({ 'data-testid': 'delivery', 'data-delivery': d.id })}
+          empty="No deliveries yet."
+          testId="deliveries"
+        />
       )}
     </>
   );
@@ -247,13 +245,11 @@ export function Webhooks() {
       {secret !== null && (
         <div className="card card-highlight" data-testid="webhook-secret">
           <h2>Signing secret for {secret.url}</h2>
-          <p className="note note-warn">
+          <Notice kind="warn" role={null}>
             <strong>Copy it now: it won&apos;t be shown again.</strong> Your server uses it to verify each request.
-          </p>
+          </Notice>
           <Secret label="Secret" value={secret.secret} />
-          <button type="button" className="btn" onClick={() => setSecret(null)}>
-            I have copied it
-          </button>
+          <Button onClick={() => setSecret(null)}>I have copied it</Button>
         </div>
       )}
       <form className="card form" onSubmit={onSubmit} noValidate>
@@ -272,37 +268,32 @@ export function Webhooks() {
             />
           )}
         </Field>
-        <fieldset>
-          <legend>Events</legend>
+        <Fieldset legend="Events" error={errors.events}>
           {WEBHOOK_EVENTS.map((ev) => (
-            <label key={ev} className="check">
-              <input type="checkbox" checked={events.includes(ev)} onChange={(e) => setEvents(e.target.checked ? [...events, ev] : events.filter((x) => x !== ev))} /> {ev}
-            </label>
+            <Check key={ev} label={ev} checked={events.includes(ev)} onChange={(on) => setEvents(on ? [...events, ev] : events.filter((x) => x !== ev))} />
           ))}
-          {errors.events !== undefined && <span className="field-error">{errors.events}</span>}
-        </fieldset>
+        </Fieldset>
         <ErrorNote message={submit.error} />
-        <div className="form-actions">
-          <button type="submit" className="btn btn-primary" disabled={submit.busy}>
-            {submit.busy ? 'Adding…' : 'Add endpoint'}
-          </button>
-        </div>
+        <FormActions>
+          <Button type="submit" variant="primary" busy={submit.busy} busyLabel="Adding…">
+            Add endpoint
+          </Button>
+        </FormActions>
       </form>
       <h2>Endpoints</h2>
       <ErrorNote message={list.error ?? remove.error} />
       {list.loading && list.data === null ? (
         <Loading what="endpoints" />
       ) : endpoints.length === 0 ? (
-        <p className="empty">No endpoints yet.</p>
+        <Empty>No endpoints yet.</Empty>
       ) : (
         <div className="list">
           {endpoints.map((w) => (
             <article key={w.id} className="card sub" data-testid="webhook">
-              <header className="sub-head">
-                <h3 className="mono break">{w.url}</h3>
-                <button
-                  type="button"
-                  className="btn btn-danger-ghost btn-small"
+              <SectionHead title={w.url} level={3} titleClassName="mono break">
+                <Button
+                  variant="danger-ghost"
+                  size="small"
                   disabled={remove.busy}
                   onClick={() =>
                     void remove.run(async () => {
@@ -312,15 +303,9 @@ export function Webhooks() {
                   }
                 >
                   Delete
-                </button>
-              </header>
-              <p className="scopes">
-                {w.events.map((e) => (
-                  <span key={e} className="chip">
-                    {e}
-                  </span>
-                ))}
-              </p>
+                </Button>
+              </SectionHead>
+              <Chips values={w.events} />
               <p className="muted small">Added {formatDateTime(w.createdAt)}</p>
               <SendTest endpointId={w.id} onSent={() => deliveries.reload()} />
             </article>

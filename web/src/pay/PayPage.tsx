@@ -7,7 +7,8 @@ import { useCallback, useEffect, useRef, useState, type ReactNode } from 'react'
 import { ApiError, messageOf, newIdempotencyKey } from '../lib/http.ts';
 import { payApi, payLinkFromLocation, type PaymentView, type TrackingStatus } from './api.ts';
 import { postStatus } from './embed.ts';
-import { Amounts, Note, Overpaid, PayOffer, StatusPanel, Summary, tokenUnits } from './parts.tsx';
+import { Notice } from '../components/Notice.tsx';
+import { Amounts, Overpaid, PayOffer, StatusPanel, Summary, tokenUnits } from './parts.tsx';
 import { canOfferPayment, chainName, FINAL, IN_FLIGHT, isUnpaid, phaseOf } from './status.ts';
 import { connect, ensureChain, errorParts, injectedWallet, sendTransfer, shortMessage, type Payable } from './wallet-pay.ts';
 
@@ -136,17 +137,17 @@ export function PayPage() {
   if (load.kind === 'not_found') {
     return (
       <Shell>
-        <Note kind="error" testId="not-found">
+        <Notice kind="error" testId="not-found">
           <strong>This payment link is not valid.</strong> No receipt matches it. Open the complete link the merchant sent you;
           it may have been cut short or mistyped.
-        </Note>
+        </Notice>
       </Shell>
     );
   }
   if (load.kind === 'error') {
     return (
       <Shell>
-        <Note kind="error">The payment could not be loaded: {shortMessage(load.message)}. The page retries on its own.</Note>
+        <Notice kind="error">The payment could not be loaded: {shortMessage(load.message)}. The page retries on its own.</Notice>
       </Shell>
     );
   }
@@ -192,7 +193,7 @@ export function PayPage() {
 
   return (
     <Shell brand={v.brandName} receiptId={v.receiptId}>
-      {offline !== null && <Note kind="warn">Connection trouble ({shortMessage(offline)}); retrying…</Note>}
+      {offline !== null && <Notice kind="warn">Connection trouble ({shortMessage(offline)}); retrying…</Notice>}
       <Summary view={v} />
       <StatusPanel
         status={v.status}
@@ -201,13 +202,13 @@ export function PayPage() {
         transactionHash={v.transactionHash ?? (step.kind === 'sent' ? step.hash : null)}
       />
       {payment === null ? (
-        <Note kind="error" testId="no-chain">
+        <Notice kind="error" testId="no-chain">
           Payments are not available on this server right now. Please contact the merchant.
-        </Note>
+        </Notice>
       ) : payment.payTo === null ? (
-        <Note kind="error" testId="no-split">
+        <Notice kind="error" testId="no-split">
           <strong>This shop cannot take payments yet:</strong> its split contract is not deployed. Please let the merchant know.
-        </Note>
+        </Notice>
       ) : (
         <>
           {BigInt(payment.paid) > 0n && <Amounts payment={payment} />}

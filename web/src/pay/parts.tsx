@@ -1,7 +1,8 @@
 /** The payment page's pieces, each drawn from the data it is given. */
-import type { ReactNode } from 'react';
+import { Button } from '../components/Button.tsx';
 import { Countdown } from '../components/Countdown.tsx';
 import { ErrorText } from '../components/ErrorText.tsx';
+import { Notice } from '../components/Notice.tsx';
 import { QrCode } from '../components/QrCode.tsx';
 import { shiftDecimal } from '../lib/decimal.ts';
 import type { Payment, PaymentView } from './api.ts';
@@ -103,19 +104,11 @@ export function Overpaid(props: { payment: Payment }) {
   const p = props.payment;
   const surplus = BigInt(p.paid) - BigInt(p.amount);
   return (
-    <Note kind="info" testId="overpaid">
+    <Notice kind="info" testId="overpaid">
       <strong>You paid more than the total.</strong> {tokenUnits(p.paid, p)} arrived for a total of {tokenAmount(p)}: a
       surplus of <strong data-testid="surplus">{tokenUnits(surplus > 0n ? surplus : 0n, p)}</strong>. Ask the merchant to
       refund it.
-    </Note>
-  );
-}
-
-export function Note(props: { kind: 'error' | 'warn' | 'info'; testId?: string; children: ReactNode }) {
-  return (
-    <div className={`note note-${props.kind}`} role={props.kind === 'error' ? 'alert' : 'status'} data-testid={props.testId}>
-      {props.children}
-    </div>
+    </Notice>
   );
 }
 
@@ -163,13 +156,13 @@ export function PayOffer(props: {
         {/* Only a receipt that received nothing expires: after a partial payment, or another token, the rest may come any time. */}
         {phase === 'unpaid' && <Countdown expiresAt={props.expiresAt} />}
         {!props.hasWallet && (
-          <Note kind={props.walletAsked ? 'error' : 'info'} testId="no-wallet">
+          <Notice kind={props.walletAsked ? 'error' : 'info'} testId="no-wallet">
             {NO_WALLET}
-          </Note>
+          </Notice>
         )}
-        <button type="button" className="btn btn-primary btn-pay" disabled={props.busy !== null} onClick={props.onPay}>
+        <Button variant="primary" block className="btn-pay" disabled={props.busy !== null} onClick={props.onPay}>
           {phase === 'partial' ? `Pay the remaining ${due}` : `Pay ${due}`} with a browser wallet
-        </button>
+        </Button>
         {props.account !== null && (
           <p className="muted small" data-testid="buyer-account">
             From <span className="mono break">{props.account}</span>
@@ -177,9 +170,9 @@ export function PayOffer(props: {
         )}
         {props.busy !== null && <p className="step">{props.busy}</p>}
         {props.error !== null && (
-          <Note kind="error" testId="pay-error">
+          <Notice kind="error" testId="pay-error">
             <ErrorText message={props.error.message} detail={props.error.detail} />
-          </Note>
+          </Notice>
         )}
       </section>
       <QrPanel uri={eip681(payable)} amount={due} payTo={payable.payTo} />
