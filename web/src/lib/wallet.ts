@@ -167,7 +167,7 @@ export async function ask<T>(wallet: Eip1193Provider, action: string, method: st
 
 export async function connect(wallet: Eip1193Provider): Promise<`0x${string}`> {
   const accounts = await ask<unknown>(wallet, 'connection request', 'eth_requestAccounts');
-  const address = Array.isArray(accounts) ? accounts[0] : undefined;
+  const address: unknown = Array.isArray(accounts) ? accounts[0] : undefined;
   if (typeof address !== 'string' || !/^0x[0-9a-fA-F]{40}$/.test(address)) throw new WalletError('The wallet shared no account.');
   return address as `0x${string}`;
 }

@@ -122,7 +122,7 @@ function InstallForm(props: { platform: Platform; session: Session; webUsb: bool
     // Checked while the picker is open: a missing package is reported before the device is touched.
     const preflight = checkApk(app).then(
       () => null,
-      (err: unknown) => err,
+      (err: unknown) => (err instanceof Error ? err : new Error(String(err))),
     );
     let device: AdbDaemonWebUsbDevice | undefined;
     let adb: Adb | undefined;

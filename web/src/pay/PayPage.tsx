@@ -111,7 +111,7 @@ export function PayPage() {
             : inFlight
               ? POLL_ACTIVE_MS
               : POLL_IDLE_MS;
-      timer = window.setTimeout(loop, delay);
+      timer = window.setTimeout(() => void loop(), delay);
     };
     void loop();
     // Some wallets inject after the page has loaded.
