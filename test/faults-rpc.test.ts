@@ -111,7 +111,8 @@ before(async () => {
       done();
     },
   });
-  const logger = pino({ level: 'warn' }, sink);
+  // Debug: the worker logs every failed pass, the repeats of a run at debug (src/workers/leased-loop.ts).
+  const logger = pino({ level: 'debug' }, sink);
   // The option under test: CHAIN=dev with RPC_URL joins the proxy's chain instead of starting one.
   chain = await startChain({ config, logger });
   deps = await createDeps(config, { logger, pgliteDir: 'memory://', chain });

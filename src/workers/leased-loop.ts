@@ -7,8 +7,9 @@
  *   it ends; a second timer would start a second loop that `stop()` could not end.
  * - Passes that fail back off exponentially, up to `maxBackoffMs`, and kicks wait for the
  *   back-off too, so a stream of requests cannot turn an outage into a busy loop.
- * - Failures are logged when they start, then at most every 30 s while they last (the database
- *   away makes every pass fail), and the recovery is logged with the count.
+ * - Every failed pass is logged, at warn when a run of failures starts and then at most every
+ *   30 s while it lasts (the database away makes every pass fail), at debug otherwise; the
+ *   recovery is logged with the count.
  * - The lease is renewed once two thirds of it are left, so a pass that ends normally never
  *   runs without it; `leaderUntil` tells a pass how long it may still act.
  */
@@ -130,14 +131,15 @@ export class LeasedLoop {
     this.failures = 0;
   }
 
+  /** Every failed pass is logged: at warn when a run of failures starts and every 30 s of it, else at debug. */
   private failed(err: unknown): void {
     this.failures++;
     const now = Date.now();
-    if (this.failures === 1 || now - this.lastFailureLog > FAILURE_LOG_EVERY_MS) {
-      this.lastFailureLog = now;
-      const why = isDbDown(err) ? 'the database is unavailable' : 'pass failed';
-      this.o.logger.warn({ err, failures: this.failures, retryInMs: this.nextDelayMs }, `${this.o.what}: ${why}`);
-    }
+    const quiet = this.failures > 1 && now - this.lastFailureLog <= FAILURE_LOG_EVERY_MS;
+    if (!quiet) this.lastFailureLog = now;
+    const fields = { err, failures: this.failures, retryInMs: this.nextDelayMs, databaseUnavailable: isDbDown(err) };
+    if (quiet) this.o.logger.debug(fields, `${this.o.what} pass failed`);
+    else this.o.logger.warn(fields, `${this.o.what} pass failed`);
   }
 
   /** The wait before the next pass: the steady interval, or after failures twice the last wait, up to maxBackoffMs. */
