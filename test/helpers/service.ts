@@ -163,11 +163,29 @@ export async function startService(
   return service;
 }
 
-/** Kills every service process this test file started that still runs. */
-export async function stopAllServices(): Promise<void> {
-  const all = [...running];
-  for (const c of all) if (alive(c)) c.kill('SIGKILL');
-  await Promise.all(all.map((c) => (alive(c) ? new Promise((r) => c.once('exit', r)) : undefined)));
+/**
+ * Stops every service process this test file started that still runs: SIGTERM, so each stops its
+ * dev chain and closes its files before the test removes its DATA_DIR, then SIGKILL after
+ * `graceMs`. (A killed service leaves its anvil to the watchdog, which may still be writing the
+ * chain's state while the directory is removed.)
+ */
+export async function stopAllServices(graceMs = 10_000): Promise<void> {
+  const all = [...running].filter(alive);
+  for (const c of all) c.kill('SIGTERM');
+  await Promise.all(
+    all.map(
+      (c) =>
+        new Promise<void>((resolve) => {
+          const force = setTimeout(() => c.kill('SIGKILL'), graceMs);
+          const done = () => {
+            clearTimeout(force);
+            resolve();
+          };
+          if (!alive(c)) done();
+          else c.once('exit', done);
+        }),
+    ),
+  );
 }
 
 export interface HttpRes {
