@@ -42,8 +42,10 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   const { config } = deps;
   const base = config.publicBasePath;
   const https = new URL(config.siteUrl).protocol === 'https:';
+  // Typed as Fastify's own logger, so the instance (and every plugin it is passed to) is the plain FastifyInstance.
+  const logger: FastifyBaseLogger = deps.logger;
   const app = Fastify({
-    loggerInstance: deps.logger as FastifyBaseLogger,
+    loggerInstance: logger,
     // Per-request lines come from our own onResponse hook at debug level.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'correlationId' }),
     childLoggerFactory: (logger, bindings, options) => new RequestLogger(logger as Logger, bindings, options) as unknown as FastifyBaseLogger,

@@ -79,7 +79,7 @@ async function call(base: string, method: 'GET' | 'POST', url: string, opts: { b
     throw new DevCommandError(`no Splitline server answers at ${base} (${cause}): start it with npm start, or pass --url with the address its banner printed`);
   }
   const text = await res.text();
-  let body: unknown = null;
+  let body: unknown;
   try {
     body = JSON.parse(text);
   } catch {
@@ -137,7 +137,7 @@ async function signIn(base: string, account: HDAccount): Promise<Record<string, 
     types,
     primaryType: str(typed, 'primaryType', 'sign-in (challenge)'),
     message: obj(typed, 'message', 'sign-in (challenge)'),
-  } as Parameters<HDAccount['signTypedData']>[0]);
+  });
   const login = await call(base, 'POST', '/api/auth/login', {
     body: { wallet: account.address, nonce: str(challenge, 'nonce', 'sign-in (challenge)'), signature },
   });
@@ -234,7 +234,7 @@ async function payableFromUrl(base: string, id: string, token: string): Promise<
   if (typeof payment !== 'object' || payment === null) throw new DevCommandError('the server runs without a chain: nothing to pay on');
   const p = payment as Json;
   const tokenAddress = str(p, 'tokenAddress', 'the payment');
-  if (!isAddress(tokenAddress)) throw new DevCommandError(`the payment's token is not an address ("${tokenAddress}")`);
+  if (!isAddress(tokenAddress)) throw new DevCommandError(`the payment's token is not an address ("${String(tokenAddress)}")`);
   return {
     receiptId: id,
     status: str(view, 'status', 'the receipt'),
@@ -255,7 +255,7 @@ async function payableFromId(base: string, id: string, key: string): Promise<Pay
   const receipt = expect(await call(base, 'GET', `/api/receipts/${encodeURIComponent(id)}`, { headers }), 200, `reading receipt ${id}`);
   const chain = expect(await call(base, 'GET', '/dev/chain'), 200, 'reading the dev chain (GET /dev/chain; is the server running with CHAIN=dev?)');
   const usdc = str(chain, 'usdcAddress', 'the dev chain');
-  if (!isAddress(usdc)) throw new DevCommandError(`the dev chain's test USDC is not an address ("${usdc}")`);
+  if (!isAddress(usdc)) throw new DevCommandError(`the dev chain's test USDC is not an address ("${String(usdc)}")`);
   const statusUrl = `/api/receipts/status?receiptId=${encodeURIComponent(id)}`;
   return {
     receiptId: id,

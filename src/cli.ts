@@ -152,7 +152,7 @@ function requireWallet(value: string | undefined, required: boolean): string | u
     if (required) throw new InputError('--wallet is required (a 0x-prefixed, 40-hex address)');
     return undefined;
   }
-  if (!isAddress(value)) throw new InputError(`--wallet "${value}" is not a 0x-prefixed, 40-hex address`);
+  if (!isAddress(value)) throw new InputError(`--wallet "${String(value)}" is not a 0x-prefixed, 40-hex address`);
   return value;
 }
 

@@ -231,7 +231,7 @@ export function loadConfig(env: Env = process.env): Config {
       .filter((w) => w !== '')
       .flatMap((w) => {
         if (isAddress(w)) return [normalizeWallet(w)];
-        problems.push(`${name} holds "${w}", which is not a 0x-prefixed 40-hex wallet`);
+        problems.push(`${name} holds "${String(w)}", which is not a 0x-prefixed 40-hex wallet`);
         return [];
       });
 

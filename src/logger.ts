@@ -84,7 +84,7 @@ export class RequestLogger {
   }
 
   private write(level: Level, args: Parameters<LogMethod>): void {
-    if ((this.made ?? this.parent).isLevelEnabled(level)) (this.logger[level] as (...a: unknown[]) => void)(...args);
+    if ((this.made ?? this.parent).isLevelEnabled(level)) this.logger[level](...args);
   }
 
   get level(): string {

@@ -3,7 +3,7 @@
  * CSRF token and Origin check on every state-changing request, then the route's role.
  * A subscription key never opens these routes.
  */
-import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { prependOnRequest } from '../http/route-hooks.ts';
 import { Forbidden, RateLimited, Unauthorized } from '../domain/errors.ts';
 import { SESSION_RATE_LIMIT_PER_MINUTE, setRateHeaders } from '../gateway/plugin.ts';
@@ -37,7 +37,7 @@ export function registerSessionAuth(app: FastifyInstance, opts: SessionAuthOptio
   const siteOrigin = new URL(opts.siteUrl).origin;
 
   app.addHook('onRoute', (route) => {
-    const config = (route.config ?? {}) as FastifyContextConfig;
+    const config = route.config ?? {};
     if (config.auth !== 'session') return;
     prependOnRequest(route, async (request, reply) => {
       const session = await requireSession(request, opts.auth, siteOrigin);

@@ -104,7 +104,7 @@ async function connectPublicChain(p: StartChainParams, name: Exclude<ChainName, 
   if (rpcUrl === undefined) throw new Error(`RPC_URL is required for CHAIN=${name}`);
   const chain = VIEM_CHAINS[name];
   const transport = transportFor(rpcUrl, config.rpcTimeoutMs);
-  const publicClient = createPublicClient({ chain, transport, pollingInterval: 1_000 }) as ChainPublicClient;
+  const publicClient: ChainPublicClient = createPublicClient({ chain, transport, pollingInterval: 1_000 });
   const walletClient =
     config.splitDeployerKey === undefined
       ? undefined
@@ -224,7 +224,7 @@ async function joinDevChain(p: StartChainParams, rpcUrl: string): Promise<ChainD
     rpcUrl,
     dev: { accounts: Array.from({ length: DEV_ACCOUNT_COUNT }, (_, i) => devAccount(i).address) },
     // The node belongs to whoever started it.
-    close: async () => undefined,
+    close: () => Promise.resolve(),
   };
 }
 

@@ -38,5 +38,5 @@ export function devPublicClient(chain: Chain, transport: Transport): ChainPublic
         await new Promise((resolve) => setTimeout(resolve, pollingInterval));
       }
     },
-  })) as unknown as ChainPublicClient;
+  }));
 }

@@ -80,7 +80,7 @@ export const paymentSplitterAbi = [
 /** The artifact's full ABI and creation bytecode, as OpenZeppelin compiled them. */
 export const paymentSplitterArtifact = { abi: splitterArtifact.abi as Abi, bytecode: splitterArtifact.bytecode as Hex };
 /** The runtime code of that PaymentSplitter (it has no immutables, so every deployment's is the same). */
-const PAYMENT_SPLITTER_RUNTIME = (splitterArtifact.deployedBytecode as string).toLowerCase();
+const PAYMENT_SPLITTER_RUNTIME = splitterArtifact.deployedBytecode.toLowerCase();
 
 /** No real split has more payees than this; reading stops here rather than loop on a hostile contract. */
 const MAX_PAYEES = 256;

@@ -308,7 +308,7 @@ function releasingTransaction(pool: pg.Pool): Db['transaction'] {
     const client = await pool.connect();
     let handle = handles.get(client);
     if (handle === undefined) {
-      handle = drizzlePg(client, { schema }) as unknown as Db;
+      handle = drizzlePg(client, { schema });
       handles.set(client, handle);
     }
     let failure: unknown;

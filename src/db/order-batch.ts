@@ -176,5 +176,5 @@ export async function writeStock(tx: Tx, takes: Take[], released: string[]): Pro
       )
       select (select count(*) from taken)::int as taken, (select count(*) from released)::int as released`),
   );
-  if (row === undefined || int(row.taken) !== takes.length) throw new StockMoved(`${row?.taken} of ${takes.length} reservations applied`);
+  if (row === undefined || int(row.taken) !== takes.length) throw new StockMoved(`${String(row?.taken)} of ${takes.length} reservations applied`);
 }

@@ -287,7 +287,7 @@ async function placeBatch(db: Db, orders: PendingOrder[], locked = false): Promi
     });
   } catch (err) {
     if (!(err instanceof StockMoved)) throw err;
-    if (locked) throw new Error(`stock of a locked item changed within its transaction: ${err.message}`);
+    if (locked) throw new Error(`stock of a locked item changed within its transaction: ${err.message}`, { cause: err });
     return placeBatch(db, orders, true);
   }
 }
@@ -301,7 +301,7 @@ async function placeOrders(db: Db, orders: PendingOrder[]): Promise<Settled<Plac
     (seen.has(o.write.id) ? later : first).push(i);
     seen.add(o.write.id);
   });
-  const outcomes: Settled<PlacedOrder>[] = new Array(orders.length);
+  const outcomes = new Array<Settled<PlacedOrder>>(orders.length);
   const firstOutcomes = await placeBatch(db, first.map((i) => orders[i]!));
   first.forEach((i, k) => (outcomes[i] = firstOutcomes[k]!));
   if (later.length > 0) {

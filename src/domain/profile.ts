@@ -98,7 +98,7 @@ export async function heartbeat(
       live,
       lastSeen: now,
       lastHeartbeat: live ? now : last,
-      liveSince: live ? (continuing ? (before.liveSince as number | null) ?? now : now) : null,
+      liveSince: live ? (continuing ? before.liveSince ?? now : now) : null,
     },
     now,
   );

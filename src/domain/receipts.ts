@@ -136,7 +136,9 @@ export function paymentUrl(siteUrl: string, id: string, payToken: string): strin
 
 /** Parses caller-supplied line items into stored form, with exact cents. */
 export function parseLineItems(items: readonly LineItemInput[]): { stored: StoredLineItem[]; totalCents: bigint } {
-  if (!Array.isArray(items) || items.length === 0) throw new InvalidInput('lineItems must hold at least one item');
+  // Checked at run time as well; through `unknown`, so that the check does not erase the item type.
+  const list: unknown = items;
+  if (!Array.isArray(list) || items.length === 0) throw new InvalidInput('lineItems must hold at least one item');
   if (items.length > MAX_LINE_ITEMS) throw new InvalidInput(`lineItems may hold at most ${MAX_LINE_ITEMS} items`);
   let total = 0n;
   const stored = items.map((item, i) => {

@@ -72,7 +72,7 @@ function toView(r: Row): SplitTransactionView {
 export async function listSplitTransactions(
   db: Tx,
   wallet: string,
-  address?: string | undefined,
+  address?: string,
 ): Promise<SplitTransactionView[]> {
   const addr = address === undefined ? undefined : normalizeWallet(address);
   const rows = await db

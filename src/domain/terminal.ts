@@ -63,8 +63,8 @@ function parseTerminal(input: TerminalInput) {
     cents,
     label: label.trim(),
     tax: {
-      jurisdictionCode: input.jurisdictionCode as string | undefined,
-      taxRate: input.taxRate as number | undefined,
+      jurisdictionCode: input.jurisdictionCode,
+      taxRate: input.taxRate,
       taxComponents: input.taxComponents as string[] | undefined,
     },
   };

@@ -2,8 +2,8 @@
  * Users: search over the highest-XP users, the list of users live right now, and bulk import.
  * Users are not merchant data: every developer key with users:read sees the same directory.
  */
-import { and, asc, desc, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
-import type { Db, Tx } from '../db/client.ts';
+import { asc, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
+import type { Tx } from '../db/client.ts';
 import type { UserDirectory } from '../db/user-directory.ts';
 import { users } from '../db/schema.ts';
 import { InvalidInput } from './errors.ts';

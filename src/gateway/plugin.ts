@@ -5,7 +5,7 @@
  * merchant, the scope checked, and the subscription's rate limit applied.
  */
 import { randomUUID } from 'node:crypto';
-import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { prependOnRequest } from '../http/route-hooks.ts';
 import { Forbidden, RateLimited, Unauthorized } from '../domain/errors.ts';
 import type { KeyResolver } from './key-resolver.ts';
@@ -81,7 +81,7 @@ export function registerGateway(app: FastifyInstance, opts: GatewayOptions): voi
 
   // The routes that take a key, or a per-address budget: their own hook, run before the route's.
   app.addHook('onRoute', (route) => {
-    const config = (route.config ?? {}) as FastifyContextConfig;
+    const config = route.config ?? {};
     if (config.auth === 'public') {
       prependOnRequest(route, async (request, reply) => {
         applyDecision(reply, await opts.limiter.hit(`ip:${request.ip}`, opts.publicRateLimitPerMinute));

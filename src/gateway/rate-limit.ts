@@ -36,7 +36,7 @@ export class MemoryRateLimiter implements RateLimiter {
   private readonly counts = new Map<string, number>();
   private window = 0;
 
-  async hit(key: string, limit: number, now = Date.now()): Promise<RateDecision> {
+  hit(key: string, limit: number, now = Date.now()): Promise<RateDecision> {
     const windowStart = now - (now % WINDOW_MS);
     if (windowStart !== this.window) {
       // A new window: every counter of the previous one is stale.
@@ -45,17 +45,18 @@ export class MemoryRateLimiter implements RateLimiter {
     }
     const count = (this.counts.get(key) ?? 0) + 1;
     this.counts.set(key, count);
-    return decide(count, limit, windowStart);
+    return Promise.resolve(decide(count, limit, windowStart));
   }
 
-  async peek(key: string, limit: number, now = Date.now()): Promise<RateDecision> {
+  peek(key: string, limit: number, now = Date.now()): Promise<RateDecision> {
     const windowStart = now - (now % WINDOW_MS);
     const count = windowStart === this.window ? (this.counts.get(key) ?? 0) : 0;
-    return decide(count + 1, limit, windowStart);
+    return Promise.resolve(decide(count + 1, limit, windowStart));
   }
 
-  async close(): Promise<void> {
+  close(): Promise<void> {
     this.counts.clear();
+    return Promise.resolve();
   }
 }
 

@@ -34,7 +34,7 @@ export function registerCors(app: FastifyInstance, opts: { origins: readonly str
   const keyRoutes: KeyRoute[] = [];
 
   app.addHook('onRoute', (route: RouteOptions) => {
-    if (!isKeyRoute(route.config as { scope?: unknown; auth?: unknown } | undefined)) return;
+    if (!isKeyRoute(route.config)) return;
     for (const method of Array.isArray(route.method) ? route.method : [route.method]) {
       keyRoutes.push({ method, path: pathPattern(route.url) });
     }

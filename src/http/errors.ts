@@ -56,7 +56,7 @@ export function installErrorHandling(app: FastifyInstance): void {
       reply.header('retry-after', '5');
       return reply.status(503).send({ error: 'database_unavailable', message: 'The database is unavailable; retry shortly' });
     }
-    const fe = err as FastifyError;
+    const fe = err;
     if (fe.validation) {
       return reply.status(400).send({ error: 'invalid_input', message: fe.message });
     }

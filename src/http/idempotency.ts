@@ -13,7 +13,7 @@
 import { createHash } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import { and, eq } from 'drizzle-orm';
-import type { FastifyContextConfig, FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { Db } from '../db/client.ts';
 import { isDbDown } from '../db/client.ts';
@@ -73,7 +73,7 @@ export function registerIdempotency(app: FastifyInstance, opts: { db: Db; logger
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     if (!methods.includes('POST')) return;
-    const mode = ((route.config ?? {}) as FastifyContextConfig).idempotency ?? 'store';
+    const mode = (route.config ?? {}).idempotency ?? 'store';
     // The header in the route's schema, so the OpenAPI document shows it on every POST that keeps answers.
     if (mode !== 'none' && route.schema !== undefined && route.schema.headers === undefined) {
       route.schema.headers = Type.Object({

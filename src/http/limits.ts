@@ -126,7 +126,7 @@ export function installJsonParser(app: FastifyInstance): void {
       done(new InvalidInput(message), undefined);
       return;
     }
-    parse(request, text, done);
+    void parse(request, text, done);
   });
 }
 

@@ -5,7 +5,27 @@
  * `createdAt`). Redocly's rules check every example against its schema (test/openapi-lint.test.ts).
  */
 
-type Json = Record<string, any>;
+/** The JSON Schema keywords (as the OpenAPI 3.1 document carries them) that examples are made from. */
+export interface Schema {
+  $ref?: string;
+  example?: unknown;
+  examples?: unknown[];
+  const?: unknown;
+  enum?: unknown[];
+  default?: unknown;
+  anyOf?: Schema[];
+  oneOf?: Schema[];
+  type?: string | string[];
+  format?: string;
+  properties?: Record<string, Schema>;
+  required?: string[];
+  items?: Schema;
+  minItems?: number;
+  pattern?: string;
+  minimum?: number;
+  exclusiveMinimum?: number;
+  maximum?: number;
+}
 
 
 const WALLET_EXAMPLE = '0x3c44cdddb6a900fa2b585dd299e03d12fa4293bc';
@@ -64,7 +84,7 @@ function hinted<T>(hints: [RegExp, T][], name: string): T | undefined {
   return hints.find(([re]) => re.test(name))?.[1];
 }
 
-function clamp(value: number, s: Json): number {
+function clamp(value: number, s: Schema): number {
   let v = value;
   if (typeof s.minimum === 'number' && v < s.minimum) v = s.minimum;
   if (typeof s.exclusiveMinimum === 'number' && v <= s.exclusiveMinimum) v = s.exclusiveMinimum + 1;
@@ -72,16 +92,19 @@ function clamp(value: number, s: Json): number {
   return v;
 }
 
-function resolveRef(ref: string, doc: Json): Json {
-  let node: any = doc;
-  for (const part of ref.replace(/^#\//, '').split('/')) node = node?.[part];
+/** The schema a local reference (`#/components/schemas/X`) names in the document. */
+function resolveRef(ref: string, doc: object): Schema {
+  let node: unknown = doc;
+  for (const part of ref.replace(/^#\//, '').split('/')) {
+    node = node !== null && typeof node === 'object' ? (node as Record<string, unknown>)[part] : undefined;
+  }
   return node ?? {};
 }
 
-const isNullSchema = (s: Json) => s.type === 'null' || (Array.isArray(s.enum) && s.enum.length === 1 && s.enum[0] === null);
+const isNullSchema = (s: Schema) => s.type === 'null' || (Array.isArray(s.enum) && s.enum.length === 1 && s.enum[0] === null);
 
 /** A value that fits `schema`, preferring the examples it carries; `name` is the property it fills. */
-export function sample(schema: Json | undefined, doc: Json, name: string, depth: number): unknown {
+export function sample(schema: Schema | undefined, doc: object, name: string, depth: number): unknown {
   if (schema === undefined || schema === null || typeof schema !== 'object') return null;
   if (typeof schema.$ref === 'string') return sample(resolveRef(schema.$ref, doc), doc, name, depth);
   if (schema.example !== undefined) return schema.example;
@@ -91,15 +114,15 @@ export function sample(schema: Json | undefined, doc: Json, name: string, depth:
   if (schema.default !== undefined) return schema.default;
   for (const union of [schema.anyOf, schema.oneOf]) {
     if (Array.isArray(union) && union.length > 0) {
-      return sample(union.find((b: Json) => !isNullSchema(b)) ?? union[0], doc, name, depth);
+      return sample(union.find((b) => !isNullSchema(b)) ?? union[0], doc, name, depth);
     }
   }
-  const type = Array.isArray(schema.type) ? (schema.type.find((t: string) => t !== 'null') ?? 'null') : schema.type;
+  const type = Array.isArray(schema.type) ? (schema.type.find((t) => t !== 'null') ?? 'null') : schema.type;
   if (type === 'object' || (type === undefined && schema.properties !== undefined)) {
     const required = new Set<string>(schema.required ?? []);
-    const out: Json = {};
+    const out: Record<string, unknown> = {};
     if (depth > 8) return out;
-    for (const [key, sub] of Object.entries<Json>(schema.properties ?? {})) {
+    for (const [key, sub] of Object.entries(schema.properties ?? {})) {
       if (required.has(key) || sub.examples !== undefined || sub.example !== undefined) out[key] = sample(sub, doc, key, depth + 1);
     }
     return out;

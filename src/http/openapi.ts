@@ -20,7 +20,7 @@ import swagger, { type FastifyDynamicSwaggerOptions, type SwaggerTransform, type
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyContextConfig, FastifyInstance, FastifySchema } from 'fastify';
 import { IDEMPOTENCY_HEADER } from './idempotency.ts';
-import { sample } from './openapi-examples.ts';
+import { sample, type Schema } from './openapi-examples.ts';
 import { ERROR_CODES, HANDLER_CHECKS, type ErrorCode } from './schemas.ts';
 
 /** Stable operation ids, by method and path as the document writes it. A route missing here gets one made from both. */
@@ -276,7 +276,7 @@ function madeUpId(method: string, path: string): string {
 const describeRoute: SwaggerTransform = ({ schema, url, route }) => {
   if (schema === undefined || schema === null || schema.hide === true) return { schema, url };
   const method = (Array.isArray(route.method) ? route.method[0] : route.method) as string;
-  const config = (route.config ?? {}) as FastifyContextConfig;
+  const config = route.config ?? {};
   const kind = kindOf(config);
   const path = documentPath(url);
   const operationId = schema.operationId ?? OPERATION_IDS[`${method} ${path}`] ?? madeUpId(method, path);
@@ -291,7 +291,27 @@ const describeRoute: SwaggerTransform = ({ schema, url, route }) => {
   return { schema: described, url };
 };
 
-type Json = Record<string, any>;
+/** The parts of the OpenAPI document that finishDocument completes; the rest passes through as it is. */
+interface Media {
+  schema?: Schema;
+  example?: unknown;
+  examples?: Record<string, unknown>;
+}
+interface Response {
+  description?: string;
+  content?: Record<string, Media>;
+  headers?: Record<string, unknown>;
+}
+interface Operation {
+  operationId?: string;
+  parameters?: unknown[];
+  requestBody?: { required?: boolean; description?: string; content?: Record<string, Media> };
+  responses?: Record<string, Response>;
+  [META]?: Meta;
+}
+interface Document {
+  paths?: Record<string, Record<string, Operation>>;
+}
 
 /** Merges the HANDLER_CHECKS keywords into every schema of the document. */
 function publishHandlerChecks(node: unknown): void {
@@ -300,7 +320,7 @@ function publishHandlerChecks(node: unknown): void {
     return;
   }
   if (node === null || typeof node !== 'object') return;
-  const obj = node as Json;
+  const obj = node as Record<string, unknown>;
   if (obj[HANDLER_CHECKS] !== undefined) {
     Object.assign(obj, obj[HANDLER_CHECKS]);
     delete obj[HANDLER_CHECKS];
@@ -310,8 +330,8 @@ function publishHandlerChecks(node: unknown): void {
 
 const header = (name: string) => ({ $ref: `#/components/headers/${name}` });
 
-function errorExample(code: ErrorCode): Json {
-  const value: Json = { error: code, message: ERROR_CODES[code][1] };
+function errorExample(code: ErrorCode): { summary: string; value: Record<string, unknown> } {
+  const value: Record<string, unknown> = { error: code, message: ERROR_CODES[code][1] };
   if (code === 'rate_limited') value.resetAt = 1767225660000;
   if (code === 'deprecated') value.reason = 'use_connected_wallet';
   return { summary: ERROR_CODES[code][0], value };
@@ -323,27 +343,30 @@ function describeError(status: number, codes: readonly ErrorCode[]): string {
   return `${STATUS_TEXT[status] ?? 'Error'}. ${list}.${why === undefined ? '' : ` (${why[0]!.toUpperCase()}${why.slice(1)}.)`}`;
 }
 
-function isErrorResponse(response: Json): boolean {
-  return response.content?.['application/json']?.schema?.$ref === ERROR_REF;
+/** The JSON content of a response that answers the Error schema; undefined for any other response. */
+function errorMediaOf(response: Response): Media | undefined {
+  const media = response.content?.['application/json'];
+  return media?.schema?.$ref === ERROR_REF ? media : undefined;
 }
 
-function finishResponses(op: Json, method: string, path: string, meta: Meta, doc: Json): void {
-  const responses: Json = op.responses ?? {};
+function finishResponses(op: Operation, method: string, path: string, meta: Meta, doc: Document): void {
+  const responses = op.responses ?? {};
   for (const status of statusesOf(method, path, meta)) {
     responses[status] ??= { description: '', content: { 'application/json': { schema: { $ref: ERROR_REF } } } };
   }
   const limited = meta.kind !== 'open';
-  const sorted: Json = {};
+  const supplement = op.operationId === undefined ? undefined : SUPPLEMENTS[op.operationId];
+  const sorted: Record<string, Response> = {};
   for (const key of Object.keys(responses).sort()) {
-    const response = responses[key] as Json;
+    const response = responses[key]!;
     const status = Number(key);
-    if (isErrorResponse(response)) {
+    const errorMedia = errorMediaOf(response);
+    if (errorMedia !== undefined) {
       const codes = [...new Set([...(STATUS_CODES[status] ?? []), ...(meta.errorCodes[status] ?? [])])];
       if (codes.length === 0) throw new Error(`${method} ${path}: no error code for ${status}`);
       response.description = describeError(status, codes);
-      const media = response.content['application/json'];
-      delete media.example;
-      media.examples = Object.fromEntries(codes.map((c) => [c, errorExample(c)]));
+      delete errorMedia.example;
+      errorMedia.examples = Object.fromEntries(codes.map((c) => [c, errorExample(c)]));
     } else {
       if (response.description === undefined || response.description === 'Default Response' || response.description === '') {
         response.description = STATUS_TEXT[status] ?? 'Answer';
@@ -353,29 +376,29 @@ function finishResponses(op: Json, method: string, path: string, meta: Meta, doc
         media.example = sample(media.schema, doc, '', 0);
       }
     }
-    const headers: Json = { 'X-Correlation-Id': header('CorrelationId') };
+    const headers: Record<string, unknown> = { 'X-Correlation-Id': header('CorrelationId') };
     if (limited && status !== 401) {
       headers['X-RateLimit-Limit'] = header('RateLimitLimit');
       headers['X-RateLimit-Remaining'] = header('RateLimitRemaining');
       headers['X-RateLimit-Reset'] = header('RateLimitReset');
     }
-    if ((status === 429 || status === 503) && isErrorResponse(response)) headers['Retry-After'] = header('RetryAfter');
+    if ((status === 429 || status === 503) && errorMedia !== undefined) headers['Retry-After'] = header('RetryAfter');
     if (meta.replays && status < 500 && status !== 401 && status !== 408 && status !== 429) headers['Idempotent-Replayed'] = header('IdempotentReplayed');
-    response.headers = { ...headers, ...SUPPLEMENTS[op.operationId]?.responseHeaders?.[status], ...response.headers };
+    response.headers = { ...headers, ...supplement?.responseHeaders?.[status], ...response.headers };
     sorted[key] = response;
   }
   op.responses = sorted;
 }
 
-function finishRequestBody(op: Json, doc: Json): void {
+function finishRequestBody(op: Operation, doc: Document): void {
   const media = op.requestBody?.content?.['application/json'];
   if (media === undefined || media.example !== undefined || media.examples !== undefined) return;
-  const supplied = SUPPLEMENTS[op.operationId]?.requestExample;
+  const supplied = op.operationId === undefined ? undefined : SUPPLEMENTS[op.operationId]?.requestExample;
   media.example = supplied !== undefined ? supplied : sample(media.schema, doc, '', 0);
 }
 
 /** What apk.ts leaves out: the bytes of a partial download and of an upload. */
-function finishApk(op: Json): void {
+function finishApk(op: Operation): void {
   const binary = { schema: { type: 'string', format: 'binary' } };
   const apk = 'application/vnd.android.package-archive';
   if (op.operationId === 'downloadApk') {
@@ -395,7 +418,7 @@ function finishApk(op: Json): void {
 }
 
 /** On the tracking-status route, sensitive statuses need the session: its CSRF header, optional otherwise. */
-function finishStatusRoute(op: Json): void {
+function finishStatusRoute(op: Operation): void {
   if (op.operationId !== 'recordReceiptStatus') return;
   op.parameters = [
     ...(op.parameters ?? []),
@@ -409,14 +432,18 @@ function finishStatusRoute(op: Json): void {
   ];
 }
 
-const finishObject: SwaggerTransformObject = (document) => finishDocument(('openapiObject' in document ? document.openapiObject : document.swaggerObject) as Json);
+/** @fastify/swagger's document transform: completes the document in place. */
+const finishObject: SwaggerTransformObject = (document) => {
+  const doc = 'openapiObject' in document ? document.openapiObject : document.swaggerObject;
+  finishDocument(doc as Document);
+  return doc;
+};
 
-/** @fastify/swagger's document transform. */
-function finishDocument(doc: Json): Json {
+function finishDocument(doc: Document): void {
   publishHandlerChecks(doc);
-  for (const [path, item] of Object.entries<Json>(doc.paths ?? {})) {
-    for (const [m, op] of Object.entries<Json>(item)) {
-      const meta = op[META] as Meta | undefined;
+  for (const [path, item] of Object.entries(doc.paths ?? {})) {
+    for (const [m, op] of Object.entries(item)) {
+      const meta = op[META];
       if (meta === undefined) continue;
       delete op[META];
       const method = m.toUpperCase();
@@ -426,7 +453,6 @@ function finishDocument(doc: Json): Json {
       finishResponses(op, method, path, meta, doc);
     }
   }
-  return doc;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -492,7 +518,7 @@ export async function registerOpenApi(app: FastifyInstance, opts: { basePath: st
         },
       },
     },
-    refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
+    refResolver: { buildLocalReference: (json, _base, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
     transform: describeRoute,
     transformObject: finishObject,
   };
@@ -511,5 +537,5 @@ export async function registerOpenApi(app: FastifyInstance, opts: { basePath: st
       css: [{ filename: 'splitline.css', content: THEME_CSS }],
     },
   });
-  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger());
 }

@@ -99,7 +99,7 @@ export async function registerPayPage(app: FastifyInstance, opts: PayPageOptions
 
     async function page(request: FastifyRequest<{ Params: { id: string }; Querystring: { t?: unknown } }>, reply: FastifyReply) {
       const token = typeof request.query.t === 'string' ? request.query.t : undefined;
-      let found = false;
+      let found: boolean;
       try {
         const embed = await embedOriginsFor(opts.db, request.params.id, token);
         found = embed.found;

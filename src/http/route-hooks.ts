@@ -1,4 +1,4 @@
-import type { onRequestHookHandler, RouteOptions } from 'fastify';
+import type { onRequestAsyncHookHandler, RouteOptions } from 'fastify';
 
 /**
  * Puts `hook` first among one route's own onRequest hooks: after every application-wide hook
@@ -6,7 +6,7 @@ import type { onRequestHookHandler, RouteOptions } from 'fastify';
  * go on the routes that need them this way rather than on every request, so a route pays only
  * for the checks it has.
  */
-export function prependOnRequest(route: RouteOptions, hook: onRequestHookHandler): void {
+export function prependOnRequest(route: RouteOptions, hook: onRequestAsyncHookHandler): void {
   const own = route.onRequest;
   route.onRequest = own === undefined ? [hook] : [hook, ...(Array.isArray(own) ? own : [own])];
 }

@@ -37,7 +37,7 @@ export async function fillPayAddresses(db: Tx, factory: Address): Promise<number
       where s.address is not null
       limit ${BATCH}`).then(rowsOf)) as { wallet: string; id: string; split: string }[];
     if (rows.length === 0) return filled;
-    const values = rows.map((r) => ({ w: r.wallet, i: r.id, a: payAddressOf({ factory, split: r.split!, wallet: r.wallet, receiptId: r.id }) }));
+    const values = rows.map((r) => ({ w: r.wallet, i: r.id, a: payAddressOf({ factory, split: r.split, wallet: r.wallet, receiptId: r.id }) }));
     await db.execute(sql`update ${receipts} set pay_address = v.a
       from json_to_recordset(${JSON.stringify(values)}::json) as v(w text, i text, a text)
       where ${receipts}.wallet = v.w and ${receipts}.id = v.i`);

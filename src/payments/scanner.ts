@@ -23,7 +23,7 @@ import type { Logger } from 'pino';
 import type { ChainDeps } from '../chain/client.ts';
 import { paymentSplitterAbi } from '../chain/split-contract.ts';
 import type { Db, Tx } from '../db/client.ts';
-import { chainBlocks, chainCursors, receipts, receiptTransfers, receiptWatch, splitConfigs, splitTransactions, type SplitRecipient } from '../db/schema.ts';
+import { chainBlocks, chainCursors, receipts, receiptTransfers, receiptWatch, splitConfigs, splitTransactions } from '../db/schema.ts';
 import { splitterShare } from '../domain/money.ts';
 import { recordSplitTransaction } from '../domain/split-transactions.ts';
 
@@ -318,7 +318,7 @@ export class PaymentScanner {
     return new Map(
       rows.map((r) => [
         r.address!.toLowerCase(),
-        { wallet: r.wallet, platformBps: (r.recipients as SplitRecipient[]).find((x) => x.address === platform)?.sharesBps ?? 0 },
+        { wallet: r.wallet, platformBps: r.recipients.find((x) => x.address === platform)?.sharesBps ?? 0 },
       ]),
     );
   }

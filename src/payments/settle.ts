@@ -128,7 +128,7 @@ export async function settleReceipt(tx: Tx, key: ReceiptKey, c: SettleContext): 
       delete set.transactionTimestamp;
     }
     await tx.update(receipts).set(set).where(and(eq(receipts.wallet, row.wallet), eq(receipts.id, row.id)));
-    const updated = { ...row, ...set } as ReceiptRow;
+    const updated = { ...row, ...set };
     if (to !== status) {
       const note = `${f.paid} of ${f.amount} base units received${exception === null ? '' : `; ${exception}`}`;
       // Several steps at once (with CONFIRMATIONS=1 a transfer is deep when first seen): the

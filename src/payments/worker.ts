@@ -25,7 +25,7 @@ import { followHints } from './hints.ts';
 import { fillPayAddresses } from './pay-address.ts';
 import { keyOf, PaymentScanner, type ReceiptKey } from './scanner.ts';
 import { expireReceipt, settleReceipt } from './settle.ts';
-import { CHAIN_STATUSES, isAwaitingMoney, type ReceiptStatus } from './states.ts';
+import { CHAIN_STATUSES, isAwaitingMoney } from './states.ts';
 
 export const CHAIN_LEASE = 'chain';
 
@@ -191,7 +191,7 @@ export class ChainWorker {
       .limit(EXPIRE_PER_PASS);
     let expired = 0;
     for (const r of due) {
-      if (!isAwaitingMoney(r.status as ReceiptStatus)) continue;
+      if (!isAwaitingMoney(r.status)) continue;
       if (await db.transaction((tx) => expireReceipt(tx, r, now))) expired++;
     }
     return expired;

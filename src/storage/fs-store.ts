@@ -35,8 +35,9 @@ export class FilesystemBlobStore implements BlobStore {
     }
   }
 
-  async read(name: string, range?: ByteRange): Promise<Readable> {
-    return createReadStream(this.pathOf(name), range === undefined ? {} : { start: range.start, end: range.end });
+  read(name: string, range?: ByteRange): Promise<Readable> {
+    // A bad name or range rejects, as from the other stores, rather than throwing.
+    return new Promise((resolve) => resolve(createReadStream(this.pathOf(name), range === undefined ? {} : { start: range.start, end: range.end })));
   }
 
   async write(name: string, source: Readable, opts: WriteOptions): Promise<BlobInfo> {

@@ -35,7 +35,7 @@ function guardedLookup(policy: UrlPolicy): LookupFunction {
   return (hostname, options, callback) => {
     dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
       if (err) return callback(err, '', 4);
-      const list = addresses as unknown as LookupAddress[];
+      const list = addresses;
       const bad = list.find((a) => isRefusedAddress(a.address, policy));
       if (bad !== undefined) return callback(new CodedError(PRIVATE_ADDRESS, `refused private address ${bad.address}`), '', 4);
       if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, list);

@@ -66,7 +66,7 @@ export function authRoutes(app: App, deps: Deps): void {
         response: { 200: SessionAnswer, ...adminErrors },
       },
     },
-    async (request) => {
+    (request) => {
       const s = sessionOf(request);
       return { wallet: s.wallet, roles: s.roles, csrfToken: s.csrfToken };
     },

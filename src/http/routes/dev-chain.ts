@@ -231,7 +231,7 @@ export function devChainRoutes(app: App, deps: Deps): void {
           return reply.status(503).send(rpcError(null, -32603, 'The dev chain is not answering (it may be restarting); retry shortly'));
         }
         if (!batch) return upstream;
-        answers.unshift(...(Array.isArray(upstream) ? upstream : [upstream]));
+        answers.unshift(...(Array.isArray(upstream) ? (upstream as unknown[]) : [upstream]));
       }
       return answers;
     },
@@ -247,7 +247,7 @@ export function devChainRoutes(app: App, deps: Deps): void {
         response: { 200: DevChain },
       },
     },
-    async () => ({
+    () => ({
       chainId: chain.chainId,
       rpcUrl: publicRpcUrl,
       usdcAddress: chain.usdc.address,

@@ -20,9 +20,10 @@ export function orderRoutes(app: App, deps: Deps): void {
     {
       config: { auth: 'key', scope: 'orders:create' },
       // A null list is a missing one: the domain answers items_required for both (see OrderBody).
-      preValidation: async (request) => {
+      preValidation: (request, _reply, done) => {
         const body = request.body as { items?: unknown } | null | undefined;
         if (body?.items === null) delete body.items;
+        done();
       },
       schema: {
         tags: ['orders'],

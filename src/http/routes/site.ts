@@ -21,6 +21,6 @@ export function siteRoutes(app: App, deps: Deps): void {
         },
       },
     },
-    async () => ({ containerType, brandKey }),
+    () => ({ containerType, brandKey }),
   );
 }

@@ -100,8 +100,8 @@ export function splitRoutes(app: App, deps: Deps): void {
     {
       config: { auth: 'key' },
       // Answered before the body is read, so any body (even none, or malformed) gets the 410.
-      onRequest: async () => {
-        throw new WithdrawDeprecated();
+      onRequest: (_request, _reply, done) => {
+        done(new WithdrawDeprecated());
       },
       schema: {
         tags: ['split'],
@@ -114,7 +114,7 @@ export function splitRoutes(app: App, deps: Deps): void {
         response: { 410: errorRef, ...keyErrors() },
       },
     },
-    async () => {
+    () => {
       throw new WithdrawDeprecated();
     },
   );

@@ -17,7 +17,7 @@ import { ApkDownloadParams, ApkList, ApkListQuery, ApkUploaded, ApkUploadParams,
 
 const errors = { 400: errorRef, 401: errorRef, 403: errorRef, 404: errorRef, 413: errorRef, 416: errorRef, 429: errorRef };
 
-export async function apkRoutes(scope: FastifyInstance, deps: Deps): Promise<void> {
+export function apkRoutes(scope: FastifyInstance, deps: Deps): void {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();
   const { blobs, config } = deps;
   const policy = { containerType: config.containerType, brandKey: config.brandKey, blobPrefix: config.apkBlobPrefix };

@@ -23,5 +23,8 @@ export function registerAdminRoutes(app: App, deps: Deps): void {
   adminSplitBalanceRoutes(app, deps);
   adminRejectedWriteRoutes(app, deps);
   // Encapsulated: its raw-body content-type parser must not reach other routes.
-  void app.register(async (scope) => apkRoutes(scope, deps));
+  void app.register((scope, _opts, done) => {
+    apkRoutes(scope, deps);
+    done();
+  });
 }

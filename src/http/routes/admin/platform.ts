@@ -26,7 +26,7 @@ export function adminPlatformRoutes(app: App, deps: Deps): void {
         },
       },
     },
-    async () => ({
+    () => ({
       platformRecipientAddress: platformRecipientAddress ?? null,
       platformFeeBps,
       chainId,

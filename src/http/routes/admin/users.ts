@@ -5,8 +5,6 @@ import { IMPORT_MAX_USERS, ImportUsersBody, UsersImported } from '../../../contr
 import type { App } from '../../app-type.ts';
 
 export function adminUserRoutes(app: App, deps: Deps): void {
-  const db = deps.database.db;
-
   app.post(
     '/api/admin/users',
     {

@@ -36,7 +36,7 @@ export function receiptTerminalRoutes(app: App, deps: Deps): void {
         db,
         config.siteUrl,
         wallet,
-        (request.body ?? {}) as Record<string, unknown>,
+        request.body ?? {},
         config.receiptTtlMinutes,
         Date.now(),
         writeOf(request),
