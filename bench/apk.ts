@@ -19,6 +19,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { pathToFileURL } from 'node:url';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
+import type { Challenge } from '../src/contract/auth.ts';
 import { startAzurite } from '../test/helpers/azurite.ts';
 import { benchOptions, type ApkBenchOptions } from './options.ts';
 import { freePort, ROOT, RssSampler, serviceArgs, startServer, tail, type Server } from './servers.ts';
@@ -74,7 +75,7 @@ async function signIn(base: string, account: PrivateKeyAccount): Promise<Signed>
   const json = { 'content-type': 'application/json' };
   const challenge = await fetch(`${base}/api/auth/challenge`, { method: 'POST', headers: json, body: JSON.stringify({ wallet: account.address }) });
   if (challenge.status !== 200) throw new Error(`challenge answered ${challenge.status}: ${await challenge.text()}`);
-  const { nonce, typedData } = (await challenge.json()) as { nonce: string; typedData: any };
+  const { nonce, typedData } = (await challenge.json()) as Challenge;
   const { EIP712Domain: _domain, ...types } = typedData.types;
   const signature = await account.signTypedData({ domain: typedData.domain, types, primaryType: typedData.primaryType, message: typedData.message });
   const login = await fetch(`${base}/api/auth/login`, { method: 'POST', headers: json, body: JSON.stringify({ wallet: account.address, nonce, signature }) });

@@ -137,8 +137,6 @@ function stats(values: number[]): Stats {
   return { p50: percentile(sorted, 50), p95: percentile(sorted, 95), max: sorted[sorted.length - 1] ?? NaN };
 }
 
-const mean = (values: number[]) => (values.length === 0 ? NaN : values.reduce((s, v) => s + v, 0) / values.length);
-
 /** utime + stime of a process in ms (10 ms ticks), or null when it is gone or unreadable. */
 function processCpuMs(pid: number | undefined): number | null {
   if (pid === undefined) return null;
@@ -160,7 +158,7 @@ class RpcCounter {
   onFetchRequest = (_request: Request, init: RequestInit): void => {
     let methods: string[] = ['?'];
     try {
-      const body = JSON.parse(String(init.body)) as { method: string } | { method: string }[];
+      const body = JSON.parse(typeof init.body === 'string' ? init.body : '') as { method: string } | { method: string }[];
       methods = (Array.isArray(body) ? body : [body]).map((b) => b.method);
     } catch {
       // counted as '?'
@@ -264,7 +262,7 @@ interface RunContext {
   log: (line: string) => void;
 }
 
-async function runSize(c: RunContext, openReceipts: number, splitless: number, cleanup: (() => Promise<unknown> | unknown)[]): Promise<WorkerRun> {
+async function runSize(c: RunContext, openReceipts: number, splitless: number, cleanup: (() => unknown)[]): Promise<WorkerRun> {
   const { tc, chain, counter } = c;
   const rng = createRng(20_241_124 + openReceipts);
   const publicClient = tc.chain.publicClient;
@@ -628,7 +626,7 @@ export async function benchChainWorker(env: NodeJS.ProcessEnv = process.env): Pr
     console.error(`BENCH_WORKER_SIZES must list whole numbers from ${(WARMUP_BLOCKS + blocks) * PAYMENTS_PER_BLOCK} to 1,000,000 (got "${rawSizes}")`);
     return 1;
   }
-  const cleanup: (() => Promise<unknown> | unknown)[] = [];
+  const cleanup: (() => unknown)[] = [];
   const runCleanup = async () => {
     for (const step of cleanup.reverse()) {
       try {
@@ -690,5 +688,5 @@ export async function benchChainWorker(env: NodeJS.ProcessEnv = process.env): Pr
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  benchChainWorker().then((code) => process.exit(code));
+  void benchChainWorker().then((code) => process.exit(code));
 }

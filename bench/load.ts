@@ -77,7 +77,8 @@ async function preflightOne(baseUrl: string, s: Scenario): Promise<Preflight> {
   });
   const text = await res.text();
   const body = parseJson(text);
-  if (res.status === 404 && /^No route for/.test(String(field(body, 'message') ?? ''))) {
+  const message = field(body, 'message');
+  if (res.status === 404 && typeof message === 'string' && /^No route for/.test(message)) {
     return { ok: false, notRegistered: true, message: `${call.method} ${call.path.split('?')[0]} is not registered yet` };
   }
   const problem = res.status !== s.expectStatus ? `expected ${s.expectStatus}` : s.check(body);

@@ -38,6 +38,12 @@ import { createPublicClient, createWalletClient, defineChain, erc20Abi, http, ty
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { foundry } from 'viem/chains';
 import { devAccount } from '../src/chain/dev-accounts.ts';
+import type { Challenge, SignedIn } from '../src/contract/auth.ts';
+import type { DevChain } from '../src/contract/dev-chain.ts';
+import type { PaymentView } from '../src/contract/pay.ts';
+import type { CreatedReceipt, ReceiptDetail } from '../src/contract/receipts.ts';
+import type { SplitDeployed, SplitTransactions } from '../src/contract/split.ts';
+import type { SubscriptionCreated } from '../src/contract/subscriptions.ts';
 import { freshPostgresDatabase } from '../test/helpers/app.ts';
 import { freePort, ROOT, serviceArgs, startServer, tail, type Server } from './servers.ts';
 
@@ -100,7 +106,8 @@ interface Http {
   key?: string;
 }
 
-async function call(h: Http, method: string, url: string, body?: unknown): Promise<{ status: number; json: any; res: Response }> {
+/** One request; `T` is the answer the route's contract promises (the bench checks the status, not the shape). */
+async function call<T = unknown>(h: Http, method: string, url: string, body?: unknown): Promise<{ status: number; json: T; res: Response }> {
   const headers: Record<string, string> = { origin: h.base };
   if (body !== undefined) headers['content-type'] = 'application/json';
   if (h.cookie !== undefined) headers.cookie = h.cookie;
@@ -108,10 +115,10 @@ async function call(h: Http, method: string, url: string, body?: unknown): Promi
   if (h.key !== undefined) headers['ocp-apim-subscription-key'] = h.key;
   const res = await fetch(h.base + url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
   const text = await res.text();
-  return { status: res.status, json: text === '' ? null : JSON.parse(text), res };
+  return { status: res.status, json: (text === '' ? null : JSON.parse(text)) as T, res };
 }
 
-async function expectStatus(p: ReturnType<typeof call>, status: number, what: string) {
+async function expectStatus<T>(p: Promise<{ status: number; json: T }>, status: number, what: string): Promise<T> {
   const r = await p;
   if (r.status !== status) throw new Error(`${what}: expected ${status}, got ${r.status} ${JSON.stringify(r.json)}`);
   return r.json;
@@ -121,23 +128,23 @@ async function expectStatus(p: ReturnType<typeof call>, status: number, what: st
 async function setUpMerchant(base: string, webhookUrl: string) {
   const account = privateKeyToAccount(generatePrivateKey());
   const anon: Http = { base };
-  const { nonce, typedData } = await expectStatus(call(anon, 'POST', '/api/auth/challenge', { wallet: account.address }), 200, 'challenge');
+  const { nonce, typedData } = await expectStatus(call<Challenge>(anon, 'POST', '/api/auth/challenge', { wallet: account.address }), 200, 'challenge');
   const { EIP712Domain: _domain, ...types } = typedData.types;
   const signature = await account.signTypedData({ domain: typedData.domain, types, primaryType: typedData.primaryType, message: typedData.message });
-  const login = await call(anon, 'POST', '/api/auth/login', { wallet: account.address, nonce, signature });
+  const login = await call<SignedIn>(anon, 'POST', '/api/auth/login', { wallet: account.address, nonce, signature });
   if (login.status !== 200) throw new Error(`login: ${login.status} ${JSON.stringify(login.json)}`);
   const cookie = login.res.headers.getSetCookie().find((c) => c.startsWith('cb_auth_token='))?.split(';')[0];
   if (cookie === undefined) throw new Error('login set no session cookie');
   const session: Http = { base, cookie, csrf: login.json.csrfToken };
   const wallet = account.address.toLowerCase();
   const deployed = await expectStatus(
-    call(session, 'POST', '/api/split/deploy', { recipients: [{ address: wallet, sharesBps: 9950 }, { address: PLATFORM, sharesBps: 50 }] }),
+    call<SplitDeployed>(session, 'POST', '/api/split/deploy', { recipients: [{ address: wallet, sharesBps: 9950 }, { address: PLATFORM, sharesBps: 50 }] }),
     200,
     'split deploy',
   );
   await expectStatus(call(session, 'POST', '/api/admin/webhooks', { url: webhookUrl, events: ['receipt.completed'] }), 201, 'webhook registration');
-  const sub = await expectStatus(call(session, 'POST', '/api/admin/subscriptions', { name: 'bench' }), 201, 'subscription');
-  return { split: deployed.split.address as Hex, keyed: { base, key: sub.primaryKey as string } satisfies Http };
+  const sub = await expectStatus(call<SubscriptionCreated>(session, 'POST', '/api/admin/subscriptions', { name: 'bench' }), 201, 'subscription');
+  return { split: deployed.split.address as Hex, keyed: { base, key: sub.primaryKey } satisfies Http };
 }
 
 /** The parts of a `receipt.completed` delivery the bench checks. */
@@ -216,13 +223,13 @@ async function payOne(o: {
   receiver: Awaited<ReturnType<typeof startReceiver>>;
 }): Promise<PaymentSample> {
   const created = await expectStatus(
-    call(o.keyed, 'POST', '/api/receipts', { id: o.id, lineItems: [{ label: 'Bench item', priceUsd: 1.23 }], totalUsd: 1.23 }),
+    call<CreatedReceipt>(o.keyed, 'POST', '/api/receipts', { id: o.id, lineItems: [{ label: 'Bench item', priceUsd: 1.23 }], totalUsd: 1.23 }),
     201,
     'receipt',
   );
   const search = new URL(created.paymentUrl).search;
   const pay = { base: o.keyed.base } satisfies Http;
-  const quote = (await expectStatus(call(pay, 'GET', `/api/pay/${o.id}${search}`), 200, 'quote')).payment as Quote;
+  const quote = (await expectStatus(call<PaymentView>(pay, 'GET', `/api/pay/${o.id}${search}`), 200, 'quote')).payment as Quote;
   // What the payment page would show: the receipt's own address, never the split itself.
   if (!/^0x[0-9a-fA-F]{40}$/.test(quote.payTo ?? '')) throw new Error(`${o.id}: payment.payTo is ${JSON.stringify(quote.payTo)}`);
   if (same(quote.payTo, o.chain.split)) throw new Error(`${o.id}: payment.payTo is the split itself`);
@@ -252,15 +259,15 @@ async function payOne(o: {
   const webhook = o.receiver.wait(o.id, 30_000);
   const deadline = Date.now() + 30_000;
   while (visibleAt === undefined) {
-    const view = await expectStatus(call(pay, 'GET', `/api/pay/${o.id}${search}`), 200, 'status');
+    const view = await expectStatus(call<PaymentView>(pay, 'GET', `/api/pay/${o.id}${search}`), 200, 'status');
     if (view.status === 'completed') visibleAt = Date.now();
     else if (['tx_mismatch', 'failed'].includes(view.status)) throw new Error(`${o.id} ended ${view.status} (${view.exception})`);
     else if (Date.now() > deadline) throw new Error(`${o.id} not completed within 30 s (still ${view.status})`);
     else await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
   const webhookAt = await webhook;
-  const detail = await expectStatus(call(o.keyed, 'GET', `/api/receipts/${o.id}`), 200, 'receipt detail');
-  const history = detail.statusHistory as { status: string; at: number }[];
+  const detail = await expectStatus(call<ReceiptDetail>(o.keyed, 'GET', `/api/receipts/${o.id}`), 200, 'receipt detail');
+  const history = detail.statusHistory;
   const completedAt = history.find((h) => h.status === 'completed')?.at;
   if (completedAt === undefined) throw new Error(`${o.id} has no completed entry in its history`);
   if (detail.exception !== null) throw new Error(`${o.id} completed with exception ${detail.exception}`);
@@ -268,7 +275,7 @@ async function payOne(o: {
   // The sweep is part of what was measured: the money left the payment address for the split.
   const left = await client.readContract({ address: quote.tokenAddress, abi: erc20Abi, functionName: 'balanceOf', args: [quote.payTo] });
   if (left !== 0n) throw new Error(`${o.id}: ${left} base units still at the payment address after completion`);
-  const splitTxs = (await expectStatus(call(o.keyed, 'GET', '/api/split/transactions'), 200, 'split transactions')) as { receiptId: string | null; transactionHash: string }[];
+  const splitTxs = await expectStatus(call<SplitTransactions>(o.keyed, 'GET', '/api/split/transactions'), 200, 'split transactions');
   const sweep = splitTxs.find((t) => t.receiptId === o.id);
   if (sweep === undefined) throw new Error(`${o.id}: no split transaction attributed to the receipt (no sweep seen)`);
   if (same(sweep.transactionHash, hash)) throw new Error(`${o.id}: the split transaction is the buyer's own transfer, not a sweep`);
@@ -359,7 +366,7 @@ export async function benchPayments(env: NodeJS.ProcessEnv = process.env): Promi
     console.log('\nPayment latency: skipped (BENCH_PAYMENTS=0)');
     return 0;
   }
-  const cleanup: (() => Promise<unknown> | unknown)[] = [];
+  const cleanup: (() => unknown)[] = [];
   const runCleanup = async () => {
     for (const step of cleanup.reverse()) {
       try {
@@ -416,7 +423,7 @@ export async function benchPayments(env: NodeJS.ProcessEnv = process.env): Promi
 
     console.log(`\nPayment latency: ${count} receipts paid on the dev chain, CONFIRMATIONS=1`);
     const { split, keyed } = await setUpMerchant(service.url, receiver.url);
-    const dev = await expectStatus(call({ base: service.url }, 'GET', '/dev/chain'), 200, 'dev chain');
+    const dev = await expectStatus(call<DevChain>({ base: service.url }, 'GET', '/dev/chain'), 200, 'dev chain');
     const chain = { rpcUrl: `${service.url}/dev/rpc`, token: dev.usdcAddress as Hex, split };
     const samples: PaymentSample[] = [];
     for (let i = 0; i < count; i++) {
@@ -466,5 +473,5 @@ export async function benchPayments(env: NodeJS.ProcessEnv = process.env): Promi
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  benchPayments().then((code) => process.exit(code));
+  void benchPayments().then((code) => process.exit(code));
 }

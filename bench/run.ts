@@ -48,8 +48,8 @@ class Cleanup {
 }
 
 async function describeDatabase(database: Database): Promise<string> {
-  const rows = (await database.db.execute(sql`show server_version`)) as unknown as { rows?: { server_version: string }[] };
-  const version = rows.rows?.[0]?.server_version ?? 'unknown version';
+  const result: unknown = await database.db.execute(sql`show server_version`);
+  const version = (result as { rows?: { server_version: string }[] }).rows?.[0]?.server_version ?? 'unknown version';
   return database.kind === 'postgres' ? `PostgreSQL ${version}` : `PGlite (PostgreSQL ${version})`;
 }
 
@@ -270,7 +270,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     void cleanup.run().then(() => process.exit(130));
   });
 }
-main(cleanup)
+void main(cleanup)
   .catch((err: unknown) => {
     // After an interrupt, the servers were stopped under the running load: that error is ours.
     if (!interrupted) console.error(`\nBench failed: ${err instanceof Error ? err.message : String(err)}`);
