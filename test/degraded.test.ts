@@ -18,7 +18,7 @@ import { openDatabase, type Database } from '../src/db/client.ts';
 import { receipts, receiptStatusHistory } from '../src/db/schema.ts';
 import { createDeps, type Deps } from '../src/deps.ts';
 import { createSubscription } from '../src/gateway/subscriptions.ts';
-import { randomWallet, type Res } from './helpers/app.ts';
+import { holdToContract, randomWallet, type Res } from './helpers/app.ts';
 import { postgresBinDir, PrivatePostgres } from './helpers/private-postgres.ts';
 
 const bin = postgresBinDir();
@@ -80,6 +80,7 @@ async function instance(dataDir: string): Promise<Instance> {
   });
   const app = await buildApp(deps);
   await app.ready();
+  holdToContract(app);
   return {
     deps,
     app,
@@ -393,7 +394,7 @@ async function startService(dataDir: string): Promise<Service> {
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const base = new Promise<string>((resolve, reject) => {
     let buffered = '';
-    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
       buffered += chunk;
       const lines = buffered.split('\n');
       buffered = lines.pop()!;
@@ -403,7 +404,7 @@ async function startService(dataDir: string): Promise<Service> {
         if (line.startsWith('{')) logs.push(JSON.parse(line) as Record<string, unknown>);
       }
     });
-    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
       stderr += chunk;
     });
     child.once('exit', (code) => reject(new Error(`service exited (${code}) before listening: ${stderr}`)));

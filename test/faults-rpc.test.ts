@@ -21,7 +21,7 @@ import { startChain, type ChainDeps } from '../src/chain/client.ts';
 import { loadConfig } from '../src/config.ts';
 import { createDeps, type Deps } from '../src/deps.ts';
 import { createSubscription } from '../src/gateway/subscriptions.ts';
-import { freshPostgresDatabase, type Res, type TestApp } from './helpers/app.ts';
+import { freshPostgresDatabase, holdToContract, type Res, type TestApp } from './helpers/app.ts';
 import { admin, signIn } from './helpers/session.ts';
 import { PLATFORM, startTestChain, type TestChain } from './chain/helpers.ts';
 
@@ -118,6 +118,7 @@ before(async () => {
   deps = await createDeps(config, { logger, pgliteDir: 'memory://', chain });
   const app = await buildApp(deps);
   await app.ready();
+  holdToContract(app);
   t = {
     app,
     deps,

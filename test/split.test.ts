@@ -12,7 +12,7 @@ import {
   unitsToTokens,
   type NewSplitTransaction,
 } from '../src/domain/split-transactions.ts';
-import { randomWallet, startTestApp, type TestApp } from './helpers/app.ts';
+import { holdToContract, randomWallet, startTestApp, type TestApp } from './helpers/app.ts';
 
 let t: TestApp;
 let db: Db;
@@ -215,6 +215,8 @@ describe('split routes: credentials and outage', () => {
     const pool = new pg.Pool({ connectionString: 'postgres://nobody@127.0.0.1:1/none', connectionTimeoutMillis: 1000 });
     const unreachable = drizzle(pool, { schema }) as unknown as Db;
     const app = await buildApp({ ...t.deps, database: { ...t.deps.database, db: unreachable } });
+    await app.ready();
+    holdToContract(app);
     try {
       const key = await t.key(randomWallet());
       const res = await app.inject({ method: 'GET', url: '/api/split/transactions', headers: { 'ocp-apim-subscription-key': key } });

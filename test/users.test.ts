@@ -9,7 +9,7 @@ import { users } from '../src/db/schema.ts';
 import { InvalidInput } from '../src/domain/errors.ts';
 import { SEARCH_SNAPSHOT_MAX_AGE_MS, UserDirectory } from '../src/db/user-directory.ts';
 import { listLiveUsers, searchUsers, searchWindow } from '../src/domain/users.ts';
-import { randomWallet, startTestApp, type TestApp } from './helpers/app.ts';
+import { holdToContract, randomWallet, startTestApp, type TestApp } from './helpers/app.ts';
 
 let t: TestApp;
 let db: Db;
@@ -358,6 +358,8 @@ describe('users routes: credentials and degraded mode', () => {
     const pool = new pg.Pool({ connectionString: 'postgres://nobody@127.0.0.1:1/none', connectionTimeoutMillis: 1000 });
     const unreachable = drizzle(pool, { schema }) as unknown as Db;
     const app = await buildApp({ ...t.deps, database: { ...t.deps.database, db: unreachable }, users: new UserDirectory(unreachable) });
+    await app.ready();
+    holdToContract(app);
     try {
       const headers = { 'ocp-apim-subscription-key': key };
       const s = await app.inject({ method: 'GET', url: '/api/users/search?q=x', headers });
