@@ -15,7 +15,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import solc from 'solc';
+import solcPackage from 'solc';
 
 const require = createRequire(import.meta.url);
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -57,6 +57,12 @@ interface SolcOutput {
   errors?: { severity: 'error' | 'warning' | 'info'; formattedMessage: string }[];
   contracts?: Record<string, Record<string, CompiledContract>>;
 }
+
+/** The two calls this script makes, typed here: the package's own declarations type them as any. */
+const solc = solcPackage as {
+  compile(input: string, callbacks: { import: (path: string) => { contents: string } | { error: string } }): string;
+  version(): string;
+};
 
 function findImport(importPath: string): { contents: string } | { error: string } {
   try {

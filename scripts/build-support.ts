@@ -48,7 +48,7 @@ export async function withBuildLock<T>(name: string, fn: () => Promise<T>): Prom
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       if (!holderAlive(lock)) rmSync(lock, { force: true });
-      else if (Date.now() > deadline) throw new Error(`another build held ${lock} for over ${LOCK_WAIT_MS / 1000} s`);
+      else if (Date.now() > deadline) throw new Error(`another build held ${lock} for over ${LOCK_WAIT_MS / 1000} s`, { cause: err });
       else await new Promise((resolve) => setTimeout(resolve, 200));
     }
   }

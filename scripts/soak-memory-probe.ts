@@ -12,7 +12,7 @@ if (process.send !== undefined) {
   const timer = setInterval(() => {
     if (!process.connected) return clearInterval(timer);
     const afterGc = gc !== undefined && ++n % 10 === 0;
-    if (afterGc) gc!();
+    if (afterGc) gc();
     const m = process.memoryUsage();
     process.send!({ type: 'soak:memory', at: Date.now(), rss: m.rss, heapUsed: m.heapUsed, external: m.external, afterGc });
   }, 1000);

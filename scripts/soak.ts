@@ -44,6 +44,11 @@ import { createRng } from '../bench/rng.ts';
 import { userRecord } from '../bench/seed-users.ts';
 import { freePort, ROOT, tail } from '../bench/servers.ts';
 import { devAccount } from '../src/chain/dev-accounts.ts';
+import type { Challenge, SignedIn } from '../src/contract/auth.ts';
+import type { DevChain } from '../src/contract/dev-chain.ts';
+import type { PaymentView } from '../src/contract/pay.ts';
+import type { CreatedReceipt, ReceiptDetail } from '../src/contract/receipts.ts';
+import type { SubscriptionCreated } from '../src/contract/subscriptions.ts';
 import { freshPostgresDatabase } from '../test/helpers/app.ts';
 
 // ── settings ─────────────────────────────────────────────────────────────────────────────────────
@@ -198,14 +203,15 @@ async function startServer(dataDir: string, env: Record<string, string>): Promis
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-interface Answer {
+/** An answer; `T` is what the route's contract promises for the status the caller expects (and checks first). */
+interface Answer<T = unknown> {
   status: number;
-  body: any;
+  body: T;
   ms: number;
   headers: Headers;
 }
 
-async function call(method: string, url: string, opts: { key?: string; body?: unknown; headers?: Record<string, string> } = {}): Promise<Answer> {
+async function call<T = unknown>(method: string, url: string, opts: { key?: string; body?: unknown; headers?: Record<string, string> } = {}): Promise<Answer<T>> {
   const started = performance.now();
   const res = await fetch(server!.base + url, {
     method,
@@ -221,10 +227,10 @@ async function call(method: string, url: string, opts: { key?: string; body?: un
   const ms = performance.now() - started;
   let body: unknown = text;
   if ((res.headers.get('content-type') ?? '').includes('json') && text !== '') body = JSON.parse(text);
-  return { status: res.status, body, ms, headers: res.headers };
+  return { status: res.status, body: body as T, ms, headers: res.headers };
 }
 
-async function must(what: string, p: Promise<Answer>, status: number): Promise<Answer> {
+async function must<T>(what: string, p: Promise<Answer<T>>, status: number): Promise<Answer<T>> {
   const res = await p;
   if (res.status !== status) throw new Error(`${what}: ${res.status} ${JSON.stringify(res.body).slice(0, 500)}`);
   return res;
@@ -240,18 +246,18 @@ interface Setup {
 }
 
 async function signIn(account: PrivateKeyAccount, origin: string): Promise<Record<string, string>> {
-  const ch = await must('challenge', call('POST', '/api/auth/challenge', { body: { wallet: account.address } }), 200);
+  const ch = await must('challenge', call<Challenge>('POST', '/api/auth/challenge', { body: { wallet: account.address } }), 200);
   const { EIP712Domain: _domain, ...types } = ch.body.typedData.types;
   const signature = await account.signTypedData({ ...ch.body.typedData, types });
-  const login = await must('login', call('POST', '/api/auth/login', { body: { wallet: account.address, nonce: ch.body.nonce, signature } }), 200);
+  const login = await must('login', call<SignedIn>('POST', '/api/auth/login', { body: { wallet: account.address, nonce: ch.body.nonce, signature } }), 200);
   const cookie = login.headers.getSetCookie().find((c) => c.startsWith('cb_auth_token='))!.split(';')[0]!;
-  return { cookie, 'x-csrf-token': String(login.body.csrfToken), origin };
+  return { cookie, 'x-csrf-token': login.body.csrfToken, origin };
 }
 
 async function setUp(merchant: PrivateKeyAccount): Promise<Setup> {
   const session = await signIn(merchant, server!.base);
-  const sub = await must('subscription', call('POST', '/api/admin/subscriptions', { headers: session, body: { name: 'soak', rateLimitPerMinute: 1_000_000 } }), 201);
-  const key = String(sub.body.primaryKey);
+  const sub = await must('subscription', call<SubscriptionCreated>('POST', '/api/admin/subscriptions', { headers: session, body: { name: 'soak', rateLimitPerMinute: 1_000_000 } }), 201);
+  const key = sub.body.primaryKey;
   const recipients = [
     { address: merchant.address.toLowerCase(), sharesBps: 9950 },
     { address: PLATFORM, sharesBps: 50 },
@@ -265,8 +271,8 @@ async function setUp(merchant: PrivateKeyAccount): Promise<Setup> {
   const rng = createRng(42);
   const users = Array.from({ length: 2000 }, (_, i) => userRecord(rng, i, Date.now()));
   await must('users import', call('POST', '/api/admin/users', { headers: session, body: users }), 200);
-  const chain = await must('dev chain', call('GET', '/dev/chain'), 200);
-  return { key, skus, usdc: chain.body.usdcAddress as Address, chainId: Number(chain.body.chainId) };
+  const chain = await must('dev chain', call<DevChain>('GET', '/dev/chain'), 200);
+  return { key, skus, usdc: chain.body.usdcAddress as Address, chainId: chain.body.chainId };
 }
 
 // ── the load ─────────────────────────────────────────────────────────────────────────────────────
@@ -350,11 +356,11 @@ async function buyer(index: number, s: Setup, load: Load): Promise<void> {
     const id = `pay-${index}-${n}`;
     const cents = 100 + ((n * 37 + index) % 900);
     try {
-      const created = await call('POST', '/api/receipts', { key: s.key, body: { id, lineItems: [{ label: 'Coffee', priceUsd: cents / 100 }], totalUsd: cents / 100 } });
+      const created = await call<CreatedReceipt>('POST', '/api/receipts', { key: s.key, body: { id, lineItems: [{ label: 'Coffee', priceUsd: cents / 100 }], totalUsd: cents / 100 } });
       if (created.status !== 201) throw new Error(`create ${created.status} ${JSON.stringify(created.body)}`);
       stats.record('write', created.ms);
       const search = new URL(created.body.paymentUrl).search;
-      const quote = await call('GET', `/api/pay/${id}${search}`);
+      const quote = await call<PaymentView>('GET', `/api/pay/${id}${search}`);
       if (quote.status !== 200 || quote.body.payment === null) throw new Error(`quote ${quote.status} ${JSON.stringify(quote.body)}`);
       stats.record('quote', quote.ms);
       const { payTo, due } = quote.body.payment as { payTo: Hex; due: string };
@@ -382,11 +388,11 @@ async function checker(s: Setup, load: Load, until: () => boolean): Promise<void
     const batch = [...load.outstanding].slice(0, 8);
     await Promise.all(
       batch.map(async ([id, since]) => {
-        const res = await call('GET', `/api/receipts/${id}`, { key: s.key }).catch((err: unknown) => {
+        const res = await call<ReceiptDetail>('GET', `/api/receipts/${id}`, { key: s.key }).catch((err: unknown) => {
           load.stats.fail(`payment check ${id}: ${(err as Error).message}`);
           return undefined;
         });
-        const status = res?.body?.status as string | undefined;
+        const status: string | undefined = res?.body?.status;
         if (status === 'completed') {
           load.outstanding.delete(id);
           load.payments.completed++;
@@ -435,7 +441,7 @@ async function main(): Promise<number> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'splitline-soak-'));
   const fresh = process.env.DATABASE_URL ? await freshPostgresDatabase(process.env.DATABASE_URL, 'splitline_soak') : undefined;
   const merchant = privateKeyToAccount(generatePrivateKey());
-  let code = 1;
+  let code: number;
   try {
     console.log(
       `soak: ${SECONDS} s, ${WORKERS} API workers at ${RATE === 0 ? 'full speed' : `${RATE} req/s`}, ${BUYERS} buyers every ${PAY_INTERVAL_MS} ms; ` +
