@@ -61,7 +61,7 @@ describe('wallet sign-in', () => {
     const account = newAccount();
     const old = await t.deps.auth.challenge(account.address, Date.now() - 6 * 60_000);
     const { EIP712Domain: _d, ...types } = old.typedData.types;
-    const signature = await account.signTypedData({ ...old.typedData, types } as never);
+    const signature = await account.signTypedData({ ...old.typedData, types });
     const res = await t.call(null, 'POST', '/api/auth/login', { wallet: account.address, nonce: old.nonce, signature });
     assert.equal(res.status, 401);
   });

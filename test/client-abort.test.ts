@@ -34,7 +34,7 @@ let drop: (() => Promise<void>) | undefined;
 before(async () => {
   dataDir = mkdtempSync(path.join(tmpdir(), 'splitline-abort-'));
   const fresh = process.env.DATABASE_URL ? await freshPostgresDatabase(process.env.DATABASE_URL) : undefined;
-  drop = fresh?.drop;
+  drop = fresh === undefined ? undefined : () => fresh.drop();
   const config = loadConfig({ DATA_DIR: dataDir, SITE_URL: 'http://pay.test', LOG_LEVEL: 'info', ...(fresh ? { DATABASE_URL: fresh.url } : {}) });
   deps = await createDeps(config, { logger: createLogger('info', capture), pgliteDir: 'memory://' });
   app = await buildApp(deps);

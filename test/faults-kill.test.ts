@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { openDatabase, type Database } from '../src/db/client.ts';
-import { freshPostgresDatabase, randomWallet } from './helpers/app.ts';
+import { freshPostgresDatabase } from './helpers/app.ts';
 import { http, startService, stopAllServices } from './helpers/service.ts';
 import { assertLanded, BULK, orderBody, receiptBody, SCARCE, WriteLedger } from './helpers/write-ledger.ts';
 import { keyedMerchant } from './helpers/merchant.ts';

@@ -41,7 +41,7 @@ class PrivateRedis {
     await new Promise<void>((resolve, reject) => {
       let out = '';
       const timer = setTimeout(() => reject(new Error(`redis-server did not start:\n${out}`)), 10_000);
-      child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+      child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
         out += chunk;
         if (out.includes('Ready to accept connections')) {
           clearTimeout(timer);
@@ -149,7 +149,7 @@ describe('Redis down: the rate limiter fails open and the service keeps serving'
     // kill -9: every request is served, at once (no offline queue), the spent key included.
     await redis.kill();
     const down = await burst(k1, 40, 8);
-    assert.equal(count(down, 200), 40, `served while Redis is down: ${down.statuses}`);
+    assert.equal(count(down, 200), 40, `served while Redis is down: ${down.statuses.join(',')}`);
     assert.ok(down.slowestMs < 1_000, `no request waited on Redis (slowest ${Math.round(down.slowestMs)} ms)`);
 
     // Back: a fresh redis-server on the same port (empty: --save ""). The client reconnects by itself.
@@ -176,7 +176,7 @@ describe('Redis down: the rate limiter fails open and the service keeps serving'
     } finally {
       redis.signal('SIGCONT');
     }
-    assert.equal(count(frozen, 200), 16, `served while Redis is frozen: ${frozen.statuses}`);
+    assert.equal(count(frozen, 200), 16, `served while Redis is frozen: ${frozen.statuses.join(',')}`);
     assert.ok(frozen.slowestMs < 2_000, `bounded by the command timeout (slowest ${Math.round(frozen.slowestMs)} ms)`);
     console.log(
       `Redis killed: 40 requests served (slowest ${Math.round(down.slowestMs)} ms); reconnected ${reconnectMs} ms after ` +

@@ -287,7 +287,8 @@ describe('key storage', () => {
     const db = t.deps.database.db;
     const keyRows = await db.select().from(subscriptionKeys);
     const subRows = await db.select().from(subscriptions);
-    const raw = (await db.execute(sql`select * from subscription_keys`)) as unknown as { rows: unknown[] };
+    const result: unknown = await db.execute(sql`select * from subscription_keys`);
+    const raw = result as { rows: unknown[] };
     const stored = JSON.stringify([keyRows, subRows, raw.rows]);
     for (const key of [sub.primaryKey, sub.secondaryKey]) {
       assert.ok(!stored.includes(key), 'no row holds the key');
@@ -381,7 +382,7 @@ describe('Redis', () => {
       redis.sendCommand = ((command: { name: string }, ...rest: unknown[]) => {
         if (/^eval/i.test(command.name)) scripts.push(command.name);
         return (send as (...a: unknown[]) => unknown)(command, ...rest);
-      }) as typeof redis.sendCommand;
+      });
       const limiter = new RedisRateLimiter(redis, prefix);
       try {
         const now = Date.now();

@@ -176,7 +176,7 @@ describe('two instances on one PostgreSQL, one Redis and one dev chain', { skip,
       else b = restarted;
     }
     const standby = leader === a ? b : a;
-    let holders = await leaseHolders();
+    let holders: Awaited<ReturnType<typeof leaseHolders>>;
     for (let i = 0; i < 5; i++) {
       holders = await leaseHolders();
       assert.equal(holders.chain, holderOf(leader, 'chain worker'));
@@ -259,7 +259,7 @@ describe('two instances on one PostgreSQL, one Redis and one dev chain', { skip,
     const completed = async (ids: string[]) => (await Promise.all(ids.map(statusOf))).every((st) => st === 'completed');
 
     const payers = Promise.all([0, 1, 2].map((i) => payer(i).catch((err: unknown) => void payerErrors.push(err))));
-    let killedAt = 0;
+    let killedAt: number;
     try {
       // The first six payments, settled: the payers keep paying, so "every payment so far" would
       // always include one still in flight on a busy machine.

@@ -217,7 +217,7 @@ describe('GET /openapi.json', () => {
       assert.ok(op, `${route.method} ${route.path} is in the document`);
       // The key, or (for the admin app) the session, with its CSRF token on writes.
       assert.deepEqual(op.security, [{ subscriptionKey: [] }, route.method === 'GET' ? { sessionCookie: [] } : { sessionCookie: [], csrfToken: [] }]);
-      const documented = Object.entries(op.responses ?? {}) as [string, any][];
+      const documented = Object.entries<any>(op.responses ?? {});
       const answers = documented.filter(([status]) => /^2\d\d$/.test(status) || status === '410');
       assert.ok(answers.length > 0, 'a success (or, for withdraw, the 410) response is documented');
       for (const [status, response] of answers) assert.ok(jsonSchemaOf(response) !== undefined || status === '204', `${status} has a schema`);
@@ -308,7 +308,7 @@ describe('the headers the document promises', () => {
     assert.equal(refused.status, 429);
     assert.equal(refused.body.error, 'rate_limited');
     const wait = Number(refused.headers['retry-after']);
-    assert.ok(Number.isInteger(wait) && wait >= 1 && wait <= 60, `Retry-After ${refused.headers['retry-after']}`);
+    assert.ok(Number.isInteger(wait) && wait >= 1 && wait <= 60, `Retry-After ${String(refused.headers['retry-after'])}`);
     assert.ok(refused.headers['x-correlation-id']);
   });
 });

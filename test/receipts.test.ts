@@ -112,7 +112,7 @@ describe('receipts created together', () => {
     assert.deepEqual(retry, first);
     assert.match((first as PromiseFulfilledResult<{ paymentUrl: string }>).value.paymentUrl, /\?t=token-a$/);
     assert.equal(other.status, 'rejected');
-    assert.equal((other as PromiseRejectedResult).reason.code, 'conflict');
+    assert.equal(other.reason.code, 'conflict');
     const detail = await t.call(key, 'GET', '/api/receipts/twice');
     assert.deepEqual(detail.body.statusHistory.map((h: { status: string }) => h.status), ['pending']);
   });

@@ -138,7 +138,7 @@ describe('server-side split deployments', () => {
     open();
     const results = await settle(calls);
     assert.equal(chain.deployed, MAX_SPLIT_DEPLOYS_PER_WALLET_PER_DAY);
-    const refused = results.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason);
+    const refused = results.filter((r) => r.status === 'rejected').map((r) => r.reason);
     assert.equal(refused.length, 10 - MAX_SPLIT_DEPLOYS_PER_WALLET_PER_DAY);
     for (const err of refused) {
       assert.ok(err instanceof RateLimited, String(err));
@@ -146,7 +146,7 @@ describe('server-side split deployments', () => {
       assert.match(err.message, /deployed for it today/);
     }
     // One configuration was stored; every later call answers it without deploying.
-    const stored = results.filter((r) => r.status === 'fulfilled').map((r) => (r as PromiseFulfilledResult<Awaited<ReturnType<typeof setUpSplit>>>).value);
+    const stored = results.filter((r) => r.status === 'fulfilled').map((r) => r.value);
     assert.equal(new Set(stored.map((v) => v.split.address)).size, 1);
     const later = await setUpSplit(db, wallet, { recipients: recipientsOf(wallet) }, platform, now, chain);
     assert.equal(later.idempotent, true);
@@ -161,7 +161,7 @@ describe('server-side split deployments', () => {
     const results = await settle(wallets.map((w) => setUpSplit(db, w, { recipients: recipientsOf(w) }, platform, day, chain)));
     assert.equal(chain.deployed, 2);
     assert.equal(results.filter((r) => r.status === 'fulfilled').length, 2);
-    const refused = results.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason as RateLimited);
+    const refused = results.filter((r) => r.status === 'rejected').map((r) => r.reason as RateLimited);
     assert.equal(refused.length, 4);
     for (const err of refused) assert.match(err.message, /platform has spent its budget/);
     assert.equal(await slotsTaken(db, PLATFORM_COUNTER_WALLET, 'split_deploys:2031-03-04'), 2);

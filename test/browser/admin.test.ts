@@ -370,7 +370,7 @@ describe('admin web app', { skip: skipReason, timeout: 150_000 }, () => {
       assert.match(await entries.nth(0).innerText(), /^Waiting for payment/);
       await card.waitFor();
       const pageWidth = await m.page.evaluate('document.documentElement.scrollWidth');
-      assert.ok(Number(pageWidth) <= (phone ? 390 : 1280), `the receipt page is ${pageWidth} px wide`);
+      assert.ok(Number(pageWidth) <= (phone ? 390 : 1280), `the receipt page is ${String(pageWidth)} px wide`);
       await screenshot(m.page, `receipt-payment-link-${width}`);
 
       // Marked paid by the merchant: the status in words, and the link is no longer offered.
@@ -588,7 +588,7 @@ describe('admin web app', { skip: skipReason, timeout: 150_000 }, () => {
       else await m.page.locator('h1').waitFor();
       await screenshot(m.page, `phone-${route || 'overview'}`);
       const width = await m.page.evaluate('document.documentElement.scrollWidth');
-      assert.ok(Number(width) <= 390, `/admin/${route} is ${width} px wide`);
+      assert.ok(Number(width) <= 390, `/admin/${route} is ${String(width)} px wide`);
     }
     await m.page.getByRole('button', { name: 'Menu' }).click();
     await m.page.getByRole('link', { name: 'Terminal' }).click();
@@ -596,7 +596,7 @@ describe('admin web app', { skip: skipReason, timeout: 150_000 }, () => {
     await m.page.getByRole('button', { name: 'Charge $4.50' }).click();
     await m.page.getByTestId('qr-code').waitFor();
     const width = await m.page.evaluate('document.documentElement.scrollWidth');
-    assert.ok(Number(width) <= 390, `the terminal receipt is ${width} px wide`);
+    assert.ok(Number(width) <= 390, `the terminal receipt is ${String(width)} px wide`);
     await screenshot(m.page, 'phone-terminal-receipt');
     noProblems(m);
   });

@@ -531,7 +531,7 @@ describe('payment page', { skip: skipReason, timeout: 600_000 }, () => {
     const quote = (await view(payUrl)).payment;
     const pages = await bothWidths(payUrl);
     const wallet = createWalletClient({ chain: tc.chain.publicClient.chain, transport: http(tc.chain.rpcUrl), account: devAccount(7) });
-    const fake = await deployTestUsdc({ walletClient: wallet as never, publicClient: tc.chain.publicClient, holders: [devAccount(7).address], amountEach: 10n ** 12n });
+    const fake = await deployTestUsdc({ walletClient: wallet, publicClient: tc.chain.publicClient, holders: [devAccount(7).address], amountEach: 10n ** 12n });
     await transfer(7, quote.payTo, 12_000_000n, fake.address);
     for (const [i, b] of pages.entries()) {
       await phase(b.page, 'wrong_token', 'tx_mismatch');

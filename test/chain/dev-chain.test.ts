@@ -123,7 +123,7 @@ describe('dev chain', () => {
     assert.equal(t.chain.dev?.process?.startedFresh, true);
     assert.equal(t.chain.usdc.address, expected, 'the first deployment of the deployer lands at the same address');
     assert.ok(readdirSync(path.join(dataDir, 'devchain')).some((f) => f.startsWith('state.json.unreadable-')), 'the bad file is kept aside');
-    assert.equal(await balanceOf(t.chain, t.chain.dev!.accounts[3]!), DEV_USDC_PER_ACCOUNT);
+    assert.equal(await balanceOf(t.chain, t.chain.dev.accounts[3]!), DEV_USDC_PER_ACCOUNT);
   });
 
   test('DEV_CHAIN_PORT fixes the port', async () => {

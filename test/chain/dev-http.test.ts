@@ -196,7 +196,7 @@ describe('POST /dev/rpc passes an explicit list of methods', () => {
     const before = BigInt((await call('eth_getBalance', [service, 'latest'])).result);
     const drained = await call('anvil_setBalance', [service, '0x0']);
     assert.equal(drained.error?.code, -32602);
-    assert.match(drained.error!.message, /^anvil_setBalance refused: the service's own account/);
+    assert.match(drained.error.message, /^anvil_setBalance refused: the service's own account/);
     assert.equal(BigInt((await call('eth_getBalance', [service, 'latest'])).result), before);
     assert.equal((await call('anvil_setBalance', [wallet, `0x${parseEther('10001').toString(16)}`])).error?.code, -32602);
     assert.equal((await call('anvil_setBalance', ['not-an-address', '0x1'])).error?.code, -32602);

@@ -119,7 +119,7 @@ async function balances(accounts: readonly Address[], token: Address = chain.usd
 
 function bystanders(...extra: Address[]): Address[] {
   assert.ok(chain.dev);
-  return [...chain.dev.accounts, factory, forwarderImplementation(factory), stranger.account.address, PLATFORM as Address, ...extra];
+  return [...chain.dev.accounts, factory, forwarderImplementation(factory), stranger.account.address, PLATFORM, ...extra];
 }
 
 /**
@@ -361,7 +361,7 @@ describe('attempts to steal, redirect or strand a payment', () => {
 
   async function assertRefused(wallet: ChainWalletClient, address: Address, reason: string, call: { abi: Abi; functionName: string; args: readonly unknown[] }): Promise<void> {
     await assert.rejects(
-      pub().simulateContract({ account: wallet.account, address, ...call } as Parameters<ChainPublicClient['simulateContract']>[0]),
+      pub().simulateContract({ account: wallet.account, address, ...call }),
       (err: unknown) => {
         assert.ok(isContractRefusal(err), String(err));
         assert.match(String(err), new RegExp(reason));

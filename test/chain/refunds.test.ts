@@ -48,7 +48,7 @@ async function mined(hash: Hex, status: 'success' | 'reverted' = 'success'): Pro
 }
 
 /** `amount` base units of `token` from dev account `from` to `to`. */
-const transfer = async (from: number, to: Address | string, amount: bigint, token: Address = usdc()) =>
+const transfer = async (from: number, to: string, amount: bigint, token: Address = usdc()) =>
   mined(await walletOf(from).writeContract({ address: token, abi: erc20Abi, functionName: 'transfer', args: [to as Address, amount] }));
 
 interface Shop {
@@ -157,7 +157,7 @@ describe('a refund carrying txHash', () => {
     const before = await recorded(sh, 'rf-no');
 
     const otherToken = await deployTestUsdc({
-      walletClient: walletOf(4) as never,
+      walletClient: walletOf(4),
       publicClient: tc.chain.publicClient,
       holders: [devAccount(MERCHANT_WALLET).address],
       amountEach: 10n ** 12n,

@@ -145,7 +145,8 @@ describe('reorganisations', () => {
     const payTo = await receipt(sh, 'moved-1', 3);
     const paid = await pay(2, payTo, 3_000_000n);
     await passes(2);
-    const raw = (await anvil().request({ method: 'eth_getRawTransactionByHash' as never, params: [paid.hash] as never })) as Hex;
+    const found: unknown = await anvil().request({ method: 'eth_getRawTransactionByHash' as never, params: [paid.hash] as never });
+    const raw = found as Hex;
     const head = await tc.chain.publicClient.getBlockNumber({ cacheTime: 0 });
     // The same signed transaction, one block later, after another transfer in the same block.
     await reorg(head - paid.block + 1n, [

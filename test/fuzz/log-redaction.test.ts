@@ -62,7 +62,7 @@ async function call(method: 'GET' | 'POST' | 'DELETE', url: string, body?: unkno
 before(async () => {
   dataDir = mkdtempSync(path.join(tmpdir(), 'splitline-redaction-'));
   const fresh = process.env.DATABASE_URL ? await freshPostgresDatabase(process.env.DATABASE_URL) : undefined;
-  drop = fresh?.drop;
+  drop = fresh === undefined ? undefined : () => fresh.drop();
   const config = loadConfig({
     DATA_DIR: dataDir,
     SITE_URL: 'http://pay.test',

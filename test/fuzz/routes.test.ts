@@ -171,7 +171,7 @@ function checkAnswer(route: FuzzRoute, res: LightMyRequestResponse, what: string
   assert.equal(res.headers['x-content-type-options'], 'nosniff', `no nosniff: ${said}`);
   if (status < 400) return;
   assert.match(String(res.headers['content-type']), /^application\/json/, `error not JSON: ${said}`);
-  const body = res.json() as Record<string, unknown>;
+  const body = res.json<Record<string, unknown>>();
   assert.ok(body !== null && typeof body === 'object' && !Array.isArray(body), `error body not an object: ${said}`);
   for (const k of Object.keys(body)) assert.ok(ERROR_KEYS.has(k), `unexpected field ${k}: ${said}`);
   assert.equal(typeof body.error, 'string', `error is not a string: ${said}`);
@@ -227,7 +227,7 @@ describe('hostile input never gets a 500, a hang or an undocumented answer', () 
             opts.payload = spec.body.text;
             if (spec.body.contentType !== undefined) headers['content-type'] = spec.body.contentType;
           }
-          const what = `${route.method} ${opts.url} [${spec.auth}] ${JSON.stringify(headers).slice(0, 300)} body=${JSON.stringify(String(spec.body?.text ?? '')).slice(0, 300)}`;
+          const what = `${route.method} ${spec.path + spec.query} [${spec.auth}] ${JSON.stringify(headers).slice(0, 300)} body=${JSON.stringify(String(spec.body?.text ?? '')).slice(0, 300)}`;
           const res = await deadline(t.app.inject(opts), what);
           requests++;
           counts.set(res.statusCode, (counts.get(res.statusCode) ?? 0) + 1);

@@ -328,7 +328,7 @@ export function scriptedDevice(opts: ScriptedDeviceOptions = {}): ScriptedDevice
       }
       const parts: Buffer[] = [];
       let chunks = 0;
-      let mtime = 0;
+      let mtime: number;
       for (;;) {
         const head = await socket.input.read(8);
         if (head === null) return;

@@ -153,7 +153,7 @@ describe('ADB install flow on a scripted device', () => {
     const result = await installApk(adb, { app: 'acme', apk: download(apk).stream, total: apk.length });
     assert.equal(device.pushes[0]?.version, 1);
     assert.equal(device.pushes[0]?.mode, FILE_MODE);
-    assert.ok(Buffer.from(apk).equals(device.pushes[0]!.data));
+    assert.ok(Buffer.from(apk).equals(device.pushes[0].data));
     assert.ok(device.services.includes(`exec:pm install -r ${PATH}`));
     assert.equal(result.ok, false);
     assert.equal(result.exitCode, null, 'no exit code without the shell protocol');

@@ -71,7 +71,7 @@ describe('LookupBatcher', () => {
     const [bad1, bad2, good] = await Promise.allSettled([batcher.get('down', 'k0'), batcher.get('down', 'k1'), batcher.get('up', 'k0')]);
     assert.equal(bad1.status, 'rejected');
     assert.equal(bad2.status, 'rejected');
-    assert.match(String((bad1 as PromiseRejectedResult).reason), /connection refused/);
+    assert.match(String(bad1.reason), /connection refused/);
     assert.deepEqual(good, { status: 'fulfilled', value: 'up/k0' });
   });
 });

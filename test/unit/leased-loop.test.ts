@@ -118,8 +118,8 @@ describe('LeasedLoop', () => {
     );
     await l.stop();
     const seen = [...new Set(delays)];
-    assert.ok(seen.includes(2) && seen.includes(4), `the wait doubles after failures, up to the cap: ${seen}`);
-    assert.ok(!seen.some((d) => d > 4), `never beyond maxBackoffMs: ${seen}`);
+    assert.ok(seen.includes(2) && seen.includes(4), `the wait doubles after failures, up to the cap: ${seen.join(',')}`);
+    assert.ok(!seen.some((d) => d > 4), `never beyond maxBackoffMs: ${seen.join(',')}`);
     assert.equal(l.nextDelayMs, 1, 'back to the interval after a good pass');
     const warnings = lines.filter((x) => x.level === 40);
     assert.equal(warnings.length, 1, `one warning for a run of failures within 30 s: ${JSON.stringify(warnings)}`);

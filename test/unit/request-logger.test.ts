@@ -18,7 +18,7 @@ function capture(level: string) {
   let children = 0;
   // pino's children inherit from their parent object, this counter included: it must call the
   // original on whichever logger it was called on.
-  const child = logger.child;
+  const child = logger.child; // eslint-disable-line @typescript-eslint/unbound-method -- applied below to whichever logger it was called on
   logger.child = function (this: typeof logger, ...args: Parameters<typeof child>) {
     children++;
     return child.apply(this, args);

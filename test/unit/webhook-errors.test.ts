@@ -30,7 +30,7 @@ describe('error wording', () => {
     ['HPE_INVALID_CONSTANT: Parse Error: Expected HTTP/', /^The endpoint's answer was not valid HTTP$/],
   ];
   for (const [raw, sentence] of cases) {
-    test(raw.split(':')[0]!, () => {
+    test(raw.split(':')[0], () => {
       const e = explainDeliveryError(raw);
       assert.ok(e !== null);
       assert.match(e.text, sentence);
