@@ -13,7 +13,7 @@ let t: TestApp;
 let contract: Contract;
 before(async () => {
   t = await startTestApp();
-  contract = contractFor(t.app.swagger() as Record<string, unknown>);
+  contract = contractFor(t.app.swagger());
 });
 after(async () => {
   await t.close();

@@ -116,7 +116,7 @@ test('every registered admin route has a URL in ADMIN_URLS, and every URL a rout
   assert.deepEqual(Object.keys(ADMIN_URLS).filter((o) => !operations.includes(o)), [], 'URLs for routes that are not registered with the session');
 });
 
-for (const route of adminRoutes(registered, t.app.swagger() as Record<string, any>)) {
+for (const route of adminRoutes(registered, t.app.swagger())) {
   describe(`${route.method} ${route.path}`, () => {
     for (const c of CASES) {
       if (c.applies(route)) test(c.name(route), () => c.run(route));

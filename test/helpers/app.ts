@@ -144,7 +144,7 @@ function answerOf(res: InjectResult) {
  * builds its app itself; startTestApp's apps are held already). Call it after `app.ready()`.
  */
 export function holdToContract(app: FastifyInstance): void {
-  checkAnswers(app, contractFor(app.swagger() as Record<string, unknown>));
+  checkAnswers(app, contractFor(app.swagger()));
 }
 
 /**

@@ -46,7 +46,7 @@ function record(fastify: FastifyInstance): void {
         scope: config.scope,
         auth: config.auth,
         role: config.role,
-        hidden: (route.schema as { hide?: boolean } | undefined)?.hide === true,
+        hidden: route.schema?.hide === true,
       });
     }
   });

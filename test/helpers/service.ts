@@ -83,7 +83,7 @@ export async function startService(
   };
   const base = new Promise<string>((resolve, reject) => {
     let buffered = '';
-    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
       keep(chunk);
       buffered += chunk;
       const lines = buffered.split('\n');
@@ -104,7 +104,7 @@ export async function startService(
         }
       }
     });
-    child.stderr!.setEncoding('utf8').on('data', keep);
+    child.stderr.setEncoding('utf8').on('data', keep);
     void exited.then(({ code, signal }) => reject(new Error(`${name} exited (${signal ?? code}) before listening:\n${text.slice(-4000)}`)));
   });
   const timeoutMs = opts.timeoutMs ?? 60_000;
