@@ -20,9 +20,10 @@ import { pipeline } from 'node:stream/promises';
 import { pathToFileURL } from 'node:url';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import type { Challenge } from '../src/contract/auth.ts';
+import { compiledProgram, launchService, ROOT, type LaunchedService } from '../scripts/service-launcher.ts';
 import { startAzurite } from '../test/helpers/azurite.ts';
 import { benchOptions, type ApkBenchOptions } from './options.ts';
-import { freePort, ROOT, RssSampler, serviceArgs, startServer, tail, type Server } from './servers.ts';
+import { RssSampler } from './rss.ts';
 
 const MB = 1024 * 1024;
 /** The most the service's memory may grow while streaming the package and still count as flat. */
@@ -146,39 +147,35 @@ async function benchStore(
   const account = privateKeyToAccount(generatePrivateKey());
   const dataDir = path.join(work, store);
   mkdirSync(dataDir, { recursive: true });
-  const service: Server = await startServer({
+  const service: LaunchedService = await launchService({
     name: `Splitline (${store} store)`,
-    args: await serviceArgs(),
+    program: await compiledProgram(),
     env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      HOST: '127.0.0.1',
       DATA_DIR: dataDir,
       LOG_LEVEL: 'warn',
       SUPERADMIN_WALLETS: account.address,
       APK_MAX_BYTES: String(size + MB),
       ...storageEnv,
     },
-    port: await freePort(),
     logFile: path.join(work, `service-${store}.log`),
-    healthPath: '/healthz',
+    ready: { healthPath: '/healthz' },
     timeoutMs: 120_000,
   });
   cleanup?.add(`stop the ${store} APK service`, () => service.stop());
   const rss = new RssSampler(service.pid);
   try {
-    const who = await signIn(service.url, account);
+    const who = await signIn(service.base, account);
     // Warm-up: the first transfer loads code and opens pools; the baseline is taken after it.
-    const warm = await upload(service.url, who, 'bench-warmup', 2 * MB);
-    await download(service.url, who, 'bench-warmup', 2 * MB, warm.etag);
+    const warm = await upload(service.base, who, 'bench-warmup', 2 * MB);
+    await download(service.base, who, 'bench-warmup', 2 * MB, warm.etag);
     rss.start(50);
     await pause(1000);
     const baselineRssMb = rss.nextPhase();
 
-    const up = await upload(service.url, who, 'bench-apk', size);
+    const up = await upload(service.base, who, 'bench-apk', size);
     const uploadPeakRssMb = rss.nextPhase();
     const started = performance.now();
-    await Promise.all(Array.from({ length: opts.downloads }, () => download(service.url, who, 'bench-apk', size, up.etag)));
+    await Promise.all(Array.from({ length: opts.downloads }, () => download(service.base, who, 'bench-apk', size, up.etag)));
     const downloadSeconds = (performance.now() - started) / 1000;
     await pause(200);
     const downloadPeakRssMb = rss.nextPhase();
@@ -199,7 +196,7 @@ async function benchStore(
       flat: growthMb < APK_FLAT_MB,
     };
   } catch (err) {
-    const reason = `${err instanceof Error ? err.message : String(err)}\n${tail(service.logFile, 10)}`;
+    const reason = `${err instanceof Error ? err.message : String(err)}\n${service.tail(10)}`;
     return { store, status: 'failed', reason, sizeMb: opts.sizeMb, downloads: opts.downloads };
   } finally {
     rss.stop();

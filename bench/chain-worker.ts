@@ -53,11 +53,11 @@ import { recordHint } from '../src/payments/hints.ts';
 import { ChainWorker, type PassStats } from '../src/payments/worker.ts';
 import { freshPostgresDatabase, randomWallet } from '../test/helpers/app.ts';
 import { startTestChain, type TestChain } from '../test/chain/helpers.ts';
+import { ROOT } from '../scripts/service-launcher.ts';
 import { bulkInsert } from './bulk-insert.ts';
 import { percentile, type Stats } from './payments.ts';
 import { createRng, type Rng } from './rng.ts';
 import { receiptId } from './seed-receipts.ts';
-import { ROOT } from './servers.ts';
 
 const PLATFORM = '0x000000000000000000000000000000000000beef';
 const PLATFORM_FEE_BPS = 50;

@@ -44,8 +44,8 @@ import type { PaymentView } from '../src/contract/pay.ts';
 import type { CreatedReceipt, ReceiptDetail } from '../src/contract/receipts.ts';
 import type { SplitDeployed, SplitTransactions } from '../src/contract/split.ts';
 import type { SubscriptionCreated } from '../src/contract/subscriptions.ts';
+import { compiledProgram, freePort, launchService, ROOT, type LaunchedService } from '../scripts/service-launcher.ts';
 import { freshPostgresDatabase } from '../test/helpers/app.ts';
-import { freePort, ROOT, serviceArgs, startServer, tail, type Server } from './servers.ts';
 
 const PLATFORM = '0x000000000000000000000000000000000000beef';
 const TARGET_MS = 1000;
@@ -380,7 +380,7 @@ export async function benchPayments(env: NodeJS.ProcessEnv = process.env): Promi
   const onSignal = () => void runCleanup().then(() => process.exit(130));
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
-  let service: Server | undefined;
+  let service: LaunchedService | undefined;
   try {
     const loadAtStart = os.loadavg()[0] ?? 0;
     const work = mkdtempSync(path.join(os.tmpdir(), 'splitline-bench-payments-'));
@@ -395,13 +395,10 @@ export async function benchPayments(env: NodeJS.ProcessEnv = process.env): Promi
     const receiver = await startReceiver();
     cleanup.push(() => receiver.close());
     const port = await freePort();
-    service = await startServer({
+    service = await launchService({
       name: 'Splitline on the dev chain',
-      args: await serviceArgs(),
+      program: await compiledProgram(),
       env: {
-        PATH: env.PATH,
-        HOME: env.HOME,
-        HOST: '127.0.0.1',
         SITE_URL: `http://127.0.0.1:${port}`,
         DATA_DIR: work,
         LOG_LEVEL: 'warn',
@@ -416,15 +413,15 @@ export async function benchPayments(env: NodeJS.ProcessEnv = process.env): Promi
       },
       port,
       logFile: path.join(work, 'service.log'),
-      healthPath: '/healthz',
+      ready: { healthPath: '/healthz' },
       timeoutMs: 120_000,
     });
     cleanup.push(() => service?.stop());
 
     console.log(`\nPayment latency: ${count} receipts paid on the dev chain, CONFIRMATIONS=1`);
-    const { split, keyed } = await setUpMerchant(service.url, receiver.url);
-    const dev = await expectStatus(call<DevChain>({ base: service.url }, 'GET', '/dev/chain'), 200, 'dev chain');
-    const chain = { rpcUrl: `${service.url}/dev/rpc`, token: dev.usdcAddress as Hex, split };
+    const { split, keyed } = await setUpMerchant(service.base, receiver.url);
+    const dev = await expectStatus(call<DevChain>({ base: service.base }, 'GET', '/dev/chain'), 200, 'dev chain');
+    const chain = { rpcUrl: `${service.base}/dev/rpc`, token: dev.usdcAddress as Hex, split };
     const samples: PaymentSample[] = [];
     for (let i = 0; i < count; i++) {
       const s = await payOne({ keyed, chain, buyer: i % BUYERS, id: `bench-pay-${i + 1}`, receiver });
@@ -463,7 +460,7 @@ export async function benchPayments(env: NodeJS.ProcessEnv = process.env): Promi
     return 0;
   } catch (err) {
     console.error(`\nPayment bench failed: ${err instanceof Error ? err.message : String(err)}`);
-    if (service !== undefined) console.error(`The service's last log lines:\n${tail(service.logFile)}`);
+    if (service !== undefined) console.error(`The service's last log lines:\n${service.tail()}`);
     return 1;
   } finally {
     process.off('SIGINT', onSignal);

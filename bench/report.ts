@@ -4,9 +4,9 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { ROOT } from '../scripts/service-launcher.ts';
 import type { Measured } from './load.ts';
 import type { RouteId } from './scenarios.ts';
-import { ROOT } from './servers.ts';
 
 /** One route's outcome as measured, before it is compared with the baseline. */
 export type RouteRun =

@@ -13,6 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { sql } from 'drizzle-orm';
 import { openDatabase, type Database } from '../src/db/client.ts';
+import { compiledProgram, launchService, type LaunchedService } from '../scripts/service-launcher.ts';
 import { freshPostgresDatabase } from '../test/helpers/app.ts';
 import { measure, preflight, warmUp, type LoadSettings, type Measured, type Scenario } from './load.ts';
 import { benchOptions, type BenchOptions } from './options.ts';
@@ -22,7 +23,7 @@ import { benchPayments } from './payments.ts';
 import { compareWithBaseline, evaluateTargets, markdown, writeResults, type Report, type RouteRun } from './report.ts';
 import { BASELINE, planRoutes, ROUTES } from './scenarios.ts';
 import { PLATFORM_RECIPIENT, seed, type Seeded } from './seed.ts';
-import { freePort, RssSampler, serviceArgs, startServer, tail, type Server } from './servers.ts';
+import { RssSampler } from './rss.ts';
 
 /** Cleanup steps, run once in reverse order: on success, on failure and on Ctrl-C. */
 class Cleanup {
@@ -65,12 +66,9 @@ async function prepareData(opts: BenchOptions, dataDir: string, databaseUrl: str
   }
 }
 
-function serviceEnv(o: { dataDir: string; databaseUrl: string | undefined; redisUrl: string | undefined }): NodeJS.ProcessEnv {
-  // Only what the bench chooses: a stray EDGE_SECRET or PUBLIC_BASE_PATH would change every answer.
+/** On top of the launcher's minimal base: only what the bench chooses. */
+function serviceEnv(o: { dataDir: string; databaseUrl: string | undefined; redisUrl: string | undefined }): Record<string, string> {
   return {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
-    HOST: '127.0.0.1',
     DATA_DIR: o.dataDir,
     LOG_LEVEL: 'warn',
     PLATFORM_RECIPIENT_ADDRESS: PLATFORM_RECIPIENT,
@@ -102,7 +100,7 @@ async function problemsOf(url: string, s: Scenario, m: Measured): Promise<string
   return problems;
 }
 
-async function benchRoutes(service: Server, seeded: Seeded, rss: RssSampler, load: LoadSettings, only: string[] | undefined) {
+async function benchRoutes(service: LaunchedService, seeded: Seeded, rss: RssSampler, load: LoadSettings, only: string[] | undefined) {
   const runs: RouteRun[] = [];
   const failures: string[] = [];
   for (const plan of planRoutes(seeded)) {
@@ -116,7 +114,7 @@ async function benchRoutes(service: Server, seeded: Seeded, rss: RssSampler, loa
       runs.push({ id: plan.id, route, status: 'skipped', reason: plan.skipped });
       continue;
     }
-    const check = await preflight(service.url, plan.scenario);
+    const check = await preflight(service.base, plan.scenario);
     if (!check.ok) {
       console.log(`  ${route.padEnd(30)} ${check.notRegistered ? 'skipped' : 'FAILED'}: ${check.message}`);
       runs.push({ id: plan.id, route, status: check.notRegistered ? 'skipped' : 'failed', reason: check.message });
@@ -124,10 +122,10 @@ async function benchRoutes(service: Server, seeded: Seeded, rss: RssSampler, loa
       continue;
     }
     rss.nextPhase();
-    const m = await measure(service.url, plan.scenario, load);
+    const m = await measure(service.base, plan.scenario, load);
     console.log(`  ${route.padEnd(30)} ${fmt(m)}`);
     runs.push({ id: plan.id, route, status: 'measured', peakRssMb: rss.nextPhase(), ...m });
-    failures.push(...(await problemsOf(service.url, plan.scenario, m)));
+    failures.push(...(await problemsOf(service.base, plan.scenario, m)));
   }
   return { runs, failures };
 }
@@ -135,23 +133,23 @@ async function benchRoutes(service: Server, seeded: Seeded, rss: RssSampler, loa
 /** Seconds of unmeasured load per route on a freshly started service, before anything is measured. */
 const SERVICE_WARMUP_SEC = 4;
 
-async function warmService(service: Server, seeded: Seeded, load: LoadSettings, only: string[] | undefined): Promise<string[]> {
+async function warmService(service: LaunchedService, seeded: Seeded, load: LoadSettings, only: string[] | undefined): Promise<string[]> {
   const warmed: string[] = [];
   for (const plan of planRoutes(seeded)) {
     if ('skipped' in plan || (only !== undefined && !only.includes(plan.id))) continue;
     if (plan.scenario.next().method !== 'GET') continue;
-    if (!(await preflight(service.url, plan.scenario)).ok) continue;
-    await warmUp(service.url, plan.scenario, load, load.warmupSec > 1 ? SERVICE_WARMUP_SEC : 1);
+    if (!(await preflight(service.base, plan.scenario)).ok) continue;
+    await warmUp(service.base, plan.scenario, load, load.warmupSec > 1 ? SERVICE_WARMUP_SEC : 1);
     warmed.push(plan.id);
   }
   return warmed;
 }
 
 /** The baseline before and after the routes, the routes in between, the service's memory throughout. */
-async function runLoad(baselineServer: Server, service: Server, seeded: Seeded, opts: BenchOptions) {
+async function runLoad(baselineServer: LaunchedService, service: LaunchedService, seeded: Seeded, opts: BenchOptions) {
   const load: LoadSettings = { connections: opts.connections, durationSec: opts.durationSec, warmupSec: opts.warmupSec };
   console.log(`\nLoad: ${load.connections} connections, ${load.warmupSec} s warm-up then ${load.durationSec} s per route`);
-  const check = await preflight(baselineServer.url, BASELINE);
+  const check = await preflight(baselineServer.base, BASELINE);
   if (!check.ok) throw new Error(`baseline server: ${check.message}`);
 
   // A deployment that has served traffic for a while has its hot code compiled by the JIT, and
@@ -165,18 +163,18 @@ async function runLoad(baselineServer: Server, service: Server, seeded: Seeded, 
   const warm = await warmService(service, seeded, load, opts.routes);
   console.log(`  service warmed up: ${warm.join(', ') || 'nothing to warm'} (${SERVICE_WARMUP_SEC} s each, not measured)`);
 
-  const before = await measure(baselineServer.url, BASELINE, load);
+  const before = await measure(baselineServer.base, BASELINE, load);
   console.log(`  ${BASELINE.label.padEnd(30)} ${fmt(before)}`);
   rss.nextPhase();
   const bench = await benchRoutes(service, seeded, rss, load, opts.routes);
   rss.stop();
-  const after = await measure(baselineServer.url, BASELINE, load);
+  const after = await measure(baselineServer.base, BASELINE, load);
   console.log(`  ${BASELINE.label.padEnd(30)} ${fmt(after)} (again, after the routes)`);
 
   const baseline = { reqPerSec: (before.reqPerSec + after.reqPerSec) / 2, before, after };
   const failures = [
-    ...(await problemsOf(baselineServer.url, BASELINE, before)),
-    ...(await problemsOf(baselineServer.url, BASELINE, after)),
+    ...(await problemsOf(baselineServer.base, BASELINE, before)),
+    ...(await problemsOf(baselineServer.base, BASELINE, after)),
     ...bench.failures,
   ];
   return {
@@ -208,23 +206,20 @@ async function main(cleanup: Cleanup): Promise<number> {
   }
   const { seeded, description } = await prepareData(opts, work, databaseUrl);
 
-  const baselineServer = await startServer({
+  const baselineServer = await launchService({
     name: 'baseline server',
-    script: 'bench/baseline-server.ts',
-    env: { PATH: process.env.PATH, HOME: process.env.HOME },
-    port: await freePort(),
+    program: ['--import', 'tsx', 'bench/baseline-server.ts'],
     logFile: path.join(work, 'baseline.log'),
-    healthPath: '/',
+    ready: { healthPath: '/' },
   });
   cleanup.add('stop the baseline server', () => baselineServer.stop());
-  const service = await startServer({
+  const service = await launchService({
     name: 'Splitline',
-    args: await serviceArgs(),
+    program: await compiledProgram(),
     env: serviceEnv({ dataDir: work, databaseUrl, redisUrl: opts.redisUrl }),
     nodeArgs: opts.cpuProfileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${path.resolve(opts.cpuProfileDir)}`],
-    port: await freePort(),
     logFile: path.join(work, 'service.log'),
-    healthPath: '/healthz',
+    ready: { healthPath: '/healthz' },
     timeoutMs: 120_000,
   });
   cleanup.add('stop the service', () => service.stop());
@@ -255,7 +250,7 @@ async function main(cleanup: Cleanup): Promise<number> {
   const apk = opts.apk.enabled ? await benchApk(opts.apk, cleanup) : { failures: [] };
   for (const f of apk.failures) console.error(f);
   if (failures.length > 0) {
-    console.error(`\nThe bench found errors on ${failures.length} route(s). The service's last log lines:\n${tail(service.logFile)}`);
+    console.error(`\nThe bench found errors on ${failures.length} route(s). The service's last log lines:\n${service.tail()}`);
     return 1;
   }
   return apk.failures.length > 0 ? 1 : 0;

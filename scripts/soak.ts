@@ -2,10 +2,10 @@
  * npm run soak: a long mixed load against a real server process, to show that nothing grows
  * without bound and nothing fails over time.
  *
- * It starts the service (src/main.ts, as production does) on a free loopback port with a fresh
- * DATA_DIR: PGlite and the dev chain by default; with DATABASE_URL set, a fresh database created
- * on that server (dropped afterwards); with REDIS_URL set, Redis rate limits. Then, for
- * SOAK_SECONDS, it runs at once:
+ * It starts the service (src/main.ts through tsx, by scripts/service-launcher.ts) on a free
+ * loopback port with a fresh DATA_DIR: PGlite and the dev chain by default; with DATABASE_URL set,
+ * a fresh database created on that server (dropped afterwards); with REDIS_URL set, Redis rate
+ * limits. Then, for SOAK_SECONDS, it runs at once:
  *   - API workers: receipt lists and reads, receipt writes, orders, users search, tracking statuses;
  *   - buyers: the nine free test-mnemonic accounts pay receipts in test USDC through the service's
  *     /dev/rpc to each receipt's own payment address, and send the hashes as hints; a checker follows each payment to `completed`.
@@ -33,16 +33,14 @@
  * rate. Flat out (SOAK_RATE=0) on the embedded PGlite, the API traffic takes the single database
  * connection from the chain worker, whose verification then falls behind the buyers.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createPublicClient, createWalletClient, defineChain, erc20Abi, http, type Address, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { createRng } from '../bench/rng.ts';
 import { userRecord } from '../bench/seed-users.ts';
-import { freePort, ROOT, tail } from '../bench/servers.ts';
 import { devAccount } from '../src/chain/dev-accounts.ts';
 import type { Challenge, SignedIn } from '../src/contract/auth.ts';
 import type { DevChain } from '../src/contract/dev-chain.ts';
@@ -50,6 +48,7 @@ import type { PaymentView } from '../src/contract/pay.ts';
 import type { CreatedReceipt, ReceiptDetail } from '../src/contract/receipts.ts';
 import type { SubscriptionCreated } from '../src/contract/subscriptions.ts';
 import { freshPostgresDatabase } from '../test/helpers/app.ts';
+import { freePort, launchService, sourceProgram, type LaunchedService } from './service-launcher.ts';
 
 // ── settings ─────────────────────────────────────────────────────────────────────────────────────
 
@@ -147,28 +146,22 @@ const MB = 1024 * 1024;
 
 // ── the server ───────────────────────────────────────────────────────────────────────────────────
 
-interface RunningServer {
-  child: ChildProcess;
-  base: string;
-  logFile: string;
-  memory: MemorySample[];
-  exited: Promise<number | null>;
+/** The server's memory as scripts/soak-memory-probe.ts reports it, in order. */
+const memory: MemorySample[] = [];
+let server: LaunchedService | undefined;
+
+function isMemorySample(m: unknown): m is MemorySample & { type: 'soak:memory' } {
+  return typeof m === 'object' && m !== null && (m as { type?: unknown }).type === 'soak:memory';
 }
 
-let server: RunningServer | undefined;
-process.on('exit', () => server?.child.kill('SIGKILL'));
-
-async function startServer(dataDir: string, env: Record<string, string>): Promise<RunningServer> {
+async function startServer(dataDir: string, env: Record<string, string>): Promise<LaunchedService> {
   const port = await freePort();
-  const logFile = path.join(dataDir, 'server.log');
-  const out = openSync(logFile, 'a');
-  const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', '--import', './scripts/soak-memory-probe.ts', 'src/main.ts'], {
-    cwd: ROOT,
+  return launchService({
+    name: 'the server',
+    program: sourceProgram(['./scripts/soak-memory-probe.ts']),
+    nodeArgs: ['--expose-gc'],
+    port,
     env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      PORT: String(port),
-      HOST: '127.0.0.1',
       SITE_URL: `http://127.0.0.1:${port}`,
       DATA_DIR: dataDir,
       LOG_LEVEL: 'warn',
@@ -176,27 +169,13 @@ async function startServer(dataDir: string, env: Record<string, string>): Promis
       PUBLIC_RATE_LIMIT_PER_MINUTE: '1000000',
       ...env,
     },
-    stdio: ['ignore', out, out, 'ipc'],
+    logFile: path.join(dataDir, 'server.log'),
+    ready: { healthPath: '/healthz' },
+    onMessage: (m) => {
+      if (isMemorySample(m)) memory.push({ at: m.at, rss: m.rss, heapUsed: m.heapUsed, external: m.external, afterGc: m.afterGc });
+    },
+    timeoutMs: 90_000,
   });
-  closeSync(out);
-  const memory: MemorySample[] = [];
-  child.on('message', (m: MemorySample & { type?: string }) => {
-    if (m.type === 'soak:memory') memory.push({ at: m.at, rss: m.rss, heapUsed: m.heapUsed, external: m.external, afterGc: m.afterGc });
-  });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const base = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 90_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`the server exited (${child.exitCode}) during start-up:\n${tail(logFile)}`);
-    const up = await fetch(`${base}/healthz`).then(
-      (r) => r.status === 200,
-      () => false,
-    );
-    if (up) return { child, base, logFile, memory, exited };
-    await sleep(200);
-  }
-  child.kill('SIGKILL');
-  throw new Error(`the server did not answer /healthz within 90 s:\n${tail(logFile)}`);
 }
 
 // ── HTTP ─────────────────────────────────────────────────────────────────────────────────────────
@@ -414,12 +393,12 @@ function fmtMs(ms: number | undefined): string {
 }
 
 function lastMemory(): MemorySample | undefined {
-  return server!.memory[server!.memory.length - 1];
+  return memory[memory.length - 1];
 }
 
 /** The live heap: the last sample taken after a full collection. */
 function lastLiveHeap(): MemorySample | undefined {
-  return [...server!.memory].reverse().find((m) => m.afterGc);
+  return [...memory].reverse().find((m) => m.afterGc);
 }
 
 function progressLine(startedAt: number, load: Load, lastAt: number): string {
@@ -454,7 +433,7 @@ async function main(): Promise<number> {
       ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
     });
     const setup = await setUp(merchant);
-    console.log(`server ${server.base} (pid ${server.child.pid}), log ${server.logFile}`);
+    console.log(`server ${server.base} (pid ${server.pid}), log ${server.logFile}`);
 
     const startedAt = Date.now();
     const load: Load = { stats: new Stats(), known: [], outstanding: new Map(), payments: { submitted: 0, completed: 0 }, stopAt: startedAt + SECONDS * 1000 };
@@ -488,7 +467,7 @@ async function main(): Promise<number> {
     for (const id of load.outstanding.keys()) load.stats.fail(`payment ${id} did not complete within 60 s of the end`);
 
     // Memory after warm-up, in MB against minutes.
-    const window = server.memory.filter((m) => m.at >= startedAt + WARMUP_SECONDS * 1000 && m.at <= loadEndedAt);
+    const window = memory.filter((m) => m.at >= startedAt + WARMUP_SECONDS * 1000 && m.at <= loadEndedAt);
     const liveWindow = window.filter((m) => m.afterGc);
     const minutes = (m: MemorySample) => (m.at - startedAt) / 60_000;
     const rssSlope = slope(window.map((m) => ({ x: minutes(m), y: m.rss / MB })));
@@ -499,9 +478,10 @@ async function main(): Promise<number> {
     const lastLive = liveWindow[liveWindow.length - 1];
 
     const exitStarted = Date.now();
-    server.child.kill('SIGTERM');
-    const exitCode = await Promise.race([server.exited, sleep(20_000).then(() => 'timeout' as const)]);
+    const exit = await server.stop(20_000);
     const shutdownMs = Date.now() - exitStarted;
+    // A signal here is SIGKILL: the server had not stopped within 20 s of SIGTERM.
+    const exitCode = exit.code ?? exit.signal;
 
     const all = load.stats.all;
     const totalSecs = (loadEndedAt - startedAt) / 1000;
@@ -552,13 +532,10 @@ async function main(): Promise<number> {
     code = problems.length === 0 ? 0 : 1;
   } catch (err) {
     console.error('soak failed:', err);
-    if (server !== undefined) console.error(tail(server.logFile, 40));
+    if (server !== undefined) console.error(server.tail(40));
     code = 1;
   } finally {
-    if (server !== undefined && server.child.exitCode === null) {
-      server.child.kill('SIGKILL');
-      await server.exited;
-    }
+    await server?.kill();
     await fresh?.drop().catch((err: unknown) => console.error('could not drop the soak database:', err));
     if (KEEP) console.log(`kept ${dataDir}`);
     else rmSync(dataDir, { recursive: true, force: true });
