@@ -214,8 +214,10 @@ interface Payable {
   token: Address;
   chainId: number;
   /** Reads the receipt's status and transaction again. */
-  read(): Promise<{ status: string; exception: string | null; transactionHash: string | null }>;
+  read(): Promise<ReceiptState>;
 }
+
+type ReceiptState = { status: string; exception: string | null; transactionHash: string | null };
 
 /** A payment URL (`…/pay/<id>?t=…`), read through the payment page's API: no key needed. */
 function payUrlParts(target: string): { id: string; token: string } | null {
@@ -233,19 +235,14 @@ async function payableFromUrl(base: string, id: string, token: string): Promise<
   const payment = view.payment;
   if (typeof payment !== 'object' || payment === null) throw new DevCommandError('the server runs without a chain: nothing to pay on');
   const p = payment as Json;
-  const tokenAddress = str(p, 'tokenAddress', 'the payment');
-  if (!isAddress(tokenAddress)) throw new DevCommandError(`the payment's token is not an address ("${String(tokenAddress)}")`);
   return {
     receiptId: id,
     status: str(view, 'status', 'the receipt'),
     payTo: typeof p.payTo === 'string' ? p.payTo : null,
     due: baseUnits(p, 'due', 'the payment'),
-    token: tokenAddress as Address,
+    token: addressIn(p, 'tokenAddress', "the payment's token"),
     chainId: typeof p.chainId === 'number' ? p.chainId : 0,
-    read: async () => {
-      const v = await read();
-      return { status: str(v, 'status', 'the receipt'), exception: typeof v.exception === 'string' ? v.exception : null, transactionHash: typeof v.transactionHash === 'string' ? v.transactionHash : null };
-    },
+    read: async () => stateOf(await read()),
   };
 }
 
@@ -254,24 +251,33 @@ async function payableFromId(base: string, id: string, key: string): Promise<Pay
   const headers = { 'ocp-apim-subscription-key': key };
   const receipt = expect(await call(base, 'GET', `/api/receipts/${encodeURIComponent(id)}`, { headers }), 200, `reading receipt ${id}`);
   const chain = expect(await call(base, 'GET', '/dev/chain'), 200, 'reading the dev chain (GET /dev/chain; is the server running with CHAIN=dev?)');
-  const usdc = str(chain, 'usdcAddress', 'the dev chain');
-  if (!isAddress(usdc)) throw new DevCommandError(`the dev chain's test USDC is not an address ("${String(usdc)}")`);
   const statusUrl = `/api/receipts/status?receiptId=${encodeURIComponent(id)}`;
   return {
     receiptId: id,
     status: str(receipt, 'status', 'the receipt'),
     payTo: typeof receipt.payTo === 'string' ? receipt.payTo : null,
     due: baseUnits(receipt, 'amountDue', 'the receipt'),
-    token: usdc as Address,
+    token: addressIn(chain, 'usdcAddress', "the dev chain's test USDC"),
     chainId: typeof chain.chainId === 'number' ? chain.chainId : 0,
-    read: async () => {
-      const v = expect(await call(base, 'GET', statusUrl, { headers }), 200, `reading receipt ${id}`);
-      return { status: str(v, 'status', 'the receipt'), exception: typeof v.exception === 'string' ? v.exception : null, transactionHash: typeof v.transactionHash === 'string' ? v.transactionHash : null };
-    },
+    read: async () => stateOf(expect(await call(base, 'GET', statusUrl, { headers }), 200, `reading receipt ${id}`)),
   };
 }
 
-type ReceiptState = Awaited<ReturnType<Payable['read']>>;
+/** An address the server named in `field`, or an error saying what it was instead. */
+function addressIn(v: Json, field: string, what: string): Address {
+  const value = str(v, field, what);
+  if (!isAddress(value)) throw new DevCommandError(`${what} is not an address ("${String(value)}")`);
+  return value as Address;
+}
+
+/** Where a receipt stands, from an answer carrying its status: the payment page's or the status route's. */
+function stateOf(v: Json): ReceiptState {
+  return {
+    status: str(v, 'status', 'the receipt'),
+    exception: typeof v.exception === 'string' ? v.exception : null,
+    transactionHash: typeof v.transactionHash === 'string' ? v.transactionHash : null,
+  };
+}
 
 /** The receipt's state now; the previous one when the server asks to slow down (its read routes are rate-limited). */
 async function readAgain(payable: Payable, previous: ReceiptState): Promise<ReceiptState> {

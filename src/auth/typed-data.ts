@@ -37,18 +37,15 @@ export function loginTypedData(c: LoginChallenge) {
   };
 }
 
+/** The domain's own type, which eth_signTypedData_v4 wants spelled out. */
+export const EIP712_DOMAIN_TYPE = [
+  { name: 'name', type: 'string' },
+  { name: 'version', type: 'string' },
+  { name: 'chainId', type: 'uint256' },
+] as const;
+
 /** The same payload with the EIP712Domain type spelled out, as eth_signTypedData_v4 expects. */
 export function loginTypedDataForWallet(c: LoginChallenge) {
   const td = loginTypedData(c);
-  return {
-    ...td,
-    types: {
-      EIP712Domain: [
-        { name: 'name', type: 'string' },
-        { name: 'version', type: 'string' },
-        { name: 'chainId', type: 'uint256' },
-      ],
-      ...td.types,
-    },
-  };
+  return { ...td, types: { EIP712Domain: EIP712_DOMAIN_TYPE, ...td.types } };
 }

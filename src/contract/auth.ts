@@ -2,6 +2,8 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { HANDLER_CHECKS, HandlerCheckedWallet, Wallet } from './common.ts';
 import { RoleSchema } from './roles.ts';
+// No imports of its own, so the browser bundle may take it.
+import { EIP712_DOMAIN_TYPE, LOGIN_STATEMENT, LOGIN_TYPES } from '../auth/typed-data.ts';
 
 export const Session = Type.Object({
   wallet: Wallet,
@@ -19,22 +21,7 @@ export const TypedData = Type.Object(
   {
     domain: Type.Object({ name: Type.String({ examples: ['Splitline'] }), version: Type.String({ examples: ['1'] }), chainId: Type.Integer({ examples: [31337] }) }),
     types: Type.Record(Type.String(), Type.Array(TypedField), {
-      examples: [
-        {
-          EIP712Domain: [
-            { name: 'name', type: 'string' },
-            { name: 'version', type: 'string' },
-            { name: 'chainId', type: 'uint256' },
-          ],
-          Login: [
-            { name: 'wallet', type: 'address' },
-            { name: 'nonce', type: 'string' },
-            { name: 'issuedAt', type: 'string' },
-            { name: 'uri', type: 'string' },
-            { name: 'statement', type: 'string' },
-          ],
-        },
-      ],
+      examples: [{ EIP712Domain: EIP712_DOMAIN_TYPE, ...LOGIN_TYPES }],
     }),
     primaryType: Type.Literal('Login'),
     message: Type.Object({
@@ -42,7 +29,7 @@ export const TypedData = Type.Object(
       nonce: Type.String(),
       issuedAt: Type.String({ description: 'ISO 8601', examples: ['2026-01-01T00:00:00.000Z'] }),
       uri: Type.String({ description: 'SITE_URL', examples: ['http://localhost:8080'] }),
-      statement: Type.String({ examples: ['Sign in to Splitline. This request costs nothing and sends no transaction.'] }),
+      statement: Type.String({ examples: [LOGIN_STATEMENT] }),
     }),
   },
   { description: 'Sign with eth_signTypedData_v4' },

@@ -177,15 +177,8 @@ export const ReceiptRefundSummary = Type.Object({
 export type ReceiptRefundSummary = Static<typeof ReceiptRefundSummary>;
 
 export const ReceiptDetail = Type.Object({
-  receiptId: Type.String({ examples: ['order-1001'] }),
-  totalUsd: Usd({ examples: [7] }),
-  currency: Type.String({ examples: ['USD'] }),
-  lineItems: Type.Array(LineItemRef),
-  createdAt: Type.Integer({ description: 'Unix ms', examples: [1767225600000] }),
-  brandName: Type.String({ examples: ['Splitline'] }),
-  status: ReceiptStatusSchema,
-  ...PaymentState,
-  refundedUsd: RefundedUsd,
+  // The list's fields first, in the same order: the detail is a receipt with more.
+  ...Receipt.properties,
   payTo: Type.Union([Wallet, Type.Null()], { description: "The receipt's own payment address; null until the merchant's split is known" }),
   payer: Type.Union([Wallet, Type.Null()], {
     description:

@@ -31,19 +31,18 @@ import type { receipts } from '../db/schema.ts';
 import { newId } from './ids.ts';
 import { CommitOutcomeUnknown, Conflict, InvalidInput, SplitRequired } from './errors.ts';
 import { UNLIMITED } from './inventory.ts';
-import { centsToUsd, ppmToRate, rateToPpm } from './money.ts';
+import { rateToPpm } from './money.ts';
 import { mergeLines, priceOrder, resolveTax, type OrderLine, type ResolvedTax } from './pricing.ts';
 import {
+  createdSaleView,
   expiryOf,
   findReceipt,
   insertReceipts,
-  lineItemViews,
   MAX_LINE_ITEMS,
   newPayToken,
-  paymentUrl,
   receiptRequestHash,
+  type CreatedSale,
   type InsertReceiptParams,
-  type LineItemView,
 } from './receipts.ts';
 import { brandOf, type ShopSettings } from './shop.ts';
 import { claimWrite, freshWrite, type Write } from './writes.ts';
@@ -70,18 +69,9 @@ export interface OrderContext {
   receiptTtlMinutes: number;
 }
 
-export interface OrderReceipt {
-  receiptId: string;
-  totalUsd: number;
-  currency: string;
-  lineItems: LineItemView[];
-  createdAt: number;
-  status: string;
+/** The order's receipt, as POST /api/orders answers it: a created sale with the shop's brand. */
+export interface OrderReceipt extends CreatedSale {
   brandName: string;
-  paymentUrl: string;
-  jurisdictionCode: string | null;
-  taxRate: number;
-  taxComponents: string[];
 }
 
 type ReceiptRow = typeof receipts.$inferSelect;
@@ -367,17 +357,6 @@ export async function createOrder(
     now,
     expiresAt: expiryOf(now, undefined, ctx.receiptTtlMinutes),
   });
-  return {
-    receiptId: row.id,
-    totalUsd: centsToUsd(row.totalCents),
-    currency: row.currency,
-    lineItems: lineItemViews(row.lineItems),
-    createdAt: row.createdAt,
-    status: 'pending',
-    brandName: brandOf(shop, ctx.fallbackBrand),
-    paymentUrl: paymentUrl(ctx.siteUrl, row.id, row.payToken),
-    jurisdictionCode: row.jurisdictionCode,
-    taxRate: ppmToRate(BigInt(row.taxRatePpm ?? 0)),
-    taxComponents: row.taxComponents,
-  };
+  // Pending, also for a retry that finds its order paid since: the answer to the write, as first given.
+  return { ...createdSaleView(row, ctx.siteUrl), status: 'pending', brandName: brandOf(shop, ctx.fallbackBrand) };
 }

@@ -6,11 +6,11 @@
 import { createHmac, hash, randomBytes } from 'node:crypto';
 import { and, eq, sql } from 'drizzle-orm';
 import type { Db, Tx } from '../db/client.ts';
-import { commitReceipt, type LineItemView } from '../db/receipt-store.ts';
+import { commitReceipt, lineItemViews, type LineItemView } from '../db/receipt-store.ts';
 import { receipts, receiptStatusHistory, type StoredLineItem } from '../db/schema.ts';
 import { InvalidInput, NotFound } from './errors.ts';
 import { nextStatus, type ReceiptException, type ReceiptStatus, type TrackingStatus } from '../payments/states.ts';
-import { centsToTokenUnits, centsToUsd, usdToCents } from './money.ts';
+import { centsToTokenUnits, centsToUsd, ppmToRate, usdToCents } from './money.ts';
 import { claimWrite, type Write } from './writes.ts';
 
 export { insertReceipt, insertReceipts, lineItemViews, summaryJson, type InsertReceiptParams, type LineItemView } from '../db/receipt-store.ts';
@@ -132,6 +132,35 @@ export function payTokenFor(secret: Uint8Array, wallet: string, id: string): str
 
 export function paymentUrl(siteUrl: string, id: string, payToken: string): string {
   return `${siteUrl}/pay/${encodeURIComponent(id)}?t=${payToken}`;
+}
+
+/** A receipt that a sale just created (an order, or a terminal sale), as both routes answer it. */
+export interface CreatedSale {
+  receiptId: string;
+  totalUsd: number;
+  currency: string;
+  lineItems: LineItemView[];
+  createdAt: number;
+  status: string;
+  paymentUrl: string;
+  jurisdictionCode: string | null;
+  taxRate: number;
+  taxComponents: string[];
+}
+
+export function createdSaleView(row: ReceiptRow, siteUrl: string): CreatedSale {
+  return {
+    receiptId: row.id,
+    totalUsd: centsToUsd(row.totalCents),
+    currency: row.currency,
+    lineItems: lineItemViews(row.lineItems),
+    createdAt: row.createdAt,
+    status: row.status,
+    paymentUrl: paymentUrl(siteUrl, row.id, row.payToken),
+    jurisdictionCode: row.jurisdictionCode,
+    taxRate: ppmToRate(BigInt(row.taxRatePpm ?? 0)),
+    taxComponents: row.taxComponents,
+  };
 }
 
 /** Parses caller-supplied line items into stored form, with exact cents. */

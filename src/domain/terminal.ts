@@ -5,9 +5,9 @@
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../db/client.ts';
 import { InvalidInput, SplitRequired } from './errors.ts';
-import { centsToUsd, ppmToRate, usdToCents } from './money.ts';
+import { usdToCents } from './money.ts';
 import { priceOrder, resolveTax } from './pricing.ts';
-import { expiryOf, findReceipt, insertReceipt, lineItemViews, newPayToken, paymentUrl, type LineItemView } from './receipts.ts';
+import { createdSaleView, expiryOf, findReceipt, insertReceipt, newPayToken, type CreatedSale } from './receipts.ts';
 import { getShopSettings } from './shop.ts';
 import { getSplitConfig, isConfigured } from './splits.ts';
 import { claimWrite, freshWrite, type Write } from './writes.ts';
@@ -21,18 +21,8 @@ export interface TerminalInput {
   taxComponents?: unknown;
 }
 
-export interface TerminalReceipt {
-  receiptId: string;
-  totalUsd: number;
-  currency: string;
-  lineItems: LineItemView[];
-  createdAt: number;
-  status: string;
-  paymentUrl: string;
-  jurisdictionCode: string | null;
-  taxRate: number;
-  taxComponents: string[];
-}
+/** The sale's receipt, as POST /api/receipts/terminal answers it. */
+export type TerminalReceipt = CreatedSale;
 
 function parseTerminal(input: TerminalInput) {
   let cents: bigint;
@@ -113,16 +103,5 @@ export async function createTerminalReceipt(
       writeId: write.id,
     });
   });
-  return {
-    receiptId: row.id,
-    totalUsd: centsToUsd(row.totalCents),
-    currency: row.currency,
-    lineItems: lineItemViews(row.lineItems),
-    createdAt: row.createdAt,
-    status: row.status,
-    paymentUrl: paymentUrl(siteUrl, row.id, row.payToken),
-    jurisdictionCode: row.jurisdictionCode,
-    taxRate: row.taxRatePpm === null ? 0 : ppmToRate(BigInt(row.taxRatePpm)),
-    taxComponents: row.taxComponents,
-  };
+  return createdSaleView(row, siteUrl);
 }
