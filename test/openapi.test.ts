@@ -266,6 +266,16 @@ describe('GET /docs', () => {
     assert.match(logo, /Splitline/);
   });
 
+  test("swagger-ui's unused files are not served: its OAuth2 redirect page, stock icons and logo", async () => {
+    for (const file of ['oauth2-redirect.html', 'oauth2-redirect.js', 'favicon-16x16.png', 'favicon-32x32.png', 'logo.svg']) {
+      const res = await t.app.inject({ method: 'GET', url: `/docs/static/${file}` });
+      assert.equal(res.statusCode, 404, file);
+      assert.equal(res.json().error, 'not_found');
+    }
+    // Its own files still are.
+    assert.equal((await t.app.inject({ method: 'GET', url: '/docs/static/swagger-ui.css' })).statusCode, 200);
+  });
+
   test('serves the interactive reference with every asset from the app, no CDN', async () => {
     const page = await t.app.inject({ method: 'GET', url: '/docs' });
     assert.equal(page.statusCode, 200);

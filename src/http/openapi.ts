@@ -19,6 +19,7 @@
 import swagger, { type FastifyDynamicSwaggerOptions, type SwaggerTransform, type SwaggerTransformObject } from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyContextConfig, FastifyInstance, FastifySchema } from 'fastify';
+import { NotFound } from '../domain/errors.ts';
 import { IDEMPOTENCY_HEADER } from './idempotency.ts';
 import { sample, type Schema } from './openapi-examples.ts';
 import { ERROR_CODES, HANDLER_CHECKS, type ErrorCode } from './schemas.ts';
@@ -537,5 +538,15 @@ export async function registerOpenApi(app: FastifyInstance, opts: { basePath: st
       css: [{ filename: 'splitline.css', content: THEME_CSS }],
     },
   });
+  // swagger-ui's own files that the page never uses: its OAuth2 redirect page (the API has no
+  // OAuth2) and its stock icons and logo (the page shows Splitline's). Not served, so nothing at
+  // /docs carries another product's name.
+  for (const file of UNUSED_SWAGGER_UI_FILES) {
+    app.get(`/docs/static/${file}`, { schema: { hide: true } }, () => {
+      throw new NotFound(`/docs/static/${file} is not served: the API reference does not use it`);
+    });
+  }
   app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger());
 }
+
+const UNUSED_SWAGGER_UI_FILES = ['oauth2-redirect.html', 'oauth2-redirect.js', 'favicon-16x16.png', 'favicon-32x32.png', 'logo.svg'];
