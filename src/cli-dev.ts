@@ -346,7 +346,10 @@ export async function devPay(p: {
     if (SETTLED.has(payable.status)) throw new DevCommandError(`receipt ${receiptId} is ${payable.status}: nothing sent`);
     log(`Paying receipt ${receiptId}: ${amount} ${symbol} from test account ${p.index} (${account.address}) to its payment address ${payTo}...`);
     const wallet = createWalletClient({ account, chain, transport: http(rpc) });
-    transferHash = await wallet.writeContract({ address: payable.token, abi: erc20Abi, functionName: 'transfer', args: [payTo, payable.due] });
+    // A wallet's margin over the estimate: paying the rest of an underpaid receipt races the
+    // worker's sweep of the first transfer, and a transfer into an emptied address costs more gas
+    // than the estimate made while it held tokens.
+    transferHash = await wallet.writeContract({ address: payable.token, abi: erc20Abi, functionName: 'transfer', args: [payTo, payable.due], gas: 100_000n });
     const mined = await publicClient.waitForTransactionReceipt({ hash: transferHash });
     if (mined.status !== 'success') throw new DevCommandError(`the transfer ${transferHash} reverted`);
     log(`Transfer ${transferHash} mined in block ${mined.blockNumber}; waiting for the chain worker to settle the receipt...`);

@@ -57,6 +57,8 @@ export interface DepsOptions {
   pgliteDir?: string;
   /** Prefix for Redis keys, so tests sharing one Redis stay apart. */
   redisPrefix?: string;
+  /** The clock of the subscription-key cache (tests move it instead of waiting out the TTL). */
+  keyClock?: () => number;
   /** How often expired challenges and sessions are purged (tests shorten it). */
   purgeIntervalMs?: number;
   /** How often the journal looks for the database while writes wait (tests shorten it). */
@@ -109,7 +111,7 @@ export async function createDeps(config: Config, opts: DepsOptions = {}): Promis
   }
   // Keys the database confirmed, remembered as hashes across restarts: a start while it is
   // unreachable still knows its callers (src/gateway/key-resolver.ts).
-  const keys = await KeyResolver.open(database.db, { ttlMs: config.keyCacheTtlMs, file: path.join(config.dataDir, 'keys-seen.json'), logger });
+  const keys = await KeyResolver.open(database.db, { ttlMs: config.keyCacheTtlMs, file: path.join(config.dataDir, 'keys-seen.json'), logger, now: opts.keyClock });
   const journal = await Journal.open(config.dataDir, {
     database,
     logger,

@@ -4,6 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { startAzurite, type Azurite } from './helpers/azurite.ts';
 import { admin, newAccount, signIn, type Session } from './helpers/session.ts';
+import { until } from './helpers/wait.ts';
 
 const APK = 'application/vnd.android.package-archive';
 const superAccount = newAccount();
@@ -135,7 +136,22 @@ for (const store of ['filesystem', 'azure'] as const) {
       await upload(sup, 'partial', good);
       await t.app.listen({ port: 0, host: '127.0.0.1' });
       const { port } = t.app.server.address() as { port: number };
-      await new Promise<void>((resolve) => {
+      // The store's side of the upload: begun once the route passes the bytes on, settled once it
+      // has kept or dropped them.
+      const blobs = t.deps.blobs;
+      const write = blobs.write.bind(blobs);
+      let begun = false;
+      let settled = false;
+      blobs.write = (name, source, opts) => {
+        begun = true;
+        const stored = write(name, source, opts);
+        void stored.then(
+          () => (settled = true),
+          () => (settled = true),
+        );
+        return stored;
+      };
+      try {
         const req = httpRequest({
           host: '127.0.0.1',
           port,
@@ -143,14 +159,15 @@ for (const store of ['filesystem', 'azure'] as const) {
           path: '/api/admin/apk/partial',
           headers: { cookie: sup.cookie, 'x-csrf-token': sup.csrfToken, 'content-type': APK, 'content-length': 40_000, origin: 'http://pay.test' },
         });
-        req.on('error', () => resolve());
+        // Destroyed mid-body, the request fails ("socket hang up"): that is the point.
+        req.on('error', () => undefined);
         req.write(apkBytes(10_000, 8));
-        setTimeout(() => {
-          req.destroy();
-          resolve();
-        }, 300);
-      });
-      await new Promise((r) => setTimeout(r, 300));
+        await until(() => begun, 10_000, 'the store to receive the upload');
+        req.destroy();
+        await until(() => settled, 10_000, 'the store to keep or drop the partial upload');
+      } finally {
+        blobs.write = write;
+      }
       const res = await download(adm, 'partial');
       assert.equal(res.statusCode, 200);
       assert.ok(res.rawPayload.equals(good), 'the stored package is the old one');

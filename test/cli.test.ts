@@ -24,7 +24,8 @@ import { lockDataDir } from '../src/db/data-dir-lock.ts';
 import { splitTransactions } from '../src/db/schema.ts';
 import { storeSplitConfig } from '../src/domain/splits.ts';
 import { freshPostgresDatabase, randomWallet } from './helpers/app.ts';
-import { PLATFORM, startTestChain, waitFor, type TestChain } from './chain/helpers.ts';
+import { CHAIN_WAIT_MS, PLATFORM, startTestChain, type TestChain } from './chain/helpers.ts';
+import { until } from './helpers/wait.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -372,7 +373,7 @@ describe('cli: reconcile', { timeout: 240_000 }, () => {
         w.writeContract({ chain: w.chain, account: w.account!, address: split, abi: paymentSplitterAbi, functionName: 'release', args: [tc.chain.usdc.address, devAccount(4).address] }),
       );
       const head = await publicClient.getBlockNumber({ cacheTime: 0 });
-      await waitFor('the worker to index the newest block', async () => ((deps.chainWorker?.lastPass?.head ?? 0n) >= head ? true : undefined));
+      await until(() => (deps.chainWorker?.lastPass?.head ?? 0n) >= head, CHAIN_WAIT_MS, 'the worker to index the newest block');
     } finally {
       await deps.close();
     }

@@ -8,7 +8,6 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../src/app.ts';
@@ -16,6 +15,7 @@ import { loadConfig } from '../src/config.ts';
 import { createDeps, type Deps } from '../src/deps.ts';
 import { createLogger } from '../src/logger.ts';
 import { freshPostgresDatabase, randomWallet } from './helpers/app.ts';
+import { eventually, until } from './helpers/wait.ts';
 
 const lines: { level: number; msg: string }[] = [];
 const capture = new Writable({
@@ -30,6 +30,8 @@ let deps: Deps;
 let port: number;
 let dataDir: string;
 let drop: (() => Promise<void>) | undefined;
+/** Bodies the service has begun to read: once one has, it is waiting for the rest. */
+let bodiesBegun = 0;
 
 before(async () => {
   dataDir = mkdtempSync(path.join(tmpdir(), 'splitline-abort-'));
@@ -41,6 +43,10 @@ before(async () => {
   // A route that fails after reading its whole body, as a bug or a full disk would.
   app.post('/test/fails-after-body', async () => {
     throw new Error('unexpected failure after the body was read');
+  });
+  app.addHook('preParsing', async (_request, _reply, payload) => {
+    bodiesBegun++;
+    return payload;
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   port = (app.server.address() as net.AddressInfo).port;
@@ -55,16 +61,20 @@ after(async () => {
 
 test('a body cut off by the client is logged as the client leaving, not as a database outage', async () => {
   const partial = JSON.stringify({ receiptId: 'r1', wallet: randomWallet(), status: 'link_opened' }).slice(0, 20);
+  const begun = bodiesBegun;
   const socket = net.connect(port, '127.0.0.1');
   await new Promise((resolve) => socket.once('connect', resolve));
   socket.write(
     `POST /api/receipts/status HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 500\r\n\r\n${partial}`,
   );
-  await sleep(200);
+  await until(() => bodiesBegun > begun, 10_000, 'the service to begin reading the body');
   socket.destroy();
-  // The server sees the close on its next turn; give a loaded machine time to get there.
   const clientLeft = (l: { msg: string }) => l.msg === 'client closed the connection before its request was read';
-  for (const until = Date.now() + 10_000; !lines.some(clientLeft) && Date.now() < until; ) await sleep(20);
+  await eventually(
+    () => assert.ok(lines.some(clientLeft), `got ${JSON.stringify(lines.map((l) => l.msg))}`),
+    10_000,
+    'a line about the client leaving',
+  );
 
   assert.deepEqual(
     lines.filter((l) => /database/i.test(l.msg)).map((l) => l.msg),

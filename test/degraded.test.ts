@@ -20,6 +20,7 @@ import { createDeps, type Deps } from '../src/deps.ts';
 import { createSubscription } from '../src/gateway/subscriptions.ts';
 import { holdToContract, randomWallet, type Res } from './helpers/app.ts';
 import { postgresBinDir, PrivatePostgres } from './helpers/private-postgres.ts';
+import { until } from './helpers/wait.ts';
 
 const bin = postgresBinDir();
 const TRACKING = ['link_opened', 'buyer_logged_in', 'checkout_initialized'] as const;
@@ -48,14 +49,6 @@ function deadline<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
     timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms: ${what}`)), ms);
   });
   return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
-}
-
-async function until(check: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
 }
 
 interface Instance {

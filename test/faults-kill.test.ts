@@ -17,6 +17,7 @@ import { freshPostgresDatabase } from './helpers/app.ts';
 import { http, startService, stopAllServices } from './helpers/service.ts';
 import { assertLanded, BULK, orderBody, receiptBody, SCARCE, WriteLedger } from './helpers/write-ledger.ts';
 import { keyedMerchant } from './helpers/merchant.ts';
+import { until } from './helpers/wait.ts';
 
 const SITE = 'http://pay.test';
 const PLATFORM = '0x000000000000000000000000000000000000beef';
@@ -26,14 +27,6 @@ after(async () => {
   await stopAllServices();
   for (const c of cleanups.reverse()) await c();
 });
-
-async function until(check: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe('kill -9 during a stream of receipt and order writes', { timeout: 150_000 }, () => {
   test('every acknowledged write survives, exactly once, and stock matches the stored orders', async () => {

@@ -15,6 +15,7 @@ import { keyedMerchant } from './helpers/merchant.ts';
 import { postgresBinDir, PrivatePostgres } from './helpers/private-postgres.ts';
 import { http, startService, stopAllServices } from './helpers/service.ts';
 import { assertLanded, BULK, orderBody, receiptBody, SCARCE, WriteLedger } from './helpers/write-ledger.ts';
+import { sleep, until } from './helpers/wait.ts';
 
 const bin = postgresBinDir();
 const skip = bin === undefined ? 'initdb/pg_ctl not found; install PostgreSQL to run the restart-under-load test' : false;
@@ -25,14 +26,6 @@ const TRACKING = ['link_opened', 'buyer_logged_in', 'checkout_initialized'] as c
 let pg: PrivatePostgres;
 let admin: Database;
 let dataDir: string;
-
-async function until(check: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe('PostgreSQL restarted under load', { skip, timeout: 150_000 }, () => {
   before(async () => {
@@ -70,7 +63,8 @@ describe('PostgreSQL restarted under load', { skip, timeout: 150_000 }, () => {
     const loops = Promise.all(Array.from({ length: 12 }, loop));
     try {
       for (let i = 0; i < 5; i++) {
-        await new Promise((r) => setTimeout(r, 300));
+        // Pacing, not a wait: the restarts come while the loops are mid-transaction, at whatever point they reached.
+        await sleep(300);
         await pg.restart('fast');
       }
       const before = committed;

@@ -24,6 +24,7 @@ import { createSubscription } from '../src/gateway/subscriptions.ts';
 import { freshPostgresDatabase, holdToContract, type Res, type TestApp } from './helpers/app.ts';
 import { admin, signIn } from './helpers/session.ts';
 import { PLATFORM, startTestChain, type TestChain } from './chain/helpers.ts';
+import { until } from './helpers/wait.ts';
 
 type Mode = 'pass' | 'error' | 'stall';
 
@@ -76,6 +77,7 @@ interface LogLine {
   msg: string;
   time: number;
   failures?: number;
+  retryInMs?: number;
 }
 
 let tc: TestChain;
@@ -151,18 +153,6 @@ after(async () => {
   for (const c of cleanups.reverse()) await c();
 });
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, ms: number): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await sleep(100);
-  }
-}
-
 const failedPasses = (since: number) => logs.filter((l) => l.msg === 'chain worker pass failed' && l.time >= since);
 
 describe('an RPC endpoint that errors or stalls', { timeout: 150_000 }, () => {
@@ -189,7 +179,7 @@ describe('an RPC endpoint that errors or stalls', { timeout: 150_000 }, () => {
     const history = async (id: string) =>
       ((await t.call(key, 'GET', `/api/receipts/${id}`)).body.statusHistory as { status: string }[]).map((h) => h.status);
     const completed = (id: string) =>
-      waitFor(`${id} to complete`, async () => ((await history(id)).at(-1) === 'completed' ? true : undefined), 40_000);
+      until(async () => (await history(id)).at(-1) === 'completed', 40_000, `${id} to complete`);
 
     // Healthy endpoint: a payment completes.
     const first = await pay('rpc-ok');
@@ -202,15 +192,21 @@ describe('an RPC endpoint that errors or stalls', { timeout: 150_000 }, () => {
     const paid = await pay('rpc-fault');
     assert.equal((await t.call(null, 'POST', `/api/pay/rpc-fault/transaction${paid.search}`, { transactionHash: paid.hash })).status, 202);
     // Until six passes have failed: backoffs of 200, 400, 800, 1600 and 3200 ms between them.
-    await waitFor('six failed passes', async () => (failedPasses(errorFrom).length >= 6 ? true : undefined), 45_000);
+    await until(() => failedPasses(errorFrom).length >= 6, 45_000, 'six failed passes');
     const errorMs = Date.now() - errorFrom;
     const errors = failedPasses(errorFrom);
     const gaps = errors.slice(1).map((l, i) => l.time - errors[i]!.time);
-    // Each gap is one failed pass (viem's own retries inside it: about a second against a 500ing
-    // endpoint, more on a loaded machine) plus the worker's backoff, which doubles per failure from
-    // the dev chain's 100 ms base. The last gap holds 3200 ms of backoff, the first 200 ms: however
-    // the pass time varies, the gaps must grow by well over two seconds.
-    assert.ok(gaps.at(-1)! - gaps[0]! >= 2000, `the gaps between failed passes grow: ${gaps.join(', ')} ms`);
+    // Each failed pass announces the back-off before the next, which doubles per failure from the
+    // dev chain's 100 ms base: 200, 400, 800, 1600, 3200 ms and on, growing by well over two seconds.
+    const backoffs = errors.map((l) => l.retryInMs!);
+    assert.deepEqual(backoffs, backoffs.map((_, i) => backoffs[0]! * 2 ** i), `each failure doubles the back-off: ${backoffs.join(', ')} ms`);
+    assert.ok(backoffs.at(-1)! - backoffs[0]! >= 2000, `the back-off grows: ${backoffs.join(', ')} ms`);
+    // Each gap is the back-off plus one failed pass (viem's own retries inside it: about a second
+    // against a 500ing endpoint, more on a loaded machine). A real-time lower bound on purpose: the
+    // worker must really wait out the back-off it announced, and load can only lengthen a gap.
+    for (const [i, gap] of gaps.entries()) {
+      assert.ok(gap >= backoffs[i]!, `failed pass ${i + 2} came ${gap} ms after the one before, inside its ${backoffs[i]} ms back-off; gaps ${gaps.join(', ')} ms`);
+    }
     assert.ok(errors.at(-1)!.failures! >= errors.length, 'consecutive failures are counted');
     const requestsDuringErrors = rpc.seen.filter((r) => r.mode === 'error').length;
     assert.deepEqual(await history('rpc-fault'), ['pending'], 'not mined, not failed, not completed while the endpoint errors');
@@ -219,7 +215,7 @@ describe('an RPC endpoint that errors or stalls', { timeout: 150_000 }, () => {
     rpc.set('stall');
     const stallFrom = Date.now();
     // The next pass comes after the backoff (6.4 s by now); its calls then end by RPC_TIMEOUT_MS.
-    await waitFor('a pass failed by timeout', async () => (failedPasses(stallFrom).length >= 1 ? true : undefined), 40_000);
+    await until(() => failedPasses(stallFrom).length >= 1, 40_000, 'a pass failed by timeout');
     const stallMs = Date.now() - stallFrom;
     assert.ok(rpc.seen.some((r) => r.mode === 'stall'), 'requests reached the stalled endpoint');
     assert.deepEqual(await history('rpc-fault'), ['pending'], 'still untouched while the endpoint stalls');

@@ -17,7 +17,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { devAccount } from '../src/chain/dev-accounts.ts';
-import { waitFor } from './chain/helpers.ts';
+import { CHAIN_WAIT_MS } from './chain/helpers.ts';
+import { until, waitFor } from './helpers/wait.ts';
 import { http, ROOT } from './helpers/service.ts';
 
 const README_PORT = '8080';
@@ -75,7 +76,7 @@ function groupAlive(): boolean {
 
 after(async () => {
   killServer('SIGTERM');
-  await waitFor('npm start and the service to stop', async () => (groupAlive() ? undefined : true), 30_000).catch(() => {
+  await until(() => !groupAlive(), 30_000, 'npm start and the service to stop').catch(() => {
     if (server?.pid !== undefined && groupAlive()) process.kill(-server.pid, 'SIGKILL');
   });
   // The dev chain's watchdog may still be saving its last state when the service is gone.
@@ -121,7 +122,7 @@ describe(
       server.stderr!.setEncoding('utf8').on('data', (d: string) => (serverOutput += d));
       const exited = new Promise<number | null>((resolve) => server!.once('exit', resolve));
       await Promise.race([
-        waitFor('npm start to print its banner', async () => (/Splitline\s+http:\/\/\S+/.test(serverOutput) ? true : undefined), START_TIMEOUT_MS),
+        until(() => /Splitline\s+http:\/\/\S+/.test(serverOutput), START_TIMEOUT_MS, 'npm start to print its banner'),
         exited.then((code) => {
           throw new Error(`npm start exited (${code}) before listening`);
         }),
@@ -150,10 +151,10 @@ describe(
       // And the payment page's API agrees, asked on its own (no key needed with the payment URL).
       const payUrl = new URL(created[2]!);
       const id = decodeURIComponent(payUrl.pathname.split('/').at(-1)!);
-      const view = await waitFor('the receipt to be completed', async () => {
+      const view = await waitFor(async () => {
         const res = await http(`http://127.0.0.1:${port}`, 'GET', `/api/pay/${encodeURIComponent(id)}${payUrl.search}`);
         return res.status === 200 && res.body.status === 'completed' ? res.body : undefined;
-      });
+      }, CHAIN_WAIT_MS, 'the receipt to be completed');
       assert.equal(view.payment.due, '0');
       assert.equal(view.payment.paid, view.payment.amount);
     });

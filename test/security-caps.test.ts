@@ -13,6 +13,7 @@ import { MAX_SUBSCRIPTIONS_PER_MERCHANT } from '../src/gateway/subscriptions.ts'
 import { MAX_ENDPOINTS } from '../src/webhooks/endpoints.ts';
 import { randomWallet, startTestApp, type Res, type TestApp } from './helpers/app.ts';
 import { admin, signIn } from './helpers/session.ts';
+import { until } from './helpers/wait.ts';
 
 const PLATFORM = '0x000000000000000000000000000000000000beef';
 let t: TestApp;
@@ -111,13 +112,6 @@ describe('server-side split deployments', () => {
     };
     return chain;
   }
-  async function until(what: string, condition: () => boolean): Promise<void> {
-    const deadline = Date.now() + 10_000;
-    while (!condition()) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((r) => setTimeout(r, 5));
-    }
-  }
   const recipientsOf = (wallet: string) => [
     { address: wallet, sharesBps: 9950 },
     { address: PLATFORM, sharesBps: 50 },
@@ -134,7 +128,7 @@ describe('server-side split deployments', () => {
     let settled = 0;
     const calls = Array.from({ length: 10 }, () => setUpSplit(db, wallet, { recipients: recipientsOf(wallet) }, platform, now, chain));
     for (const call of calls) call.then(() => settled++, () => settled++);
-    await until('every call to deploy or be refused', () => chain.deployed + settled === 10);
+    await until(() => chain.deployed + settled === 10, 10_000, 'every call to deploy or be refused', 5);
     open();
     const results = await settle(calls);
     assert.equal(chain.deployed, MAX_SPLIT_DEPLOYS_PER_WALLET_PER_DAY);

@@ -13,6 +13,7 @@ import { NONCE_TTL_MS, SESSION_TTL_MS } from '../src/auth/sessions.ts';
 import { authNonces, sessions, usageCounters } from '../src/db/schema.ts';
 import { randomWallet, startTestApp, type TestApp } from './helpers/app.ts';
 import { newAccount, signIn } from './helpers/session.ts';
+import { sleep, until } from './helpers/wait.ts';
 
 let t: TestApp;
 before(async () => {
@@ -23,14 +24,6 @@ after(async () => {
 });
 
 const HOUR = 3_600_000;
-
-async function until(what: string, condition: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 /** Challenges: one expired, one used, one still open; their nonces. */
 async function challenges(now: number) {
@@ -97,13 +90,14 @@ describe('the schedule', () => {
     const purger = new Purger({ db: t.deps.database.db, auth: t.deps.auth, logger, intervalMs: 50 });
     const first = await challenges(Date.now());
     purger.start();
-    await until('the first pass', async () => !(await nonceExists(first.expired)));
+    await until(async () => !(await nonceExists(first.expired)), 10_000, 'the first pass');
     const second = await challenges(Date.now());
-    await until('a later pass', async () => !(await nonceExists(second.expired)) && !(await nonceExists(second.used)));
+    await until(async () => !(await nonceExists(second.expired)) && !(await nonceExists(second.used)), 10_000, 'a later pass');
     assert.equal(await nonceExists(second.open), true);
     await purger.stop();
     const third = await challenges(Date.now());
-    await new Promise((r) => setTimeout(r, 250));
+    // Proving absence, not a wait: five intervals go by and no pass comes.
+    await sleep(250);
     assert.equal(await nonceExists(third.expired), true, 'no pass after stop()');
   });
 
@@ -121,8 +115,8 @@ describe('the schedule', () => {
         { wallet, name: 'subscriptions', n: 2 },
       ]);
       app.deps.startWorkers();
-      await until('the purge at start', async () => (await db.select().from(authNonces).where(eq(authNonces.nonce, expired))).length === 0);
-      await until('the counters purge', async () => (await db.select().from(usageCounters).where(eq(usageCounters.wallet, wallet))).length === 2);
+      await until(async () => (await db.select().from(authNonces).where(eq(authNonces.nonce, expired))).length === 0, 10_000, 'the purge at start');
+      await until(async () => (await db.select().from(usageCounters).where(eq(usageCounters.wallet, wallet))).length === 2, 10_000, 'the counters purge');
       const left = await db.select({ name: usageCounters.name }).from(usageCounters).where(inArray(usageCounters.wallet, [wallet]));
       assert.deepEqual(left.map((r) => r.name).sort(), [day(now), 'subscriptions'].sort());
     } finally {

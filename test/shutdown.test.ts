@@ -27,6 +27,7 @@ import { createReceipt } from '../src/domain/receipts.ts';
 import { createSubscription } from '../src/gateway/subscriptions.ts';
 import { freshPostgresDatabase, randomWallet } from './helpers/app.ts';
 import { startService, stopAllServices } from './helpers/service.ts';
+import { sleep } from './helpers/wait.ts';
 
 const RECEIPTS = 120;
 const LINES = 40;
@@ -70,9 +71,10 @@ function get(base: string, pathAndQuery: string, key: string, agent: Agent, corr
 
 /**
  * A receipt creation sent in two parts: the headers and half the body now, the rest on `finish()`.
- * Until then the server holds a request it has read and cannot answer.
+ * Until then the server holds a request it has read and cannot answer. `sent` settles once the
+ * first part is on the wire.
  */
-function heldCreate(base: string, key: string, correlationId: string): { finish(): Promise<Outcome> } {
+function heldCreate(base: string, key: string, correlationId: string): { sent: Promise<void>; finish(): Promise<Outcome> } {
   const body = Buffer.from(JSON.stringify({ id: correlationId, lineItems: [{ label: 'Held', priceUsd: 1.5, qty: 2 }], totalUsd: 3 }));
   const half = Math.floor(body.length / 2);
   let resolveOutcome!: (o: Outcome) => void;
@@ -97,8 +99,9 @@ function heldCreate(base: string, key: string, correlationId: string): { finish(
   });
   req.on('error', (err: NodeJS.ErrnoException) => resolveOutcome({ error: err.code ?? err.message, at: Date.now() }));
   req.flushHeaders();
-  req.write(body.subarray(0, half));
+  const sent = new Promise<void>((resolve) => req.write(body.subarray(0, half), () => resolve()));
   return {
+    sent,
     finish() {
       req.end(body.subarray(half));
       return outcome;
@@ -137,11 +140,12 @@ describe('graceful shutdown', { timeout: 120_000 }, () => {
       ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
     });
     const agent = new Agent({ keepAlive: false, maxSockets: IN_FLIGHT * 2 });
-    // The held request goes first; the idle server reads its headers long before SIGTERM (the warm
-    // read below is answered after them on the same event loop).
+    // The held request goes first: its headers are on the wire before the warm read connects, so
+    // the idle server reads them long before SIGTERM (the warm read below is answered after them on
+    // the same event loop).
     const heldId = `held-${Date.now()}`;
     const held = heldCreate(svc.base, key, heldId);
-    await new Promise((r) => setTimeout(r, 100));
+    await held.sent;
     const warm = await get(svc.base, `/api/receipts?limit=${RECEIPTS}`, key, agent);
     assert.equal(warm.receipts, RECEIPTS, JSON.stringify(warm));
 
@@ -165,7 +169,8 @@ describe('graceful shutdown', { timeout: 120_000 }, () => {
     // The held request keeps the process alive, so the listener's closing is seen for certain.
     while (!exited && !probes.some((p) => p.error === 'ECONNREFUSED')) {
       probes.push(await get(svc.base, '/healthz', key, agent));
-      await new Promise((r) => setTimeout(r, 5));
+      // Pacing, not a wait: knocks a few ms apart, until the condition of the loop holds.
+      await sleep(5);
     }
     assert.equal(exited, false, 'the process waited for the request it had read but not yet answered');
     // A few more knocks, then the rest of the held body: its answer comes after the listener closed.
@@ -201,7 +206,8 @@ describe('graceful shutdown', { timeout: 120_000 }, () => {
     const afterRefusal = probes.filter((p) => p.at > refusedAt);
     assert.ok(afterRefusal.every((p) => p.error === 'ECONNREFUSED'), `no connection accepted after the listener closed: ${JSON.stringify(afterRefusal)}`);
     assert.equal(code, 0, `exit code 0:\n${svc.output().slice(-2000)}`);
-    assert.ok(exitAt - sigtermAt < 15_000);
+    // A real-time bound on purpose: a real process, once drained, must exit rather than hang.
+    assert.ok(exitAt - sigtermAt < 15_000, `exited ${exitAt - sigtermAt} ms after SIGTERM`);
     assert.ok(svc.logs.some((l) => l.msg === 'shutting down: draining in-flight requests'));
     console.log(
       `SIGTERM with ${IN_FLIGHT} reads of ${RECEIPTS} receipts sent: ${full.length} answered in full (${drained} after SIGTERM), ` +

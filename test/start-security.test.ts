@@ -16,6 +16,7 @@ import { freshPostgresDatabase } from './helpers/app.ts';
 import type { PrivateKeyAccount } from 'viem/accounts';
 import { newAccount } from './helpers/session.ts';
 import { http, ROOT, signInOverHttp, startService, stopAllServices, type Service } from './helpers/service.ts';
+import { until } from './helpers/wait.ts';
 
 const SITE = 'http://pay.test';
 let root: string;
@@ -63,14 +64,6 @@ function assertPrivate(dataDir: string, what: string): Entry[] {
   return entries;
 }
 
-async function until(what: string, condition: () => boolean, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 const env = (dataDir: string, superadmin: string) => ({
   DATA_DIR: dataDir,
   SITE_URL: SITE,
@@ -109,7 +102,7 @@ describe('DATA_DIR is readable by the service user alone', () => {
     const account = newAccount();
     const service = await startService('fresh', env(dataDir(), account.address), { timeoutMs: 120_000 });
     await exercise(service, account);
-    await until('the dev chain to save its state', () => existsSync(path.join(dataDir(), 'devchain', 'state.json')));
+    await until(() => existsSync(path.join(dataDir(), 'devchain', 'state.json')), 30_000, 'the dev chain to save its state');
     const running = assertPrivate(dataDir(), 'while running');
     const names = running.map((e) => e.path);
     for (const expected of ['journal/journal.jsonl', 'jwt-secret', 'devchain/state.json', 'devchain/deployment.json']) {

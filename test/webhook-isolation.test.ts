@@ -16,23 +16,18 @@ import { after, before, describe, test } from 'node:test';
 import { freshPostgresDatabase, randomWallet } from './helpers/app.ts';
 import { http, signInOverHttp, startService, stopAllServices, type HttpSession, type Service } from './helpers/service.ts';
 import { newAccount } from './helpers/session.ts';
+import { until, waitFor } from './helpers/wait.ts';
 
 const SITE = 'http://pay.test';
 const DEAD_ENDPOINTS = 10;
-/** B's delivery while A's ten endpoints hang must arrive well inside one of A's timeouts (5 s). */
+/**
+ * B's delivery while A's ten endpoints hang must arrive well inside one of A's timeouts (5 s). A
+ * real-time bound on purpose: the behaviour under test is that real sockets hanging for real
+ * seconds in the service's process do not delay B, so no clock can be injected.
+ */
 const BOUND_MS = 3_000;
 
 const cleanups: (() => Promise<void> | void)[] = [];
-
-async function until<T>(what: string, check: () => Promise<T | undefined> | T | undefined, timeoutMs: number): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 /** A TCP server that accepts every connection and never answers (nor closes). */
 async function deadEndpoint(): Promise<{ url: string; connections: () => number; mostAtOnce: () => number; server: NetServer }> {
@@ -145,7 +140,7 @@ describe('webhook delivery isolated per endpoint', { timeout: 240_000 }, () => {
     const deliverToB = async (): Promise<number> => {
       const { id, ackAt } = await refundedReceipt(b, 'b');
       acknowledged.push(id);
-      const arrival = await until(`receipt ${id} at B's endpoint`, () => healthy.arrivals.find((x) => x.receiptId === id), 60_000);
+      const arrival = await waitFor(() => healthy.arrivals.find((x) => x.receiptId === id), 60_000, `receipt ${id} at B's endpoint`);
       return arrival.at - ackAt;
     };
 
@@ -156,7 +151,7 @@ describe('webhook delivery isolated per endpoint', { timeout: 240_000 }, () => {
     // A's events: ten deliveries each, to endpoints that never answer.
     const aEvents = 3;
     for (let i = 0; i < aEvents; i++) await refundedReceipt(a, 'a');
-    await until('every dead endpoint to hold an attempt', () => (dead.every((d) => d.connections() >= 1) ? true : undefined), 30_000);
+    await until(() => dead.every((d) => d.connections() >= 1), 30_000, 'every dead endpoint to hold an attempt');
     const loaded: number[] = [];
     for (let i = 0; i < 5; i++) loaded.push(await deliverToB());
 
@@ -170,13 +165,13 @@ describe('webhook delivery isolated per endpoint', { timeout: 240_000 }, () => {
     type Delivery = { status: string; attempts: number; nextAttemptAt: number; log: Attempt[] };
     const aDeliveries = async () =>
       (await http(svc.base, 'GET', '/api/admin/webhooks/deliveries', { headers: a.session.headers })).body.deliveries as Delivery[];
-    const firstRound = await until(
-      "A's first attempts to be recorded",
+    const firstRound = await waitFor(
       async () => {
         const list = await aDeliveries();
         return list.filter((d) => d.attempts >= 1).length >= DEAD_ENDPOINTS ? list : undefined;
       },
       30_000,
+      "A's first attempts to be recorded",
     );
     assert.equal(firstRound.length, DEAD_ENDPOINTS * aEvents);
     for (const d of firstRound.filter((x) => x.attempts >= 1)) {
@@ -187,13 +182,13 @@ describe('webhook delivery isolated per endpoint', { timeout: 240_000 }, () => {
       assert.equal(d.status, 'pending', 'a timed-out delivery is retried');
       assert.ok(d.nextAttemptAt > last.at, 'its next attempt is later');
     }
-    const retried = await until(
-      "A's deliveries to be tried again",
+    const retried = await waitFor(
       async () => {
         const list = await aDeliveries();
         return list.some((d) => d.attempts >= 2) ? list : undefined;
       },
       60_000,
+      "A's deliveries to be tried again",
     );
     const again = retried.find((d) => d.attempts >= 2)!;
     assert.ok(again.log.every((x) => x.errorCode === 'TIMEOUT'), 'each attempt logged, each a timeout');
@@ -208,7 +203,7 @@ describe('webhook delivery isolated per endpoint', { timeout: 240_000 }, () => {
       const list = (await http(svc.base, 'GET', '/api/admin/webhooks/deliveries', { headers: b.session.headers })).body.deliveries as Delivery[];
       return list.length === acknowledged.length && list.every((d) => d.status === 'delivered') ? list : undefined;
     };
-    await until("B's deliveries all recorded as delivered", bDelivered, 30_000);
+    await waitFor(bDelivered, 30_000, "B's deliveries all recorded as delivered");
     const perReceipt = new Map<string, number>();
     for (const x of healthy.arrivals) perReceipt.set(x.receiptId, (perReceipt.get(x.receiptId) ?? 0) + 1);
     assert.deepEqual([...perReceipt.keys()].sort(), [...acknowledged].sort(), 'B received exactly the acknowledged events');

@@ -92,7 +92,7 @@ export class KeyResolver {
    * `beforeLookup` runs only when the key must be looked up in the database (not a cached answer,
    * not a string that cannot be a key); it may throw to refuse the request before that cost.
    */
-  async resolve(key: string, now = Date.now(), beforeLookup?: () => Promise<void>): Promise<Principal | null> {
+  async resolve(key: string, now = this.opts.now?.() ?? Date.now(), beforeLookup?: () => Promise<void>): Promise<Principal | null> {
     // A string that cannot be a key never costs a database round trip.
     if (!looksLikeKey(key)) return null;
     const hash = hashKey(key);

@@ -12,11 +12,12 @@ import { receipts, rejectedWrites } from '../../src/db/schema.ts';
 import { ensureWebBuild } from '../../scripts/ensure-web-build.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { admin, signIn } from '../helpers/session.ts';
-import { startChainApp, startTestChain, waitFor, type TestChain } from '../chain/helpers.ts';
+import { CHAIN_WAIT_MS, startChainApp, startTestChain, type TestChain } from '../chain/helpers.ts';
+import { eventually, until, waitFor } from '../helpers/wait.ts';
 import {
   CHROMIUM,
-  eventually,
   PLATFORM,
+  RENDER_MS,
   screenshot,
   setUpSplit,
   signInThroughPage,
@@ -133,14 +134,14 @@ describe('admin web app', { skip: skipReason, timeout: 150_000 }, () => {
     await second.getByLabel('Recipient 2').fill(partner);
     await second.getByLabel('Share (%)').fill('20.10');
     const sum = m.page.getByTestId('split-sum');
-    await eventually(() => sum.innerText(), (t) => /120\.10%/.test(t), 'the sum shows 120.10%');
+    await eventually(async () => assert.match(await sum.innerText(), /120\.10%/), RENDER_MS, 'the sum to show 120.10%');
     await m.page.getByRole('button', { name: 'Save split' }).click();
     await m.page.getByRole('alert').filter({ hasText: 'must add up to exactly 100.00%' }).waitFor();
     await screenshot(m.page, 'split-editor');
     assert.deepEqual((await m.api('GET', '/api/split/deploy')).body.split.recipients, [], 'nothing was sent');
 
     await first.getByLabel('Share (%)').fill('79.40');
-    await eventually(() => sum.innerText(), (t) => /100\.00% ✓/.test(t), 'the sum shows 100.00% ✓');
+    await eventually(async () => assert.match(await sum.innerText(), /100\.00% ✓/), RENDER_MS, 'the sum to show 100.00% ✓');
     await m.page.getByRole('button', { name: 'Save split' }).click();
     await m.page.getByTestId('stored-split').waitFor();
     const expected = [
@@ -174,7 +175,7 @@ describe('admin web app', { skip: skipReason, timeout: 150_000 }, () => {
     assert.match(await row.innerText(), /\$12\.30/);
 
     await row.getByRole('button', { name: 'Edit' }).click();
-    await eventually(() => form.getByLabel('SKU').inputValue(), (v) => v === 'COFFEE-12', 'the form holds the item');
+    await eventually(async () => assert.equal(await form.getByLabel('SKU').inputValue(), 'COFFEE-12'), RENDER_MS, 'the form to hold the item');
     await form.getByLabel('Name').fill('Coffee beans, 12 oz');
     await form.getByLabel('Price (USD)').fill('13');
     await form.getByLabel('Taxable').uncheck();
@@ -236,7 +237,7 @@ describe('admin web app', { skip: skipReason, timeout: 150_000 }, () => {
     await m.api('POST', '/api/shop/config', { processingFeePct: 0, taxJurisdictions: [{ code: 'TX', rate: 0.0825 }] });
     await m.page.goto('/admin/terminal');
     for (const k of ['2', '0', '0', '0']) await m.page.getByRole('button', { name: k, exact: true }).click();
-    await eventually(() => m.page.getByTestId('terminal-amount').innerText(), (t) => t === '$20.00', 'the display reads $20.00');
+    await eventually(async () => assert.equal(await m.page.getByTestId('terminal-amount').innerText(), '$20.00'), RENDER_MS, 'the display to read $20.00');
     await m.page.getByRole('button', { name: 'Charge $20.00' }).click();
     await m.page.getByRole('alert').filter({ hasText: 'Configure a split before creating orders or terminal receipts' }).waitFor();
 
@@ -274,7 +275,7 @@ describe('admin web app', { skip: skipReason, timeout: 150_000 }, () => {
     await m.page.goto('/admin/receipts');
     await m.page.getByTestId('receipt-row').nth(1).waitFor();
     await m.page.getByLabel('Search').fill('lamp');
-    await eventually(() => m.page.getByTestId('receipt-row').count(), (n) => n === 1, 'one receipt matches "lamp"');
+    await eventually(async () => assert.equal(await m.page.getByTestId('receipt-row').count(), 1), RENDER_MS, 'one receipt to match "lamp"');
     await m.page.getByLabel('Status').selectOption('refunded');
     await m.page.getByText('No receipt matches.').waitFor();
     await m.page.getByLabel('Status').selectOption('generated');
@@ -300,7 +301,7 @@ describe('admin web app', { skip: skipReason, timeout: 150_000 }, () => {
     await history.getByText('Partly refunded').waitFor();
     assert.match(await m.page.getByTestId('refund-list').innerText(), /\$5\.00/);
     await m.page.getByText('Refunded $5.00; $5.00 refunded in all, $7.00 remains.').waitFor();
-    await eventually(() => form.getByLabel('Amount (USD)').inputValue(), (v) => v === '7.00', 'the form offers what remains');
+    await eventually(async () => assert.equal(await form.getByLabel('Amount (USD)').inputValue(), '7.00'), RENDER_MS, 'the form to offer what remains');
     assert.equal(await form.getByLabel('Buyer wallet').inputValue(), buyer, 'and the same buyer');
     await form.getByRole('button', { name: 'Record refund' }).click();
     await m.page.getByText('Fully refunded.', { exact: true }).waitFor();
@@ -361,7 +362,7 @@ describe('admin web app', { skip: skipReason, timeout: 150_000 }, () => {
       }
       await m.page.reload();
       const entries = m.page.getByTestId('history-entry');
-      await eventually(() => entries.count(), (n) => n === 2, 'two history entries');
+      await eventually(async () => assert.equal(await entries.count(), 2), RENDER_MS, 'two history entries');
       const opened = entries.nth(1);
       assert.equal(await opened.getAttribute('data-status'), 'link_opened');
       assert.match(await opened.innerText(), /^Link opened ×3\b/);
@@ -446,7 +447,7 @@ describe('admin web app', { skip: skipReason, timeout: 150_000 }, () => {
     await m.page.getByRole('button', { name: 'Save settings' }).click();
     await m.page.getByText('Settings saved.').waitFor();
     await m.page.getByRole('button', { name: 'Save settings' }).click();
-    await eventually(async () => posts.length, (n) => n >= 4, 'four POSTs were sent');
+    await until(() => posts.length >= 4, RENDER_MS, 'four POSTs to be sent');
     assert.deepEqual(
       posts.map((p) => p.url),
       ['/api/auth/challenge', '/api/auth/login', '/api/shop/config', '/api/shop/config'],
@@ -473,7 +474,7 @@ describe('admin web app', { skip: skipReason, timeout: 150_000 }, () => {
     assert.equal((await receiptsWith(secondary)).status, 200);
 
     await m.page.getByRole('button', { name: 'I have copied them' }).click();
-    await eventually(() => shown.count(), (n) => n === 0, 'the keys are gone from the page');
+    await eventually(async () => assert.equal(await shown.count(), 0), RENDER_MS, 'the keys to be gone from the page');
     const sub = m.page.getByTestId('subscription').filter({ hasText: 'Online store' });
     assert.doesNotMatch(await sub.innerText(), new RegExp(primary), 'the list never shows a whole key');
 
@@ -664,11 +665,11 @@ describe('terminal on a dev chain', { skip: skipReason, timeout: 150_000 }, () =
 
     // The buyer pays from any wallet to the receipt's own payment address (as its QR-code page says).
     const key = await t.key(s.wallet);
-    const payTo = await waitFor('the receipt to have its payment address', async () => {
+    const payTo = await waitFor(async () => {
       const res = await t.call(key, 'GET', `/api/receipts/${encodeURIComponent(id)}`);
       assert.equal(res.status, 200, JSON.stringify(res.body));
       return (res.body.payTo as Hex | null) ?? undefined;
-    });
+    }, CHAIN_WAIT_MS, 'the receipt to have its payment address');
     const wallet = createWalletClient({ chain: tc.chain.publicClient.chain, transport: http(tc.chain.rpcUrl), account: devAccount(1) });
     const hash = await wallet.writeContract({ address: tc.chain.usdc.address, abi: erc20Abi, functionName: 'transfer', args: [payTo, 12_000_000n] });
     assert.equal((await tc.chain.publicClient.waitForTransactionReceipt({ hash })).status, 'success');

@@ -309,14 +309,5 @@ export async function setUpSplit(m: Merchant): Promise<void> {
   if (res.status !== 200) throw new Error(`split set-up failed: ${res.status} ${JSON.stringify(res.body)}`);
 }
 
-/** Polls `read` until `check` holds: the page re-renders after an event, not during it. */
-export async function eventually<T>(read: () => Promise<T>, check: (value: T) => boolean, what: string, timeoutMs = 5_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: T = await read();
-  while (!check(last)) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}; last seen: ${JSON.stringify(last)}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    last = await read();
-  }
-  return last;
-}
+/** How long a test waits for the page to re-render after an event (it re-renders after, not during). */
+export const RENDER_MS = 5_000;

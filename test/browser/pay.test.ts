@@ -22,7 +22,8 @@ import { ensureWebBuild } from '../../scripts/ensure-web-build.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { admin, signIn, type Session } from '../helpers/session.ts';
 import { PLATFORM, startChainApp, startTestChain, type TestChain } from '../chain/helpers.ts';
-import { CHROMIUM, eventually, PHONE, screenshot, skipReason } from './harness.ts';
+import { CHROMIUM, PHONE, RENDER_MS, screenshot, skipReason } from './harness.ts';
+import { eventually, sleep, until } from '../helpers/wait.ts';
 
 if (skipReason) console.log(skipReason);
 
@@ -339,10 +340,13 @@ describe('payment page', { skip: skipReason, timeout: 600_000 }, () => {
     await frame.getByRole('button', { name: 'Pay 12 USDC with a browser wallet' }).click();
 
     const heard = await eventually(
-      () => messages(b.page),
-      (list) => list.some((x) => x.data.status === 'completed'),
-      'the parent receives "completed"',
+      async () => {
+        const list = await messages(b.page);
+        assert.ok(list.some((x) => x.data.status === 'completed'), JSON.stringify(list));
+        return list;
+      },
       STATE_MS,
+      'the parent to receive "completed"',
     );
     const completed = heard.find((x) => x.data.status === 'completed')!;
     assert.deepEqual(completed.data, { type: 'splitline:payment', status: 'completed', receiptId: 'pay-framed-1' });
@@ -395,9 +399,9 @@ describe('payment page', { skip: skipReason, timeout: 600_000 }, () => {
       if (/frame-ancestors/.test(msg.text())) refused.push(msg.text());
     });
     await b.page.goto(frameUrl(other.origin, payUrl));
-    await eventually(async () => refused.length, (n) => n > 0, 'chromium refuses to frame the page', 10_000);
-    // Give a page that did load time to post, then check nothing arrived.
-    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    await until(() => refused.length > 0, 10_000, 'chromium to refuse to frame the page');
+    // Proving absence, not a wait: give a page that did load time to post, then check nothing arrived.
+    await sleep(2_000);
     assert.deepEqual(await messages(b.page), []);
     const receipt2 = await t.call(m.key, 'GET', '/api/receipts/pay-framed-2');
     assert.equal(receipt2.body.status, 'pending', 'the page never ran: no link_opened either');
@@ -443,7 +447,7 @@ describe('payment page', { skip: skipReason, timeout: 600_000 }, () => {
       assert.match(await countdown.innerText(), /^Pay within (1:00:00|59:[0-5]\d)$/);
       assert.equal(Number(await countdown.getAttribute('data-expires-at')), before.expiresAt);
       const first = await countdown.innerText();
-      await eventually(() => countdown.innerText(), (text) => text !== first, 'the countdown ticks', 5_000);
+      await eventually(async () => assert.notEqual(await countdown.innerText(), first), 5_000, 'the countdown to tick');
       assert.match(await countdown.innerText(), /^Pay within 59:[0-5]\d$/, 'minutes and seconds under an hour');
       await fits(b.page, 'unpaid');
       await screenshot(b.page, `pay-${device}-unpaid`);
@@ -474,7 +478,7 @@ describe('payment page', { skip: skipReason, timeout: 600_000 }, () => {
       const call = decodeFunctionData({ abi: erc20Abi, data: b.sent[0]!.data });
       assert.equal(b.sent[0]!.to.toLowerCase(), quote.tokenAddress);
       assert.deepEqual([String(call.args?.[0]).toLowerCase(), call.args?.[1]], [quote.payTo, 7_000_000n], 'exactly the rest, to the same address');
-      await eventually(async () => b.hints.length, (n) => n === 1, 'the page posts the hash as a hint');
+      await until(() => b.hints.length === 1, RENDER_MS, 'the page to post the hash as a hint');
       assert.deepEqual(b.hints, [{ body: JSON.stringify({ transactionHash: b.sent[0]!.hash }), status: 202 }]);
       await fits(b.page, 'sent');
       await screenshot(b.page, `pay-${device}-sent`);

@@ -16,8 +16,9 @@ import { devAccount } from '../../src/chain/dev-accounts.ts';
 import { ensureWebBuild } from '../../scripts/ensure-web-build.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { admin, signIn, type Session } from '../helpers/session.ts';
-import { PLATFORM, startChainApp, startTestChain, waitFor, type TestChain } from '../chain/helpers.ts';
-import { CHROMIUM, eventually, PHONE, screenshot, skipReason } from './harness.ts';
+import { PLATFORM, startChainApp, startTestChain, type TestChain } from '../chain/helpers.ts';
+import { eventually, waitFor } from '../helpers/wait.ts';
+import { CHROMIUM, PHONE, RENDER_MS, screenshot, skipReason } from './harness.ts';
 
 if (skipReason) console.log(skipReason);
 
@@ -88,10 +89,10 @@ describe('refunds in the admin app', { skip: skipReason, timeout: 180_000 }, () 
       args: [page.body.payment.payTo, BigInt(page.body.payment.due)],
     });
     assert.equal((await tc.chain.publicClient.waitForTransactionReceipt({ hash })).status, 'success');
-    return waitFor(`${id} to be completed`, async () => {
+    return waitFor(async () => {
       const d = await detail(id);
       return d.status === 'completed' ? d : undefined;
-    }, 30_000);
+    }, 30_000, `${id} to be completed`);
   }
 
   interface MerchantPage {
@@ -199,7 +200,7 @@ describe('refunds in the admin app', { skip: skipReason, timeout: 180_000 }, () 
     await form.getByRole('button', { name: 'Send refund from my wallet' }).click();
     await m.page.getByText('Refunded $4.00; $4.00 refunded in all, $6.00 remains. The transfer was verified on the chain.').waitFor();
     const row = m.page.getByTestId('refund-row');
-    await eventually(() => row.count(), (n) => n === 1, 'the refund is listed');
+    await eventually(async () => assert.equal(await row.count(), 1), RENDER_MS, 'the refund to be listed');
     assert.equal(await row.getAttribute('data-verified'), 'true');
     assert.match(await row.innerText(), /Verified/);
     assert.match(await row.innerText(), /\$4\.00/);
@@ -220,7 +221,7 @@ describe('refunds in the admin app', { skip: skipReason, timeout: 180_000 }, () 
       [[4, payer, m.sent[0]!.hash.toLowerCase(), true]],
     );
     // The form now offers what remains, to the same buyer, with the warning still there.
-    await eventually(() => form.getByLabel('Amount (USD)').inputValue(), (v) => v === '6.00', 'the form offers what remains');
+    await eventually(async () => assert.equal(await form.getByLabel('Amount (USD)').inputValue(), '6.00'), RENDER_MS, 'the form to offer what remains');
     assert.equal(await form.getByLabel('Buyer wallet').inputValue(), payer);
     await screenshot(m.page, 'refund-verified');
 
@@ -232,7 +233,7 @@ describe('refunds in the admin app', { skip: skipReason, timeout: 180_000 }, () 
     assert.match(await listed.innerText(), /Paid/, 'completed, in words');
     assert.equal(await listed.locator('[data-status="completed"]').getAttribute('title'), 'completed');
     await m.page.getByLabel('Status').selectOption('partly_refunded');
-    await eventually(() => m.page.getByTestId('receipt-row').count(), (n) => n === 1, 'only the partly refunded receipt is listed');
+    await eventually(async () => assert.equal(await m.page.getByTestId('receipt-row').count(), 1), RENDER_MS, 'only the partly refunded receipt to be listed');
     await m.page.getByLabel('Status').selectOption('refunded');
     await m.page.getByText('No receipt matches.').waitFor();
     assert.deepEqual(m.problems, []);
@@ -253,7 +254,7 @@ describe('refunds in the admin app', { skip: skipReason, timeout: 180_000 }, () 
     await form.getByRole('button', { name: 'Record refund without a transaction' }).click();
     await m.page.getByText('Fully refunded.', { exact: true }).waitFor();
     const rows = m.page.getByTestId('refund-row');
-    await eventually(() => rows.count(), (n) => n === 2, 'both refunds are listed');
+    await eventually(async () => assert.equal(await rows.count(), 2), RENDER_MS, 'both refunds to be listed');
     assert.deepEqual([await rows.nth(0).getAttribute('data-verified'), await rows.nth(1).getAttribute('data-verified')], ['true', 'false']);
     assert.match(await rows.nth(1).innerText(), /Unverified/);
     await fits(m.page, 'the receipt with its refunds');

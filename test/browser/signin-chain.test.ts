@@ -11,7 +11,8 @@ import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { devAccount } from '../../src/chain/dev-accounts.ts';
 import { startTestChain, type TestChain } from '../chain/helpers.ts';
-import { eventually, screenshot, setUpSplit, skipReason, startHarness, type Harness, type Merchant } from './harness.ts';
+import { RENDER_MS, screenshot, setUpSplit, skipReason, startHarness, type Harness, type Merchant } from './harness.ts';
+import { until } from '../helpers/wait.ts';
 
 if (skipReason) console.log(skipReason);
 
@@ -153,7 +154,7 @@ describe('sign-in on the dev chain with a strict wallet', { skip: skipReason, ti
       await fits(m.page, 'the unfolded wallet error');
       await screenshot(m.page, `refund-wallet-error-${width.name}`);
       assert.equal((await m.api('GET', `/api/receipts/${encodeURIComponent(sale.body.receipt.receiptId)}`)).body.refunds.length, 0, 'nothing recorded');
-      await eventually(() => form.getByRole('button', { name: 'Send refund from my wallet' }).isEnabled(), (v) => v, 'the form is ready again');
+      await until(() => form.getByRole('button', { name: 'Send refund from my wallet' }).isEnabled(), RENDER_MS, 'the form to be ready again');
       noProblems(m);
     });
   }

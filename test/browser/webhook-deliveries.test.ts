@@ -9,6 +9,7 @@ import { createServer, type Server } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { verifyWebhook } from '../../src/webhooks/sign.ts';
 import { screenshot, signInThroughPage, skipReason, startHarness, type Harness, type Merchant } from './harness.ts';
+import { until } from '../helpers/wait.ts';
 
 if (skipReason) console.log(skipReason);
 
@@ -69,8 +70,9 @@ describe('webhook deliveries in the admin app', { skip: skipReason, timeout: 120
     assert.match(text, /500 in \d+ ms/);
     await screenshot(m.page, 'webhook-deliveries');
 
+    const queued = m.page.waitForResponse((res) => res.request().method() === 'POST' && res.url().endsWith('/redeliver'));
     await card.getByRole('button', { name: 'Redeliver' }).click();
-    await m.page.waitForTimeout(300);
+    assert.equal((await queued).status(), 200, 'the redelivery is queued');
     await h.t.deps.webhooks.tick();
     assert.equal(received.length, 2);
     assert.equal(received[0], received[1], 'the same message id on redelivery');
@@ -134,10 +136,16 @@ describe('webhook deliveries in the admin app', { skip: skipReason, timeout: 120
         const refund = await m.api('POST', '/api/receipts/refund', { receiptId, wallet: m.wallet, buyer: '0x' + '33'.repeat(20), usd: 3 });
         assert.equal(refund.status, 200);
         const row = m.page.getByTestId('delivery').filter({ hasText: 'receipt.refunded' });
-        for (let i = 0; i < 40 && !(await row.filter({ hasText: 'delivered' }).isVisible()); i++) {
-          await m.page.getByRole('button', { name: 'Refresh' }).click();
-          await m.page.waitForTimeout(250);
-        }
+        await until(
+          async () => {
+            if (await row.filter({ hasText: 'delivered' }).isVisible()) return true;
+            await m.page.getByRole('button', { name: 'Refresh' }).click();
+            return false;
+          },
+          10_000,
+          "the refund's delivery to show as delivered",
+          250,
+        );
         const cell = row.getByTestId('delivery-receipt');
         assert.equal((await cell.innerText()).trim().replace(/^Receipt\s*/, ''), receiptId);
         const testRow = m.page.getByTestId('delivery').filter({ hasText: 'webhook.test' });

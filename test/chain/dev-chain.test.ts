@@ -12,7 +12,8 @@ import { DEV_USDC_PER_ACCOUNT, devAccount } from '../../src/chain/dev-accounts.t
 import type { ChainDeps } from '../../src/chain/client.ts';
 import { testUsdcAbi } from '../../src/chain/test-usdc.ts';
 import { processAlive } from '../../src/process-alive.ts';
-import { startTestChain, tempDataDir, waitFor, type TestChain } from './helpers.ts';
+import { CHAIN_WAIT_MS, startTestChain, tempDataDir, type TestChain } from './helpers.ts';
+import { eventually, waitFor } from '../helpers/wait.ts';
 
 const cleanups: (() => Promise<void>)[] = [];
 after(async () => {
@@ -99,14 +100,15 @@ describe('dev chain', () => {
     assert.ok(before !== undefined);
     const url = chain.rpcUrl;
     process.kill(before, 'SIGKILL');
-    const after = await waitFor('a new anvil', async () => {
+    const after = await waitFor(async () => {
       const pid = chain.dev?.process?.pid;
       return pid !== undefined && pid !== before ? pid : undefined;
-    });
+    }, CHAIN_WAIT_MS, 'a new anvil');
     assert.ok(processAlive(after));
     assert.equal(chain.rpcUrl, url, 'the same port');
     // Whether or not the last dump held the token, it is there again, funded, at the same address.
-    await waitFor('the token again', async () => ((await balanceOf(chain, chain.dev!.accounts[0]!)) === DEV_USDC_PER_ACCOUNT ? true : undefined));
+    // Reads fail while anvil comes back and the token is deployed again: retried until one holds.
+    await eventually(async () => assert.equal(await balanceOf(chain, chain.dev!.accounts[0]!), DEV_USDC_PER_ACCOUNT), CHAIN_WAIT_MS, 'the token again');
     await t.stop();
     assert.equal(processAlive(after), false);
   });

@@ -13,7 +13,8 @@ import { deploySplit, verifySplitMatches } from '../../src/chain/split-contract.
 import { splitConfigs } from '../../src/db/schema.ts';
 import { randomWallet, startTestApp, type TestApp } from '../helpers/app.ts';
 import { admin, signIn } from '../helpers/session.ts';
-import { PLATFORM, startChainApp, startTestChain, testLogger, waitFor, type TestChain } from './helpers.ts';
+import { CHAIN_WAIT_MS, PLATFORM, startChainApp, startTestChain, testLogger, type TestChain } from './helpers.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 let tc: TestChain;
 let chain: ChainDeps;
@@ -159,7 +160,7 @@ describe('POST /dev/rpc passes an explicit list of methods', () => {
     });
     const sent = await call('eth_sendRawTransaction', [raw]);
     assert.match(String(sent.result), /^0x[0-9a-f]{64}$/, JSON.stringify(sent));
-    const receipt = await waitFor('the receipt', async () => (await call('eth_getTransactionReceipt', [sent.result])).result ?? undefined);
+    const receipt = await waitFor(async () => (await call('eth_getTransactionReceipt', [sent.result])).result ?? undefined, CHAIN_WAIT_MS, 'the receipt');
     assert.equal(receipt.status, '0x1');
     assert.equal(await usdcBalance(to), 250_000n);
   });

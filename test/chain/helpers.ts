@@ -13,6 +13,9 @@ import { startTestApp, type TestApp } from '../helpers/app.ts';
 
 export const PLATFORM = '0x000000000000000000000000000000000000beef';
 
+/** How long a chain test waits for the worker or the node to get somewhere (a pass, a sweep, a restart). */
+export const CHAIN_WAIT_MS = 20_000;
+
 export function testLogger(): Logger {
   return pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
 }
@@ -50,19 +53,4 @@ export async function startTestChain(opts: { dataDir?: string; env?: Record<stri
 /** The real app (PGlite in memory, or a fresh PostgreSQL database) on the given chain. */
 export function startChainApp(chain: ChainDeps, env: Record<string, string> = {}): Promise<TestApp> {
   return startTestApp({ CHAIN: 'dev', ...env }, { chain });
-}
-
-export async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const value = await probe();
-      if (value !== undefined) return value;
-    } catch (err) {
-      lastError = err;
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`timed out waiting for ${what}`, { cause: lastError });
 }

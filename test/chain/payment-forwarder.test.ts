@@ -44,7 +44,8 @@ import {
 import { deploySplit } from '../../src/chain/split-contract.ts';
 import { deployTestUsdc } from '../../src/chain/test-usdc.ts';
 import { loadConfig } from '../../src/config.ts';
-import { PLATFORM, startTestChain, testLogger, waitFor, type TestChain } from './helpers.ts';
+import { CHAIN_WAIT_MS, PLATFORM, startTestChain, testLogger, type TestChain } from './helpers.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 let t: TestChain;
 let chain: ChainDeps;
@@ -473,7 +474,7 @@ async function startBareAnvil(extra: string[]): Promise<{ url: string; stop(): P
     await exited;
   };
   try {
-    const port = await waitFor('anvil to listen', async () => /Listening on 127\.0\.0\.1:(\d+)/.exec(output)?.[1]);
+    const port = await waitFor(async () => /Listening on 127\.0\.0\.1:(\d+)/.exec(output)?.[1], CHAIN_WAIT_MS, 'anvil to listen');
     return { url: `http://127.0.0.1:${port}`, stop };
   } catch (err) {
     await stop();

@@ -15,7 +15,8 @@ import { NotFound } from '../../src/domain/errors.ts';
 import { reconcileSplits, type SplitReconciliation } from '../../src/payments/reconcile.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { admin, signIn } from '../helpers/session.ts';
-import { PLATFORM, startChainApp, startTestChain, waitFor, type TestChain } from './helpers.ts';
+import { CHAIN_WAIT_MS, PLATFORM, startChainApp, startTestChain, type TestChain } from './helpers.ts';
+import { until, waitFor } from '../helpers/wait.ts';
 
 let tc: TestChain;
 let t: TestApp;
@@ -38,7 +39,8 @@ async function send(hash: Promise<Hex>): Promise<Hex> {
   return h;
 }
 const transfer = (from: number, to: Hex, amount: bigint) =>
-  send(wallet(from).writeContract({ address: usdc(), abi: erc20Abi, functionName: 'transfer', args: [to, amount] }));
+  // With a wallet's margin over the estimate (see transfer in payments.test.ts).
+  send(wallet(from).writeContract({ address: usdc(), abi: erc20Abi, functionName: 'transfer', args: [to, amount], gas: 100_000n }));
 const release = (from: number, split: Hex, account: number) =>
   send(wallet(from).writeContract({ address: split, abi: paymentSplitterAbi, functionName: 'release', args: [usdc(), devAccount(account).address] }));
 
@@ -46,9 +48,9 @@ const release = (from: number, split: Hex, account: number) =>
 async function settle(app: TestApp = t): Promise<void> {
   const worker = app.deps.chainWorker!;
   const head = await tc.chain.publicClient.getBlockNumber({ cacheTime: 0 });
-  await waitFor('the worker to read the newest block', async () => ((worker.lastPass?.head ?? 0n) >= head ? true : undefined));
+  await until(() => (worker.lastPass?.head ?? 0n) >= head, CHAIN_WAIT_MS, 'the worker to read the newest block');
   const seen = worker.lastPass;
-  await waitFor('one more pass', async () => (worker.lastPass !== seen ? true : undefined));
+  await until(() => worker.lastPass !== seen, CHAIN_WAIT_MS, 'one more pass');
 }
 
 /** A merchant with a deployed split paying dev accounts 4 and 5 (and the platform). */
@@ -76,15 +78,12 @@ describe('reconcileSplits', () => {
     const m = await merchant();
     const created = await t.call(m.key, 'POST', '/api/receipts', { id: 'rec-1', lineItems: [{ label: 'Tea', priceUsd: 2.5 }], totalUsd: 2.5 });
     assert.equal(created.status, 201, JSON.stringify(created.body));
-    const payTo = await waitFor('the payment address', async () => {
+    const payTo = await waitFor(async () => {
       const res = await t.call(m.key, 'GET', '/api/receipts/rec-1');
       return (res.body.payTo as Hex | null) ?? undefined;
-    });
+    }, CHAIN_WAIT_MS, 'the payment address');
     await transfer(0, payTo, 2_500_000n);
-    await waitFor('the receipt to complete (swept into the split)', async () => {
-      const res = await t.call(m.key, 'GET', '/api/receipts/rec-1');
-      return res.body.status === 'completed' ? true : undefined;
-    });
+    await until(async () => (await t.call(m.key, 'GET', '/api/receipts/rec-1')).body.status === 'completed', CHAIN_WAIT_MS, 'the receipt to complete (swept into the split)');
     await transfer(1, m.split, 1_234_567n);
     await release(4, m.split, 4);
     await settle();

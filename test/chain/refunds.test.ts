@@ -18,7 +18,8 @@ import { refunds } from '../../src/db/schema.ts';
 import { matchRefundTransfer, type TokenTransfer } from '../../src/domain/refunds.ts';
 import { admin, signIn, type Session } from '../helpers/session.ts';
 import { randomWallet, startTestApp, type TestApp } from '../helpers/app.ts';
-import { PLATFORM, startChainApp, startTestChain, waitFor, type TestChain } from './helpers.ts';
+import { CHAIN_WAIT_MS, PLATFORM, startChainApp, startTestChain, type TestChain } from './helpers.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 let tc: TestChain;
 let t: TestApp;
@@ -81,10 +82,10 @@ async function paidReceipt(sh: Shop, id: string, totalUsd: number) {
   const page = await t.call(null, 'GET', `/api/pay/${id}${new URL(created.body.paymentUrl).search}`);
   assert.equal(page.status, 200, JSON.stringify(page.body));
   await transfer(BUYER, page.body.payment.payTo, BigInt(page.body.payment.due));
-  return waitFor(`${id} to be completed`, async () => {
+  return waitFor(async () => {
     const d = await detail(sh, id);
     return d.status === 'completed' ? d : undefined;
-  });
+  }, CHAIN_WAIT_MS, `${id} to be completed`);
 }
 
 const refund = (sh: Shop, receiptId: string, usd: number, txHash?: string, buyer = buyerAddress) =>

@@ -12,7 +12,8 @@ import { paymentSplitterAbi } from '../../src/chain/split-contract.ts';
 import { splitTransactions } from '../../src/db/schema.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { admin, signIn, type Session } from '../helpers/session.ts';
-import { PLATFORM, startChainApp, startTestChain, waitFor, type TestChain } from './helpers.ts';
+import { CHAIN_WAIT_MS, PLATFORM, startChainApp, startTestChain, type TestChain } from './helpers.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 let tc: TestChain;
 let t: TestApp;
@@ -163,26 +164,26 @@ describe('split balances', () => {
     assert.equal(later.recipients[0]!.releasable, ((total * 6001n) / SHARES - BigInt(a!.releasable)).toString());
 
     // The worker indexes the release as a split transaction of this merchant.
-    const row = await waitFor('the release to be indexed', async () => {
+    const row = await waitFor(async () => {
       const [r] = await t.deps.database.db
         .select()
         .from(splitTransactions)
         .where(and(eq(splitTransactions.transactionHash, hash.toLowerCase()), eq(splitTransactions.kind, 'release')));
       return r;
-    });
+    }, CHAIN_WAIT_MS, 'the release to be indexed');
     assert.equal(row.wallet, s.wallet);
     assert.equal(row.splitAddress, split);
     assert.equal(row.counterparty, recipient.address.toLowerCase());
     assert.equal(row.amountUnits, a!.releasable);
     assert.equal(row.receiptId, null);
     // And both direct payments, with no receipt.
-    const payments = await waitFor('the payments to be indexed', async () => {
+    const payments = await waitFor(async () => {
       const rows = await t.deps.database.db
         .select()
         .from(splitTransactions)
         .where(and(eq(splitTransactions.splitAddress, split), eq(splitTransactions.kind, 'payment')));
       return rows.length === 3 ? rows : undefined;
-    });
+    }, CHAIN_WAIT_MS, 'the payments to be indexed');
     assert.deepEqual(payments.map((p) => p.amountUnits).sort(), ['1000003', '333331', '777777']);
     assert.ok(payments.every((p) => p.receiptId === null));
   });

@@ -11,7 +11,8 @@ import { devAccount } from '../../src/chain/dev-accounts.ts';
 import { deploySplit } from '../../src/chain/split-contract.ts';
 import { admin, signIn, type Session } from '../helpers/session.ts';
 import type { TestApp } from '../helpers/app.ts';
-import { PLATFORM, startChainApp, startTestChain, waitFor, type TestChain } from './helpers.ts';
+import { CHAIN_WAIT_MS, PLATFORM, startChainApp, startTestChain, type TestChain } from './helpers.ts';
+import { until } from '../helpers/wait.ts';
 
 let tc: TestChain;
 let t: TestApp;
@@ -48,10 +49,14 @@ describe('one owner per split', () => {
     const hash = await buyer.writeContract({ address: tc.chain.usdc.address, abi: erc20Abi, functionName: 'transfer', args: [split, 1_000_000n] });
     await tc.chain.publicClient.waitForTransactionReceipt({ hash });
     const ownerKey = await t.key(owner.wallet);
-    await waitFor('the owner to see the transfer', async () => {
-      const rows = (await t.call(ownerKey, 'GET', '/api/split/transactions')).body as { transactionHash: string }[];
-      return rows.some((r) => r.transactionHash === hash.toLowerCase()) ? true : undefined;
-    });
+    await until(
+      async () => {
+        const rows = (await t.call(ownerKey, 'GET', '/api/split/transactions')).body as { transactionHash: string }[];
+        return rows.some((r) => r.transactionHash === hash.toLowerCase());
+      },
+      CHAIN_WAIT_MS,
+      'the owner to see the transfer',
+    );
     assert.deepEqual((await t.call(thiefKey, 'GET', '/api/split/transactions')).body, []);
   });
 

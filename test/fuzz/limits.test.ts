@@ -3,6 +3,10 @@
  * (413), JSON depth and NUL characters (400), header size (431), request time (408, a slowloris
  * client is cut off), malformed HTTP and URLs (400). Every refusal is {error, message} with the
  * security headers, and the server keeps serving afterwards.
+ *
+ * The times asserted here are real on purpose: what is under test is the server's own deadline on
+ * a real socket, and that a hostile body is refused before it costs real time; no injected clock
+ * can stand in for either. Each bound is generous against that deadline or cost.
  */
 import assert from 'node:assert/strict';
 import net from 'node:net';
@@ -152,6 +156,7 @@ describe('JSON nesting depth and NUL characters', () => {
     const res = await t.call(null, 'POST', '/api/receipts/status', nest(100_000), { 'content-type': 'application/json' });
     assert.equal(res.status, 400);
     assert.equal(res.body.error, 'invalid_input');
+    // A real-time bound on purpose (see the top): a depth bomb must not cost the server seconds.
     assert.ok(Date.now() - started < 1000, `took ${Date.now() - started} ms`);
   });
 

@@ -22,6 +22,7 @@ import { routesFromOpenApi, type FuzzRoute } from './route-table.ts';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 100);
 const SEED = Number(process.env.FUZZ_SEED ?? 6_2026);
+/** A real-time bound on purpose: the property is that no input hangs a route; 5 s is generous for one request. */
 const REQUEST_BUDGET_MS = 5000;
 const ERROR_KEYS = new Set(['error', 'message', 'resetAt', 'reason']);
 const SITE = 'http://pay.test';

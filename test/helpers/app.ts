@@ -69,7 +69,7 @@ export async function freshPostgresDatabase(serverUrl: string, prefix = 'splitli
  * `opts.chain`: a chain the test file started (test/chain/helpers.ts); the app uses it rather than
  * starting its own, so several apps in one file share one anvil. Without it the app has no chain.
  */
-export async function startTestApp(env: Record<string, string> = {}, opts: { chain?: ChainDeps } = {}): Promise<TestApp> {
+export async function startTestApp(env: Record<string, string> = {}, opts: { chain?: ChainDeps; keyClock?: () => number } = {}): Promise<TestApp> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'splitline-test-'));
   const serverUrl = process.env.DATABASE_URL;
   const fresh = serverUrl ? await freshPostgresDatabase(serverUrl) : undefined;
@@ -90,6 +90,7 @@ export async function startTestApp(env: Record<string, string> = {}, opts: { cha
     pgliteDir: 'memory://',
     redisPrefix: `splitline-test-${randomBytes(6).toString('hex')}`,
     ...(opts.chain ? { chain: opts.chain } : {}),
+    ...(opts.keyClock ? { keyClock: opts.keyClock } : {}),
   });
   const app = await buildApp(deps);
   await app.ready();

@@ -21,6 +21,7 @@ import {
   type ScriptedDevice,
   type ScriptedDeviceOptions,
 } from '../helpers/adb-daemon.ts';
+import { until } from '../helpers/wait.ts';
 
 const PATH = '/data/local/tmp/acme.apk';
 /** S_IFREG | rw-r--r-- */
@@ -255,7 +256,9 @@ describe('ADB authorisation on a scripted device', () => {
   test('the device is unplugged during authorisation: a refusal error', async () => {
     const device = scriptedDevice({ prompt: 'ignore' });
     const pending = authorise({ serial: 'S4', connection: device.connection, credentialStore: new MemoryCredentialStore(), timeoutMs: 5_000 });
-    setTimeout(() => device.unplug(), 100);
-    await assert.rejects(pending, (err: unknown) => err instanceof AdbAuthorisationError && err.reason === 'refused');
+    const refused = assert.rejects(pending, (err: unknown) => err instanceof AdbAuthorisationError && err.reason === 'refused');
+    await until(() => device.prompts > 0, 4_000, 'the device to show its prompt');
+    device.unplug();
+    await refused;
   });
 });
