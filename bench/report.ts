@@ -84,8 +84,8 @@ export function evaluateTargets(r: Pick<Report, 'database' | 'data' | 'routes' |
   const order = measured(r.routes, 'orderCreate');
   const contended = measured(r.routes, 'orderCreateContended');
   return [
-    judge('receipt read >= 30% of baseline req/s', read && read.ratioToBaseline * 100, '>=', 30, '%'),
-    judge('receipt read p99 <= 25 ms', read?.p99Ms, '<=', 25, 'ms'),
+    judge('receipt read >= 35% of baseline req/s', read && read.ratioToBaseline * 100, '>=', 35, '%'),
+    judge('receipt read p99 <= 20 ms', read?.p99Ms, '<=', 20, 'ms'),
     judge('receipt creation >= 15% of baseline req/s', create && create.ratioToBaseline * 100, '>=', 15, '%'),
     judge('list of 100 receipts p99 <= 50 ms', measured(r.routes, 'receiptList')?.p99Ms, '<=', 50, 'ms', smaller('receipts', r.data.receipts, FULL_RECEIPTS)),
     judge('users search p99 <= 50 ms', measured(r.routes, 'userSearch')?.p99Ms, '<=', 50, 'ms', smaller('users', r.data.users, FULL_USERS)),
