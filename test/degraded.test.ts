@@ -20,7 +20,7 @@ import { createDeps, type Deps } from '../src/deps.ts';
 import { createSubscription } from '../src/gateway/subscriptions.ts';
 import { holdToContract, randomWallet, type Res } from './helpers/app.ts';
 import { postgresBinDir, PrivatePostgres } from './helpers/private-postgres.ts';
-import { until } from './helpers/wait.ts';
+import { deadline, until } from './helpers/wait.ts';
 
 const bin = postgresBinDir();
 const TRACKING = ['link_opened', 'buyer_logged_in', 'checkout_initialized'] as const;
@@ -42,14 +42,6 @@ const receiptBody = (id: string, cents = 250) => ({
   lineItems: [{ label: `Item ${id}`, priceUsd: cents / 100, qty: 2 }],
   totalUsd: (cents * 2) / 100,
 });
-
-function deadline<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms: ${what}`)), ms);
-  });
-  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
-}
 
 interface Instance {
   deps: Deps;
@@ -235,7 +227,7 @@ describe('degraded mode on a real PostgreSQL', { skip, timeout: 110_000 }, () =>
       await until(() => ledger.direct >= directBefore + 10, 20_000, 'writes after the database came back');
       stopping = true;
       await writers;
-      await deadline(t.deps.journal.whenDrained(), 20_000, `journal drain (pending ${t.deps.journal.pending})`);
+      await deadline(t.deps.journal.whenDrained(), 20_000, `the journal to drain (pending ${t.deps.journal.pending})`);
 
       assert.deepEqual(ledger.failures, [], 'every write was acknowledged');
       await assertLanded(wallet, ledger, { exact: true });
@@ -276,7 +268,7 @@ describe('degraded mode on a real PostgreSQL', { skip, timeout: 110_000 }, () =>
     try {
       assert.equal(second.deps.journal.pending, 10, 'the journal was recovered from disk');
       second.deps.journal.start();
-      await deadline(second.deps.journal.whenDrained(), 20_000, 'journal drain after restart');
+      await deadline(second.deps.journal.whenDrained(), 20_000, 'the journal to drain after the restart');
       await assertLanded(wallet, ledger, { exact: true });
     } finally {
       await second.close();

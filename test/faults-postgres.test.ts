@@ -5,15 +5,12 @@
  * once. The cluster is the test's own (helpers/private-postgres.ts); the service is a real process.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { sql } from 'drizzle-orm';
-import { isDbDown, openDatabase, type Database } from '../src/db/client.ts';
+import { isDbDown, openDatabase } from '../src/db/client.ts';
 import { keyedMerchant } from './helpers/merchant.ts';
-import { postgresBinDir, PrivatePostgres } from './helpers/private-postgres.ts';
-import { http, startService, stopAllServices } from './helpers/service.ts';
+import { postgresBinDir, usePrivatePostgres } from './helpers/private-postgres.ts';
+import { http, startService } from './helpers/service.ts';
 import { assertLanded, BULK, orderBody, receiptBody, SCARCE, WriteLedger } from './helpers/write-ledger.ts';
 import { sleep, until } from './helpers/wait.ts';
 
@@ -23,31 +20,12 @@ const SITE = 'http://pay.test';
 const PLATFORM = '0x000000000000000000000000000000000000beef';
 const TRACKING = ['link_opened', 'buyer_logged_in', 'checkout_initialized'] as const;
 
-let pg: PrivatePostgres;
-let admin: Database;
-let dataDir: string;
-
 describe('PostgreSQL restarted under load', { skip, timeout: 150_000 }, () => {
-  before(async () => {
-    pg = await PrivatePostgres.create(bin!);
-    await pg.start();
-    admin = await openDatabase({ databaseUrl: pg.url, poolSize: 2 });
-    dataDir = mkdtempSync(path.join(tmpdir(), 'splitline-pg-restart-'));
-  });
-
-  after(async () => {
-    await stopAllServices();
-    try {
-      await admin?.close();
-    } finally {
-      await pg?.destroy();
-      rmSync(dataDir, { recursive: true, force: true });
-    }
-  });
+  const cluster = usePrivatePostgres('splitline-pg-restart-');
 
   test('transactions cut off by restarts leak no pooled connection', { timeout: 60_000 }, async () => {
     // drizzle-orm left a client checked out when BEGIN failed; src/db/client.ts releases it.
-    const database = await openDatabase({ databaseUrl: pg.url, poolSize: 5 });
+    const database = await openDatabase({ databaseUrl: cluster.pg.url, poolSize: 5 });
     let stopping = false;
     let committed = 0;
     const loop = async () => {
@@ -65,7 +43,7 @@ describe('PostgreSQL restarted under load', { skip, timeout: 150_000 }, () => {
       for (let i = 0; i < 5; i++) {
         // Pacing, not a wait: the restarts come while the loops are mid-transaction, at whatever point they reached.
         await sleep(300);
-        await pg.restart('fast');
+        await cluster.pg.restart('fast');
       }
       const before = committed;
       await until(() => committed >= before + 50, 15_000, 'transactions to commit again after the restarts');
@@ -83,10 +61,10 @@ describe('PostgreSQL restarted under load', { skip, timeout: 150_000 }, () => {
   });
 
   test('degraded answers during each gap, then zero lost or duplicated writes', async () => {
-    const { wallet, key } = await keyedMerchant(admin.db, PLATFORM);
+    const { wallet, key } = await keyedMerchant(cluster.admin.db, PLATFORM);
     const svc = await startService('service', {
-      DATA_DIR: dataDir,
-      DATABASE_URL: pg.url,
+      DATA_DIR: cluster.dataDir,
+      DATABASE_URL: cluster.pg.url,
       SITE_URL: SITE,
       PLATFORM_RECIPIENT_ADDRESS: PLATFORM,
       LOG_LEVEL: 'warn',
@@ -126,7 +104,7 @@ describe('PostgreSQL restarted under load', { skip, timeout: 150_000 }, () => {
       await until(() => ledger.direct >= 40, 30_000, 'writes before the first restart');
       for (let r = 0; r < 3; r++) {
         const t0 = Date.now();
-        await pg.restart('fast');
+        await cluster.pg.restart('fast');
         gaps.push(Date.now() - t0);
         const direct = ledger.direct;
         await until(() => ledger.direct >= direct + 30, 30_000, `writes after restart ${r + 1}`);
@@ -148,7 +126,7 @@ describe('PostgreSQL restarted under load', { skip, timeout: 150_000 }, () => {
     const degraded = ledger.degraded.receipts + ledger.degraded.statuses + ledger.degraded.lists + ledger.degraded.orders503;
     assert.ok(degraded > 0, 'some requests met a gap and got the degraded answer');
 
-    const report = await assertLanded(admin.db, wallet, ledger, SITE);
+    const report = await assertLanded(cluster.admin.db, wallet, ledger, SITE);
     // A 503 promises that nothing happened; only an order answered 500 failed (its commit cut off
     // mid-way) may have been stored without an acknowledgement.
     assert.ok(

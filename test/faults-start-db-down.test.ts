@@ -6,10 +6,9 @@
  * the test's own (helpers/private-postgres.ts); the service is a real process.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { sql } from 'drizzle-orm';
 import { pino } from 'pino';
 import { isDbDown, neverReachedServer, openDatabase, type Database } from '../src/db/client.ts';
@@ -17,8 +16,8 @@ import { receipts } from '../src/db/schema.ts';
 import { generateKey } from '../src/gateway/keys.ts';
 import { createSubscription } from '../src/gateway/subscriptions.ts';
 import { freshPostgresDatabase, randomWallet } from './helpers/app.ts';
-import { postgresBinDir, PrivatePostgres } from './helpers/private-postgres.ts';
-import { http, startService, stopAllServices, type Service } from './helpers/service.ts';
+import { postgresBinDir, usePrivatePostgres } from './helpers/private-postgres.ts';
+import { http, startService, type Service } from './helpers/service.ts';
 import { until } from './helpers/wait.ts';
 import { assertLanded, BULK, receiptBody, SCARCE, WriteLedger } from './helpers/write-ledger.ts';
 
@@ -28,37 +27,18 @@ const SITE = 'http://pay.test';
 const PLATFORM = '0x000000000000000000000000000000000000beef';
 const DEGRADED = { degraded: true, reason: 'database_unavailable' };
 
-let pg: PrivatePostgres;
-let admin: Database;
-let dataDir: string;
-
 async function exitsCleanly(svc: Service): Promise<void> {
   const exit = await svc.stop();
   assert.equal(exit.code, 0, `${svc.name} shuts down cleanly:\n${svc.output().slice(-3000)}`);
 }
 
 describe('a start while PostgreSQL is down', { skip, timeout: 180_000 }, () => {
-  before(async () => {
-    pg = await PrivatePostgres.create(bin!);
-    await pg.start();
-    admin = await openDatabase({ databaseUrl: pg.url, poolSize: 2 });
-    dataDir = mkdtempSync(path.join(tmpdir(), 'splitline-start-db-down-'));
-  });
-
-  after(async () => {
-    await stopAllServices();
-    try {
-      await admin?.close();
-    } finally {
-      await pg?.destroy();
-      rmSync(dataDir, { recursive: true, force: true });
-    }
-  });
+  const cluster = usePrivatePostgres('splitline-start-db-down-');
 
   test('a database opened while PostgreSQL is down refuses every query as unreachable until it is migrated', async () => {
-    if (!(await pg.running())) await pg.start();
-    const fresh = await freshPostgresDatabase(pg.url);
-    await pg.stop('fast');
+    if (!(await cluster.pg.running())) await cluster.pg.start();
+    const fresh = await freshPostgresDatabase(cluster.pg.url);
+    await cluster.pg.stop('fast');
     const lines: { level: number; msg: string }[] = [];
     const logger = pino({ level: 'debug' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
     let database: Database | undefined;
@@ -78,7 +58,7 @@ describe('a start while PostgreSQL is down', { skip, timeout: 180_000 }, () => {
       // Back, on an empty database: ping() keeps failing until the migrations have run.
       let migrated = false;
       void database.degradedStart.then(() => (migrated = true));
-      await pg.start();
+      await cluster.pg.start();
       // The retry timer is unref'd (it never keeps a process alive): the wait's own timer does here.
       await until(() => migrated, 30_000, 'the migrations to run once PostgreSQL answers');
       await database.ping();
@@ -90,10 +70,10 @@ describe('a start while PostgreSQL is down', { skip, timeout: 180_000 }, () => {
   });
 
   test('starts degraded, serves the keys it has seen, and lands the journal once PostgreSQL is back', async () => {
-    if (!(await pg.running())) await pg.start();
+    if (!(await cluster.pg.running())) await cluster.pg.start();
     const wallet = randomWallet();
-    const key = (await createSubscription(admin.db, { wallet, rateLimitPerMinute: 1_000_000 })).primaryKey;
-    const env = { DATA_DIR: dataDir, DATABASE_URL: pg.url, SITE_URL: SITE, PLATFORM_RECIPIENT_ADDRESS: PLATFORM, LOG_LEVEL: 'info' };
+    const key = (await createSubscription(cluster.admin.db, { wallet, rateLimitPerMinute: 1_000_000 })).primaryKey;
+    const env = { DATA_DIR: cluster.dataDir, DATABASE_URL: cluster.pg.url, SITE_URL: SITE, PLATFORM_RECIPIENT_ADDRESS: PLATFORM, LOG_LEVEL: 'info' };
     const ledger = new WriteLedger();
 
     // A first run with PostgreSQL up: the key is used (and so seen), the stock the ledger checks exists.
@@ -105,7 +85,7 @@ describe('a start while PostgreSQL is down', { skip, timeout: 180_000 }, () => {
     assert.equal(ledger.direct, 1, 'stored directly while PostgreSQL is up');
     await exitsCleanly(first);
 
-    const seenFile = path.join(dataDir, 'keys-seen.json');
+    const seenFile = path.join(cluster.dataDir, 'keys-seen.json');
     const assertSeenFileSafe = () => {
       const text = readFileSync(seenFile, 'utf8');
       assert.ok(!text.includes(key), 'the keys-seen file holds no plaintext key');
@@ -115,7 +95,7 @@ describe('a start while PostgreSQL is down', { skip, timeout: 180_000 }, () => {
     assertSeenFileSafe();
 
     // PostgreSQL goes down; the service restarts during the outage.
-    await pg.stop('fast');
+    await cluster.pg.stop('fast');
     t0 = performance.now();
     const second = await startService('second', env, { timeoutMs: 60_000 });
     const degradedStartMs = performance.now() - t0;
@@ -145,7 +125,7 @@ describe('a start while PostgreSQL is down', { skip, timeout: 180_000 }, () => {
     assert.equal(unknown.body.error, 'database_unavailable');
 
     // PostgreSQL is back: the migrations run, then the journal replays.
-    await pg.start();
+    await cluster.pg.start();
     const back = performance.now();
     await until(
       async () => {
@@ -159,7 +139,7 @@ describe('a start while PostgreSQL is down', { skip, timeout: 180_000 }, () => {
     assert.ok(second.logs.some((l) => /migrations ran/.test(l.msg ?? '')), 'the migrations ran once PostgreSQL answered');
 
     assert.deepEqual(ledger.failures, []);
-    const report = await assertLanded(admin.db, wallet, ledger, SITE);
+    const report = await assertLanded(cluster.admin.db, wallet, ledger, SITE);
     assert.equal(report.receipts, 2, 'the receipt before the outage and the one journaled during it, each once');
     const listed = await http(second.base, 'GET', '/api/receipts', { key });
     assert.equal(listed.status, 200);

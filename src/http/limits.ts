@@ -44,13 +44,18 @@ export function serverLimits(
   routerOptions: { maxParamLength: number };
   http: ServerOptions;
 } {
+  // Node's clock is server-wide, so it is only the backstop here: the application holds each
+  // request to its own route's budget (request-time.ts) and always answers first.
+  const backstopMs = Math.max(requestTimeoutMs, longestRequestMs) + requestTimeoutMs;
   return {
     bodyLimit: BODY_LIMIT,
-    // Node's clock is server-wide, so it is only the backstop here: the application holds each
-    // request to its own route's budget (request-time.ts) and always answers first.
-    requestTimeout: Math.max(requestTimeoutMs, longestRequestMs) + requestTimeoutMs,
+    requestTimeout: backstopMs,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     http: {
+      // Also to the server's constructor, which checks headersTimeout against it: Fastify sets
+      // requestTimeout only after, so a REQUEST_TIMEOUT_MS over Node's default of 300 s (up to
+      // the 600 s allowed) failed the start against that default.
+      requestTimeout: backstopMs,
       maxHeaderSize: MAX_HEADER_BYTES,
       // The headers of every request, whatever its route, within REQUEST_TIMEOUT_MS.
       headersTimeout: requestTimeoutMs,

@@ -5,12 +5,13 @@
  * strict one that behaves as MetaMask does about chains (see injectStrictWallet).
  */
 import { existsSync, mkdirSync } from 'node:fs';
-import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
+import type { Hex } from 'viem';
+import { generatePrivateKey, privateKeyToAccount, type LocalAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { ensureWebBuild } from '../../scripts/ensure-web-build.ts';
+import { freePort } from '../../scripts/service-launcher.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import type { ChainDeps } from '../../src/chain/client.ts';
 
@@ -51,12 +52,43 @@ export interface Merchant {
   problems: string[];
 }
 
-/** How the strict wallet misbehaves, when asked to. */
+/** The dev chain's id as wallets write it (31337). */
+const DEV_CHAIN = '0x7a69';
+
+/** What a page passes to wallet_addEthereumChain (the fields the tests read). */
+export interface AddedChain {
+  chainId: string;
+  rpcUrls: string[];
+}
+
+/** What a page passes to eth_sendTransaction. */
+export interface WalletTransaction {
+  from: string;
+  to: Hex;
+  data: Hex;
+  value?: Hex;
+}
+
+/** How the strict wallet misbehaves, or does more than sign, when asked to. */
 export interface StrictWalletOptions {
   /** wallet_switchEthereumChain is refused by the person (4001). */
   rejectSwitch?: boolean;
   /** eth_sendTransaction fails with this message (code -32603), as an empty account's does. */
   sendError?: string;
+  /**
+   * wallet_addEthereumChain asks the RPC URL for its chain id first, as MetaMask does (the
+   * default). False where the page's RPC URL (SITE_URL/dev/rpc) is not where the test serves it.
+   */
+  checkRpc?: boolean;
+  /** wallet_addEthereumChain also switches to the chain, as most wallets do (MetaMask only adds). */
+  switchOnAdd?: boolean;
+  /** Told in Node of each chain added, from whichever frame asked. */
+  onAddChain?: (chain: AddedChain) => void;
+  /**
+   * Sends eth_sendTransaction in Node and answers its hash; the wallet first requires the dev
+   * chain to be active (4901) and the sender to be its account (4100). Without it, sending fails (4200).
+   */
+  send?: (tx: WalletTransaction) => Promise<Hex>;
 }
 
 export interface Harness {
@@ -69,17 +101,6 @@ export interface Harness {
    */
   open(opts?: { wallet?: boolean; phone?: boolean; account?: PrivateKeyAccount; strictWallet?: StrictWalletOptions }): Promise<Merchant>;
   close(): Promise<void>;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createNetServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
 }
 
 /**
@@ -156,7 +177,7 @@ export async function startHarness(env: Record<string, string> = {}, opts: { cha
 }
 
 /** window.__splitlineTestSign(json): the account's EIP-712 signature, made in Node. */
-async function exposeSigner(context: BrowserContext, account: PrivateKeyAccount): Promise<void> {
+async function exposeSigner(context: BrowserContext, account: LocalAccount): Promise<void> {
   await context.exposeFunction('__splitlineTestSign', async (json: string) => {
     const typed = JSON.parse(json) as { domain: any; types: Record<string, unknown>; primaryType: string; message: any };
     const { EIP712Domain: _domain, ...types } = typed.types;
@@ -183,7 +204,7 @@ async function injectWallet(context: BrowserContext, account: PrivateKeyAccount)
             case 'eth_accounts':
               return [address];
             case 'eth_chainId':
-              return '0x7a69';
+              return ${JSON.stringify(DEV_CHAIN)};
             case 'eth_signTypedData_v4': {
               const [from, data] = params;
               if (String(from).toLowerCase() !== address.toLowerCase()) throw fail(4100, 'unknown account ' + from);
@@ -208,13 +229,26 @@ async function injectWallet(context: BrowserContext, account: PrivateKeyAccount)
  * chain without switching to it; eth_signTypedData_v4 refuses typed data whose domain chainId is
  * not the active chain ("must match the active chainId"). Every request is logged in
  * window.__walletCalls as `method` or `method:outcome`; added chains in window.__addedChains.
+ * The options make it refuse or fail on purpose, or send real transactions (`send`).
  */
-export async function injectStrictWallet(context: BrowserContext, account: PrivateKeyAccount, opts: StrictWalletOptions = {}): Promise<void> {
+export async function injectStrictWallet(context: BrowserContext, account: LocalAccount, opts: StrictWalletOptions = {}): Promise<void> {
   await exposeSigner(context, account);
+  const { onAddChain, send } = opts;
+  if (onAddChain !== undefined) await context.exposeFunction('__splitlineTestAddChain', (json: string) => onAddChain(JSON.parse(json) as AddedChain));
+  if (send !== undefined) await context.exposeFunction('__splitlineTestSend', (json: string) => send(JSON.parse(json) as WalletTransaction));
+  const behaviour = {
+    rejectSwitch: opts.rejectSwitch ?? false,
+    sendError: opts.sendError ?? null,
+    checkRpc: opts.checkRpc ?? true,
+    switchOnAdd: opts.switchOnAdd ?? false,
+    reportAdds: onAddChain !== undefined,
+    sends: send !== undefined,
+  };
   await context.addInitScript({
     content: `(() => {
       const address = ${JSON.stringify(account.address)};
-      const opts = ${JSON.stringify(opts)};
+      const devChain = ${JSON.stringify(DEV_CHAIN)};
+      const opts = ${JSON.stringify(behaviour)};
       const fail = (code, message) => Object.assign(new Error(message), { code });
       let chainId = '0x1';
       const known = new Set(['0x1']);
@@ -238,15 +272,19 @@ export async function injectStrictWallet(context: BrowserContext, account: Priva
           case 'wallet_addEthereumChain': {
             const p = params[0];
             const wanted = String(p.chainId).toLowerCase();
-            const rpc = (p.rpcUrls || [])[0];
-            if (typeof rpc !== 'string') throw fail(-32602, 'rpcUrls is required');
-            const res = await fetch(rpc, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId' }) });
-            const answer = await res.json();
-            if (parseInt(answer.result, 16) !== parseInt(wanted, 16)) {
-              throw fail(-32603, 'Chain ID returned by RPC URL ' + rpc + ' (' + answer.result + ') does not match ' + wanted);
+            if (opts.checkRpc) {
+              const rpc = (p.rpcUrls || [])[0];
+              if (typeof rpc !== 'string') throw fail(-32602, 'rpcUrls is required');
+              const res = await fetch(rpc, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId' }) });
+              const answer = await res.json();
+              if (parseInt(answer.result, 16) !== parseInt(wanted, 16)) {
+                throw fail(-32603, 'Chain ID returned by RPC URL ' + rpc + ' (' + answer.result + ') does not match ' + wanted);
+              }
             }
             window.__addedChains.push(p);
+            if (opts.reportAdds) await window.__splitlineTestAddChain(JSON.stringify(p));
             known.add(wanted);
+            if (opts.switchOnAdd) chainId = wanted;
             return null;
           }
           case 'eth_signTypedData_v4': {
@@ -260,8 +298,11 @@ export async function injectStrictWallet(context: BrowserContext, account: Priva
             return window.__splitlineTestSign(data);
           }
           case 'eth_sendTransaction':
-            if (opts.sendError) throw fail(-32603, opts.sendError);
-            throw fail(4200, 'this test wallet sends no transactions');
+            if (opts.sendError !== null) throw fail(-32603, opts.sendError);
+            if (!opts.sends) throw fail(4200, 'this test wallet sends no transactions');
+            if (chainId !== devChain) throw fail(4901, 'the wallet is on ' + chainId);
+            if (String(params[0].from).toLowerCase() !== address.toLowerCase()) throw fail(4100, 'unknown account');
+            return window.__splitlineTestSend(JSON.stringify(params[0]));
           default:
             throw fail(4200, 'unsupported method ' + method);
         }

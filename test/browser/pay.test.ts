@@ -10,7 +10,7 @@
  */
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
-import { createServer as createNetServer, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'drizzle-orm';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
@@ -19,10 +19,11 @@ import { createWalletClient, decodeFunctionData, erc20Abi, http, keccak256, type
 import { devAccount } from '../../src/chain/dev-accounts.ts';
 import { deployTestUsdc } from '../../src/chain/test-usdc.ts';
 import { ensureWebBuild } from '../../scripts/ensure-web-build.ts';
+import { freePort } from '../../scripts/service-launcher.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { admin, signIn, type Session } from '../helpers/session.ts';
 import { PLATFORM, startChainApp, startTestChain, type TestChain } from '../chain/helpers.ts';
-import { CHROMIUM, PHONE, RENDER_MS, screenshot, skipReason } from './harness.ts';
+import { CHROMIUM, injectStrictWallet, PHONE, RENDER_MS, screenshot, skipReason, type AddedChain } from './harness.ts';
 import { eventually, sleep, until } from '../helpers/wait.ts';
 
 if (skipReason) console.log(skipReason);
@@ -39,17 +40,6 @@ const STATE_MS = 30_000;
 interface Message {
   origin: string;
   data: { type?: unknown; status?: unknown; receiptId?: unknown };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createNetServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
 }
 
 /** A shop's own page: it frames the payment URL and records every message it receives. */
@@ -86,7 +76,7 @@ interface Buyer {
   context: BrowserContext;
   page: Page;
   /** wallet_addEthereumChain parameters the page asked the wallet for. */
-  addedChains: { chainId: string; rpcUrls: string[] }[];
+  addedChains: AddedChain[];
   /** Transactions the page asked the wallet to send. */
   sent: { from: string; to: Hex; data: Hex; hash: Hex }[];
   /** Bodies of the hints the page posted to /transaction, with the answer's status code. */
@@ -193,11 +183,12 @@ describe('payment page', { skip: skipReason, timeout: 600_000 }, () => {
   }
 
   /**
-   * A browser context for a buyer. With `account`, an EIP-1193 wallet is injected into every
-   * frame: it starts on mainnet, knows no dev chain until asked to add it, and sends real
-   * transactions to the dev chain from that account through functions exposed from Node. With
-   * `hold`, it signs and answers the hash at once but broadcasts only on `release()`, so the page
-   * can be seen between sending and the chain seeing it. With `sendError`, sending fails with it.
+   * A browser context for a buyer. With `account`, the harness's strict wallet is injected into
+   * every frame: it starts on mainnet, knows no dev chain until asked to add it (adding does not
+   * switch; the RPC URL is not checked), and sends real transactions to the dev chain from that
+   * account. With `hold`, it signs and answers the hash at once but broadcasts only on
+   * `release()`, so the page can be seen between sending and the chain seeing it. With
+   * `sendError`, sending fails with it.
    */
   async function buyer(opts: { account?: number; device?: Device; hold?: boolean; sendError?: string } = {}): Promise<Buyer> {
     const device = opts.device ?? 'desktop';
@@ -224,58 +215,22 @@ describe('payment page', { skip: skipReason, timeout: 600_000 }, () => {
     if (opts.account !== undefined) {
       const account = devAccount(opts.account);
       const wallet = createWalletClient({ chain: tc.chain.publicClient.chain, transport: http(tc.chain.rpcUrl), account });
-      await context.exposeFunction('__splitlineTestAddChain', (json: string) => {
-        b.addedChains.push(JSON.parse(json));
-      });
-      await context.exposeFunction('__splitlineTestSend', async (json: string) => {
-        const tx = JSON.parse(json) as { from: string; to: Hex; data: Hex; value?: Hex };
-        const value = BigInt(tx.value ?? '0x0');
-        let hash: Hex;
-        if (opts.hold) {
-          const request = await wallet.prepareTransactionRequest({ to: tx.to, data: tx.data, value });
-          const raw = await wallet.signTransaction(request);
-          held.push(raw);
-          hash = keccak256(raw);
-        } else hash = await wallet.sendTransaction({ to: tx.to, data: tx.data, value });
-        b.sent.push({ from: tx.from, to: tx.to, data: tx.data, hash });
-        return hash;
-      });
-      await context.addInitScript({
-        content: `(() => {
-          const address = ${JSON.stringify(account.address)};
-          const sendError = ${JSON.stringify(opts.sendError ?? null)};
-          const fail = (code, message) => Object.assign(new Error(message), { code });
-          let chainId = '0x1';
-          const known = new Set(['0x1']);
-          window.ethereum = {
-            async request({ method, params }) {
-              switch (method) {
-                case 'eth_requestAccounts':
-                case 'eth_accounts':
-                  return [address];
-                case 'eth_chainId':
-                  return chainId;
-                case 'wallet_switchEthereumChain':
-                  if (!known.has(params[0].chainId)) throw fail(4902, 'Unrecognized chain ID ' + params[0].chainId);
-                  chainId = params[0].chainId;
-                  return null;
-                case 'wallet_addEthereumChain':
-                  await window.__splitlineTestAddChain(JSON.stringify(params[0]));
-                  known.add(params[0].chainId);
-                  return null;
-                case 'eth_sendTransaction':
-                  if (sendError !== null) throw fail(-32603, sendError);
-                  if (chainId !== '0x7a69') throw fail(4901, 'the wallet is on ' + chainId);
-                  if (String(params[0].from).toLowerCase() !== address.toLowerCase()) throw fail(4100, 'unknown account');
-                  return window.__splitlineTestSend(JSON.stringify(params[0]));
-                default:
-                  throw fail(4200, 'unsupported method ' + method);
-              }
-            },
-            on() {},
-            removeListener() {},
-          };
-        })();`,
+      await injectStrictWallet(context, account, {
+        checkRpc: false,
+        sendError: opts.sendError,
+        onAddChain: (chain) => b.addedChains.push(chain),
+        async send(tx) {
+          const value = BigInt(tx.value ?? '0x0');
+          let hash: Hex;
+          if (opts.hold) {
+            const request = await wallet.prepareTransactionRequest({ to: tx.to, data: tx.data, value });
+            const raw = await wallet.signTransaction(request);
+            held.push(raw);
+            hash = keccak256(raw);
+          } else hash = await wallet.sendTransaction({ to: tx.to, data: tx.data, value });
+          b.sent.push({ from: tx.from, to: tx.to, data: tx.data, hash });
+          return hash;
+        },
       });
     }
     b.page = await context.newPage();

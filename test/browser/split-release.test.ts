@@ -15,7 +15,7 @@ import { ensureWebBuild } from '../../scripts/ensure-web-build.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { admin, signIn } from '../helpers/session.ts';
 import { PLATFORM, startChainApp, startTestChain, type TestChain } from '../chain/helpers.ts';
-import { CHROMIUM, PHONE, screenshot, skipReason } from './harness.ts';
+import { CHROMIUM, injectStrictWallet, PHONE, screenshot, skipReason, type AddedChain } from './harness.ts';
 
 if (skipReason) console.log(skipReason);
 
@@ -50,8 +50,9 @@ describe('split page: balances and release', { skip: skipReason, timeout: 240_00
   const devKeyAccount = (i: number) => privateKeyToAccount(toHex(devAccount(i).getHdKey().privateKey!));
 
   /**
-   * The signed-in merchant's browser, with a wallet for dev account `walletOf` injected: it starts
-   * on mainnet and sends eth_sendTransaction to the dev chain from that account.
+   * The signed-in merchant's browser, with the harness's strict wallet for dev account `walletOf`
+   * injected: it starts on mainnet, adds the dev chain when asked (switching to it; the RPC URL,
+   * SITE_URL's, is not checked) and sends eth_sendTransaction to the dev chain from that account.
    */
   async function browse(cookie: string, walletOf: number, phone = false) {
     const context = await browser.newContext({
@@ -68,51 +69,16 @@ describe('split page: balances and release', { skip: skipReason, timeout: 240_00
     const account = devAccount(walletOf);
     const wallet = createWalletClient({ chain: tc.chain.publicClient.chain, transport: http(tc.chain.rpcUrl), account });
     const sent: { to: Hex; data: Hex; hash: Hex }[] = [];
-    const added: { chainId: string; rpcUrls: string[] }[] = [];
-    await context.exposeFunction('__splitlineTestAddChain', (json: string) => {
-      added.push(JSON.parse(json));
-    });
-    await context.exposeFunction('__splitlineTestSend', async (json: string) => {
-      const tx = JSON.parse(json) as { to: Hex; data: Hex; value?: Hex };
-      const hash = await wallet.sendTransaction({ to: tx.to, data: tx.data, value: BigInt(tx.value ?? '0x0') });
-      sent.push({ to: tx.to, data: tx.data, hash });
-      return hash;
-    });
-    await context.addInitScript({
-      content: `(() => {
-        const address = ${JSON.stringify(account.address)};
-        const fail = (code, message) => Object.assign(new Error(message), { code });
-        let chainId = '0x1';
-        const known = new Set(['0x1']);
-        window.ethereum = {
-          async request({ method, params }) {
-            switch (method) {
-              case 'eth_requestAccounts':
-              case 'eth_accounts':
-                return [address];
-              case 'eth_chainId':
-                return chainId;
-              case 'wallet_switchEthereumChain':
-                if (!known.has(params[0].chainId)) throw fail(4902, 'Unrecognized chain ID ' + params[0].chainId);
-                chainId = params[0].chainId;
-                return null;
-              case 'wallet_addEthereumChain':
-                await window.__splitlineTestAddChain(JSON.stringify(params[0]));
-                known.add(params[0].chainId);
-                chainId = params[0].chainId;
-                return null;
-              case 'eth_sendTransaction':
-                if (chainId !== '0x7a69') throw fail(4901, 'the wallet is on ' + chainId);
-                if (String(params[0].from).toLowerCase() !== address.toLowerCase()) throw fail(4100, 'unknown account');
-                return window.__splitlineTestSend(JSON.stringify(params[0]));
-              default:
-                throw fail(4200, 'unsupported method ' + method);
-            }
-          },
-          on() {},
-          removeListener() {},
-        };
-      })();`,
+    const added: AddedChain[] = [];
+    await injectStrictWallet(context, account, {
+      checkRpc: false,
+      switchOnAdd: true,
+      onAddChain: (chain) => added.push(chain),
+      async send(tx) {
+        const hash = await wallet.sendTransaction({ to: tx.to, data: tx.data, value: BigInt(tx.value ?? '0x0') });
+        sent.push({ to: tx.to, data: tx.data, hash });
+        return hash;
+      },
     });
     const page = await context.newPage();
     const problems: string[] = [];

@@ -17,6 +17,7 @@ import { storeSplitConfig } from '../../src/domain/splits.ts';
 import { randomWallet, startTestApp } from '../helpers/app.ts';
 import { newAccount, signIn, type Session } from '../helpers/session.ts';
 import { DEVELOPER_ROUTES } from '../helpers/developer-routes.ts';
+import { deadline } from '../helpers/wait.ts';
 import { bodyFor, extraHeaders, foldHeaders, pathFor, queryFor, type Body, type Known } from './arbitraries.ts';
 import { routesFromOpenApi, type FuzzRoute } from './route-table.ts';
 
@@ -155,14 +156,6 @@ function credentials(route: FuzzRoute, auth: AuthCase, session: Session | undefi
   return [];
 }
 
-function deadline<T>(p: Promise<T>, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${REQUEST_BUDGET_MS} ms: ${what}`)), REQUEST_BUDGET_MS);
-  });
-  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
-}
-
 function checkAnswer(route: FuzzRoute, res: LightMyRequestResponse, what: string): void {
   const status = res.statusCode;
   const said = `${what} → ${status} ${res.body.slice(0, 300)}`;
@@ -229,7 +222,7 @@ describe('hostile input never gets a 500, a hang or an undocumented answer', () 
             if (spec.body.contentType !== undefined) headers['content-type'] = spec.body.contentType;
           }
           const what = `${route.method} ${spec.path + spec.query} [${spec.auth}] ${JSON.stringify(headers).slice(0, 300)} body=${JSON.stringify(String(spec.body?.text ?? '')).slice(0, 300)}`;
-          const res = await deadline(t.app.inject(opts), what);
+          const res = await deadline(t.app.inject(opts), REQUEST_BUDGET_MS, `an answer to ${what}`);
           requests++;
           counts.set(res.statusCode, (counts.get(res.statusCode) ?? 0) + 1);
           checkAnswer(route, res, what);

@@ -1,8 +1,8 @@
 /** Starts Azurite's blob service from the npm package on a free loopback port, in memory. */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort } from '../../scripts/service-launcher.ts';
 
 // Azurite's well-known development account: public, documented, and valid only for the emulator.
 const ACCOUNT = 'devstoreaccount1';
@@ -11,17 +11,6 @@ const KEY = 'Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZ
 export interface Azurite {
   connectionString: string;
   stop(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      srv.close(() => (typeof addr === 'object' && addr !== null ? resolve(addr.port) : reject(new Error('no port'))));
-    });
-  });
 }
 
 export async function startAzurite(): Promise<Azurite> {

@@ -4,10 +4,12 @@
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { after, before } from 'node:test';
 import { promisify } from 'node:util';
+import { freePort, stopAllServices } from '../../scripts/service-launcher.ts';
+import { openDatabase, type Database } from '../../src/db/client.ts';
 
 const execFileAsync = promisify(execFile);
 
@@ -16,20 +18,6 @@ const BIN_DIRS = ['/usr/local/bin', '/usr/lib/postgresql/15/bin', '/usr/lib/post
 /** The directory holding initdb and pg_ctl, or undefined when PostgreSQL is not installed. */
 export function postgresBinDir(): string | undefined {
   return BIN_DIRS.find((d) => existsSync(path.join(d, 'initdb')) && existsSync(path.join(d, 'pg_ctl')));
-}
-
-async function freePort(): Promise<number> {
-  for (;;) {
-    const port = await new Promise<number>((resolve, reject) => {
-      const srv = createServer();
-      srv.once('error', reject);
-      srv.listen(0, '127.0.0.1', () => {
-        const addr = srv.address();
-        srv.close(() => resolve(typeof addr === 'object' && addr !== null ? addr.port : 0));
-      });
-    });
-    if (port !== 0 && port !== 5432) return port;
-  }
 }
 
 export class PrivatePostgres {
@@ -109,4 +97,58 @@ export class PrivatePostgres {
     const [cmd, argv] = this.asUser ? ['runuser', ['-u', this.asUser, '--', exe, ...args]] : [exe, args];
     await execFileAsync(cmd, argv, { timeout: 40_000, cwd: this.dir });
   }
+}
+
+/** What usePrivatePostgres gives the tests of its suite, once its `before` has run. */
+export interface PrivateCluster {
+  /** The cluster, started. */
+  readonly pg: PrivatePostgres;
+  /** A pool of two on its `postgres` database, for the test's own reads and set-up. */
+  readonly admin: Database;
+  /** An empty directory for the service's DATA_DIR. */
+  readonly dataDir: string;
+}
+
+/**
+ * A private cluster for the suite it is called in: `before` creates and starts it, opens the admin
+ * database and makes a DATA_DIR named after `dataDirPrefix`; `after` stops the services the tests
+ * started (they use the cluster), then closes, destroys and removes everything. The suite skips
+ * itself when postgresBinDir() finds no PostgreSQL.
+ */
+export function usePrivatePostgres(dataDirPrefix: string): PrivateCluster {
+  let pg: PrivatePostgres | undefined;
+  let admin: Database | undefined;
+  let dataDir: string | undefined;
+  before(async () => {
+    const bin = postgresBinDir();
+    if (bin === undefined) throw new Error('initdb/pg_ctl not found: skip the suite when postgresBinDir() is undefined');
+    pg = await PrivatePostgres.create(bin);
+    await pg.start();
+    admin = await openDatabase({ databaseUrl: pg.url, poolSize: 2 });
+    dataDir = mkdtempSync(path.join(tmpdir(), dataDirPrefix));
+  });
+  after(async () => {
+    await stopAllServices();
+    try {
+      await admin?.close();
+    } finally {
+      await pg?.destroy();
+      if (dataDir !== undefined) rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+  const ready = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error('the private cluster is not set up yet: read it inside a test');
+    return value;
+  };
+  return {
+    get pg() {
+      return ready(pg);
+    },
+    get admin() {
+      return ready(admin);
+    },
+    get dataDir() {
+      return ready(dataDir);
+    },
+  };
 }

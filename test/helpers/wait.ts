@@ -47,6 +47,22 @@ export async function eventually<T>(attempt: () => T | Promise<T>, timeoutMs: nu
 }
 
 /**
+ * Bounding how long something may take: resolves or rejects as `promise` does, unless `timeoutMs`
+ * passes first, when it fails with what was awaited. The promise itself runs on, unawaited.
+ */
+export async function deadline<T>(promise: Promise<T>, timeoutMs: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)), timeoutMs);
+  });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
  * Pacing, never waiting: lets real time pass where that is the point of the test (a client kept
  * deliberately slow, a fixture that answers late, "nothing happens within X"). Each call says why.
  */
