@@ -5,6 +5,8 @@
  *   - a commit that hangs past the query timeout (a synchronous standby that never answers):
  *     the order is answered 500 failed, never a 503, and its retry with the same key finds it;
  *     journaled copies of writes that did land change nothing at replay;
+ *   - the same hung commit for a terminal sale, an inventory change and a refund (the admin app's
+ *     writes and the key's): 500 failed, and each retry answers the one write that landed;
  *   - two instances replaying in both orders: statuses journaled on one instance for receipts
  *     journaled on the other wait for them, and none is lost;
  *   - a create retried on the other instance during an outage answers the same payment URL, and
@@ -21,10 +23,14 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { and, eq, sql } from 'drizzle-orm';
 import { openDatabase, type Database } from '../src/db/client.ts';
-import { inventoryItems, receipts, receiptStatusHistory, rejectedWrites, webhookEvents } from '../src/db/schema.ts';
+import { inventoryItems, receipts, receiptStatusHistory, refunds, rejectedWrites, webhookEvents, writeIds } from '../src/db/schema.ts';
+import { storeSplitConfig } from '../src/domain/splits.ts';
+import { createSubscription } from '../src/gateway/subscriptions.ts';
+import { randomWallet } from './helpers/app.ts';
 import { keyedMerchant } from './helpers/merchant.ts';
 import { postgresBinDir, PrivatePostgres } from './helpers/private-postgres.ts';
-import { http, startService, stopAllServices, type Service } from './helpers/service.ts';
+import { http, signInOverHttp, startService, stopAllServices, type HttpRes, type HttpSession, type Service } from './helpers/service.ts';
+import { newAccount } from './helpers/session.ts';
 import { until } from './helpers/wait.ts';
 import { receiptBody } from './helpers/write-ledger.ts';
 
@@ -59,6 +65,36 @@ function serviceEnv(dir: string): Record<string, string> {
 }
 
 const merchant = () => keyedMerchant(admin.db, PLATFORM);
+
+/**
+ * A merchant who is also signed in to the admin app on `svc` (terminal sales and refunds take a
+ * session): a real account, a split written straight into the database, and a key for the same wallet.
+ */
+async function signedInMerchant(svc: Service): Promise<{ wallet: string; key: string; session: HttpSession }> {
+  const session = await signInOverHttp(svc.base, newAccount(), SITE);
+  await storeSplitConfig(admin.db, session.wallet, {
+    address: null,
+    recipients: [
+      { address: session.wallet, sharesBps: 9950 },
+      { address: PLATFORM, sharesBps: 50 },
+    ],
+  });
+  const key = (await createSubscription(admin.db, { wallet: session.wallet, rateLimitPerMinute: 1_000_000 })).primaryKey;
+  return { wallet: session.wallet, key, session };
+}
+
+/** Every commit waits for a synchronous standby that does not exist (on) or completes (off); reads still answer. */
+async function hangCommits(on: boolean): Promise<void> {
+  await admin.db.execute(sql.raw(on ? `alter system set synchronous_standby_names = 'nobody'` : 'alter system reset synchronous_standby_names'));
+  await admin.db.execute(sql`select pg_reload_conf()`);
+}
+
+function assertOutcomeUnknown(res: HttpRes, what: string): void {
+  assert.equal(res.status, 500, `${what}: ${JSON.stringify(res.body)}`);
+  assert.equal(res.body.error, 'failed', what);
+  assert.match(res.body.message, /may or may not be stored/, what);
+  assert.equal(res.headers.get('retry-after'), null, `${what}: no promise that nothing happened`);
+}
 
 /** Each instance resolves the key once while the database answers, as a live client's would be. */
 async function seeKey(key: string, ...services: Service[]): Promise<void> {
@@ -107,17 +143,13 @@ describe('exactly once under faults', { skip, timeout: 400_000 }, () => {
     assert.equal((await http(svc.base, 'POST', '/api/receipts', { key: m.key, body: receiptBody('seen') })).status, 201);
 
     // Every commit now waits for a synchronous standby that does not exist; reads still answer.
-    await admin.db.execute(sql.raw(`alter system set synchronous_standby_names = 'nobody'`));
-    await admin.db.execute(sql`select pg_reload_conf()`);
+    await hangCommits(true);
     const orderKey = { 'idempotency-key': `order-${m.wallet}` };
     const order = { items: [{ sku: 'tea', qty: 2 }] };
     const t0 = Date.now();
     const hung = await http(svc.base, 'POST', '/api/orders', { key: m.key, body: order, headers: orderKey });
     const hungMs = Date.now() - t0;
-    assert.equal(hung.status, 500, JSON.stringify(hung.body));
-    assert.equal(hung.body.error, 'failed');
-    assert.match(hung.body.message, /may or may not be stored/);
-    assert.equal(hung.headers.get('retry-after'), null, 'no promise that nothing happened');
+    assertOutcomeUnknown(hung, 'order');
 
     // The journaled routes acknowledge: their copies carry the same write ids.
     const created = await http(svc.base, 'POST', '/api/receipts', { key: m.key, body: receiptBody('during-hang'), headers: { 'idempotency-key': 'r-hang' } });
@@ -129,8 +161,7 @@ describe('exactly once under faults', { skip, timeout: 400_000 }, () => {
     assert.equal(status.status, 200);
 
     // The standby question goes away: the waiting commits complete.
-    await admin.db.execute(sql.raw('alter system reset synchronous_standby_names'));
-    await admin.db.execute(sql`select pg_reload_conf()`);
+    await hangCommits(false);
 
     const retry = await http(svc.base, 'POST', '/api/orders', { key: m.key, body: order, headers: orderKey });
     assert.equal(retry.status, 200, JSON.stringify(retry.body));
@@ -148,6 +179,92 @@ describe('exactly once under faults', { skip, timeout: 400_000 }, () => {
     assert.equal(created.body.paymentUrl, `${SITE}/pay/during-hang?t=${hangRow.payToken}`);
     assert.deepEqual(await trackingCounts(m.wallet, 'seen'), { link_opened: 1 });
     figures.push(`hung commit answered 500 failed after ${hungMs} ms (query timeout ${QUERY_TIMEOUT_MS} ms); 1 order, 1 receipt, 1 status stored`);
+    await svc.stop();
+  });
+
+  test('a terminal sale, an inventory change and a refund whose commits hang: 500 failed, and each retry finds its one write', { timeout: 120_000 }, async () => {
+    const svc = await startService('hang-admin', serviceEnv(dataDir()));
+    const m = await signedInMerchant(svc);
+    assert.equal((await http(svc.base, 'POST', '/api/inventory', { key: m.key, body: { sku: 'tea', name: 'Tea', priceUsd: 3, stockQty: 10 } })).status, 201);
+    // A receipt to refund, paid as far as the database knows (refunds are recorded without the chain).
+    assert.equal((await http(svc.base, 'POST', '/api/receipts', { key: m.key, body: receiptBody('to-refund') })).status, 201);
+    await admin.db.update(receipts).set({ status: 'completed' }).where(and(eq(receipts.wallet, m.wallet), eq(receipts.id, 'to-refund')));
+
+    const buyer = randomWallet();
+    const writes = {
+      terminal: { url: '/api/receipts/terminal', auth: { headers: m.session.headers }, body: { amountUsd: 12.5, label: 'Till' } },
+      inventory: { url: '/api/inventory', auth: { key: m.key }, body: { sku: 'tea', name: 'Tea', priceUsd: 3.5, stockQty: 25 } },
+      // Two of five dollars: a second refund would still fit under the total, so nothing but the write id stops one.
+      refund: { url: '/api/receipts/refund', auth: { headers: m.session.headers }, body: { receiptId: 'to-refund', wallet: m.wallet, buyer, usd: 2 } },
+    };
+    const send = (w: (typeof writes)[keyof typeof writes], idempotencyKey: string) =>
+      http(svc.base, 'POST', w.url, {
+        ...('key' in w.auth ? { key: w.auth.key } : {}),
+        body: w.body,
+        headers: { ...('headers' in w.auth ? w.auth.headers : {}), 'idempotency-key': idempotencyKey },
+      });
+
+    await hangCommits(true);
+    const hungMs: Record<string, number> = {};
+    for (const [name, w] of Object.entries(writes)) {
+      const t0 = Date.now();
+      assertOutcomeUnknown(await send(w, `${name}-${m.wallet}`), name);
+      hungMs[name] = Date.now() - t0;
+    }
+    await hangCommits(false);
+
+    // The hung commits land once the standby question goes away, before any retry is sent.
+    const sales = async () => (await storedReceipts(m.wallet)).filter((r) => r.source === 'terminal');
+    const made = () => admin.db.select().from(refunds).where(eq(refunds.wallet, m.wallet));
+    const stockOf = async () =>
+      (await admin.db.select().from(inventoryItems).where(and(eq(inventoryItems.wallet, m.wallet), eq(inventoryItems.sku, 'tea'))))[0]?.stockQty;
+    await until(
+      async () => (await sales()).length === 1 && (await made()).length === 1 && (await stockOf()) === 25,
+      30_000,
+      'the three hung writes to land',
+    );
+    const [sale] = await sales();
+    const [landed] = await made();
+    // Stock moves on (an order takes 3): a retry that applied the change again would put it back to 25.
+    const order = await http(svc.base, 'POST', '/api/orders', { key: m.key, body: { items: [{ sku: 'tea', qty: 3 }] } });
+    assert.equal(order.status, 200, JSON.stringify(order.body));
+
+    const terminal = await send(writes.terminal, `terminal-${m.wallet}`);
+    assert.equal(terminal.status, 200, JSON.stringify(terminal.body));
+    const inventory = await send(writes.inventory, `inventory-${m.wallet}`);
+    assert.equal(inventory.status, 200, JSON.stringify(inventory.body));
+    const refund = await send(writes.refund, `refund-${m.wallet}`);
+    assert.equal(refund.status, 200, JSON.stringify(refund.body));
+
+    // The ledger: each retry answered the write its hung attempt made, and nothing was made twice.
+    assert.equal(terminal.body.receipt.receiptId, sale!.id, 'the retry answers the sale the hung attempt made');
+    assert.equal(terminal.body.receipt.paymentUrl, `${SITE}/pay/${sale!.id}?t=${sale!.payToken}`);
+    assert.equal(sale!.totalCents, 1250n);
+    assert.equal((await sales()).length, 1, 'one terminal receipt, however many attempts');
+    assert.equal(await stockOf(), 22, 'the change applied once, and the order after it kept');
+    assert.equal(inventory.body.item.priceUsd, 3.5);
+    assert.equal(inventory.body.item.stockQty, 22);
+    assert.equal(refund.body.refundId, landed!.id, 'the retry answers the refund the hung attempt made');
+    assert.equal(landed!.amountCents, 200n);
+    assert.equal((await made()).length, 1, 'one refund, however many attempts');
+    assert.equal(refund.body.refundedUsd, 2);
+    const history = await admin.db
+      .select()
+      .from(receiptStatusHistory)
+      .where(and(eq(receiptStatusHistory.wallet, m.wallet), eq(receiptStatusHistory.receiptId, 'to-refund'), eq(receiptStatusHistory.status, 'refund_partial')));
+    assert.equal(history.length, 1, 'the refund logged once');
+    // Key-derived write ids only: the keyless set-up writes and the order carry fresh ones.
+    const keyed = await admin.db
+      .select()
+      .from(writeIds)
+      .where(and(eq(writeIds.wallet, m.wallet), sql`${writeIds.writeId} like 'idem:%'`));
+    assert.deepEqual(
+      keyed.map((w) => `${w.kind} ${w.ref}`).sort(),
+      ['inventory tea', `refund ${landed!.id}`, `terminal ${sale!.id}`],
+      'one write id per key, naming what its write made',
+    );
+    const ms = Object.entries(hungMs).map(([k, v]) => `${k} ${v} ms`).join(', ');
+    figures.push(`hung commits (${ms}) answered 500 failed; retries found 1 terminal receipt, 1 inventory change, 1 refund`);
     await svc.stop();
   });
 
