@@ -171,9 +171,16 @@ describe('Idempotency-Key', () => {
     assert.equal(created.status, 201);
     await db.delete(idempotencyKeys).where(eq(idempotencyKeys.key, hi['idempotency-key']));
     const retried = await t.call(m.key, 'POST', '/api/inventory', TEA, hi);
+    assert.equal(retried.status, 201, 'a retry of the write that created the item answers as it did: created');
     assert.equal(retried.body.item.id, created.body.item.id);
-    const [claim] = await db.select().from(writeIds).where(and(eq(writeIds.wallet, m.wallet), eq(writeIds.kind, 'inventory')));
-    assert.equal(claim?.ref, 'tea');
+    // A write that updated an existing item answers 200, and so does its retry.
+    const hu = key('item-update');
+    const updated = await t.call(m.key, 'POST', '/api/inventory', { ...TEA, priceUsd: 4 }, hu);
+    assert.equal(updated.status, 200);
+    await db.delete(idempotencyKeys).where(eq(idempotencyKeys.key, hu['idempotency-key']));
+    assert.equal((await t.call(m.key, 'POST', '/api/inventory', { ...TEA, priceUsd: 4 }, hu)).status, 200);
+    const claims = await db.select().from(writeIds).where(and(eq(writeIds.wallet, m.wallet), eq(writeIds.kind, 'inventory')));
+    assert.deepEqual(claims.map((c) => c.ref), ['tea', 'tea'], 'one claim per write');
   });
 
   test('admin app writes: a refund retried with its key is made once; a secret shown once is never stored', async () => {

@@ -113,10 +113,13 @@ export async function upsertInventoryItem(
 ): Promise<{ created: boolean; item: InventoryItemView }> {
   const p = parseItem(input);
   return db.transaction(async (tx) => {
-    // The same write again (a retry whose first answer was lost) changes nothing and answers the item.
-    if (!(await claimWrite(tx, write, { wallet, kind: 'inventory', ref: p.sku }, now)).fresh) {
+    // The same write again (a retry whose first answer was lost) changes nothing and answers the
+    // item, created or not as the first write said: that write created it if the item's creation
+    // time is the write's own (writeItem stores the same clock reading as the claim).
+    const claim = await claimWrite(tx, write, { wallet, kind: 'inventory', ref: p.sku }, now);
+    if (!claim.fresh) {
       const [row] = await tx.select().from(inventoryItems).where(and(eq(inventoryItems.wallet, wallet), eq(inventoryItems.sku, p.sku)));
-      if (row !== undefined) return { created: false, item: toItemView(row) };
+      if (row !== undefined) return { created: row.createdAt === claim.at, item: toItemView(row) };
     }
     return writeItem(tx, wallet, p, now);
   });

@@ -27,7 +27,8 @@ export function freshWrite(hash = ''): Write {
   return { id: randomUUID(), hash };
 }
 
-export type Claim = { fresh: true } | { fresh: false; ref: string | null };
+/** `at`: when the first write claimed the id (its clock), so a retry can answer as it did. */
+export type Claim = { fresh: true } | { fresh: false; ref: string | null; at: number };
 
 /**
  * Claims a write id in the caller's transaction, before the write itself. `fresh` when no write
@@ -47,7 +48,7 @@ export async function claimWrite(
     .returning({ writeId: writeIds.writeId });
   if (claimed.length === 1) return { fresh: true };
   const [first] = await tx
-    .select({ wallet: writeIds.wallet, kind: writeIds.kind, ref: writeIds.ref, requestHash: writeIds.requestHash })
+    .select({ wallet: writeIds.wallet, kind: writeIds.kind, ref: writeIds.ref, requestHash: writeIds.requestHash, at: writeIds.at })
     .from(writeIds)
     .where(eq(writeIds.writeId, write.id));
   const sameRequest =
@@ -58,7 +59,7 @@ export async function claimWrite(
   if (!sameRequest) {
     throw new Conflict('This Idempotency-Key was already used for another request; send a new key for a new request');
   }
-  return { fresh: false, ref: first.ref };
+  return { fresh: false, ref: first.ref, at: first.at };
 }
 
 /** Answers to Idempotency-Keys are kept two days: more than the 24 hours promised, so a retry a day late still finds them. */
