@@ -150,6 +150,9 @@ describe('exactly once under faults', { skip, timeout: 400_000 }, () => {
     const hung = await http(svc.base, 'POST', '/api/orders', { key: m.key, body: order, headers: orderKey });
     const hungMs = Date.now() - t0;
     assertOutcomeUnknown(hung, 'order');
+    // A real bound on purpose: the answer comes one query timeout after the COMMIT, not two (the
+    // ROLLBACK drizzle sends after a failed COMMIT must not wait behind it for a timeout of its own).
+    assert.ok(hungMs < 2 * QUERY_TIMEOUT_MS, `answered ${hungMs} ms after the order was sent; the query timeout is ${QUERY_TIMEOUT_MS} ms`);
 
     // The journaled routes acknowledge: their copies carry the same write ids.
     const created = await http(svc.base, 'POST', '/api/receipts', { key: m.key, body: receiptBody('during-hang'), headers: { 'idempotency-key': 'r-hang' } });

@@ -317,6 +317,7 @@ function releasingTransaction(pool: pg.Pool): Db['transaction'] {
       return await handle.transaction(async (tx) => {
         const result = await run(tx);
         committing = true;
+        dropConnectionIfNextFails(client);
         return result;
       }, config);
     } catch (err) {
@@ -330,6 +331,29 @@ function releasingTransaction(pool: pg.Pool): Db['transaction'] {
       client.release(isConnectionError(failure) ? (failure as Error) : undefined);
     }
   };
+}
+
+/**
+ * The next statement on `client` is the COMMIT. When it fails (its query timeout, a connection
+ * cut), the connection is dropped before drizzle sees the error: drizzle then sends ROLLBACK on
+ * the same client, which would otherwise queue behind a COMMIT the server may still be running
+ * and wait out a whole query timeout of its own, doubling the time to the 500. The ROLLBACK fails
+ * at once instead; the server ends the session, and with it the transaction if it was not
+ * committed.
+ */
+function dropConnectionIfNextFails(client: pg.PoolClient): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  const once = (...args: unknown[]): unknown => {
+    // Back to the prototype's query for every later statement.
+    Reflect.deleteProperty(client, 'query');
+    const sent = query(...args);
+    if (!(sent instanceof Promise)) return sent;
+    return sent.catch((err: unknown) => {
+      (client as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
+      throw err;
+    });
+  };
+  client.query = once as typeof client.query;
 }
 
 /** Any fixed number: the key of the advisory lock that migrations run under. */
@@ -369,7 +393,7 @@ export function isConnectionError(err: unknown): boolean {
       // 08: connection exception; 57P01-57P03: admin shutdown, crash shutdown, cannot connect now.
       if (code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03') return true;
     }
-    if (/Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Query read timeout/i.test(e.message)) {
+    if (/Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed and is not queryable|Query read timeout/i.test(e.message)) {
       return true;
     }
   }
