@@ -20,16 +20,15 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { after, describe, test } from 'node:test';
 import { and, eq, sql } from 'drizzle-orm';
-import { openDatabase, type Database } from '../src/db/client.ts';
 import { inventoryItems, receipts, receiptStatusHistory, refunds, rejectedWrites, webhookEvents, writeIds } from '../src/db/schema.ts';
 import { storeSplitConfig } from '../src/domain/splits.ts';
 import { createSubscription } from '../src/gateway/subscriptions.ts';
 import { randomWallet } from './helpers/app.ts';
 import { keyedMerchant } from './helpers/merchant.ts';
-import { postgresBinDir, PrivatePostgres } from './helpers/private-postgres.ts';
-import { http, signInOverHttp, startService, stopAllServices, type HttpRes, type HttpSession, type Service } from './helpers/service.ts';
+import { postgresBinDir, usePrivatePostgres, type PrivateCluster } from './helpers/private-postgres.ts';
+import { http, signInOverHttp, startService, type HttpRes, type HttpSession, type Service } from './helpers/service.ts';
 import { newAccount } from './helpers/session.ts';
 import { until } from './helpers/wait.ts';
 import { receiptBody } from './helpers/write-ledger.ts';
@@ -40,8 +39,7 @@ const SITE = 'http://pay.test';
 const PLATFORM = '0x000000000000000000000000000000000000beef';
 const QUERY_TIMEOUT_MS = 1500;
 
-let pg: PrivatePostgres;
-let admin: Database;
+let cluster: PrivateCluster;
 const dirs: string[] = [];
 const figures: string[] = [];
 
@@ -54,7 +52,7 @@ function dataDir(): string {
 function serviceEnv(dir: string): Record<string, string> {
   return {
     DATA_DIR: dir,
-    DATABASE_URL: pg.url,
+    DATABASE_URL: cluster.pg.url,
     SITE_URL: SITE,
     PLATFORM_RECIPIENT_ADDRESS: PLATFORM,
     // Instances behind one load balancer share the secret that payment tokens are derived from.
@@ -64,7 +62,7 @@ function serviceEnv(dir: string): Record<string, string> {
   };
 }
 
-const merchant = () => keyedMerchant(admin.db, PLATFORM);
+const merchant = () => keyedMerchant(cluster.admin.db, PLATFORM);
 
 /**
  * A merchant who is also signed in to the admin app on `svc` (terminal sales and refunds take a
@@ -72,21 +70,21 @@ const merchant = () => keyedMerchant(admin.db, PLATFORM);
  */
 async function signedInMerchant(svc: Service): Promise<{ wallet: string; key: string; session: HttpSession }> {
   const session = await signInOverHttp(svc.base, newAccount(), SITE);
-  await storeSplitConfig(admin.db, session.wallet, {
+  await storeSplitConfig(cluster.admin.db, session.wallet, {
     address: null,
     recipients: [
       { address: session.wallet, sharesBps: 9950 },
       { address: PLATFORM, sharesBps: 50 },
     ],
   });
-  const key = (await createSubscription(admin.db, { wallet: session.wallet, rateLimitPerMinute: 1_000_000 })).primaryKey;
+  const key = (await createSubscription(cluster.admin.db, { wallet: session.wallet, rateLimitPerMinute: 1_000_000 })).primaryKey;
   return { wallet: session.wallet, key, session };
 }
 
 /** Every commit waits for a synchronous standby that does not exist (on) or completes (off); reads still answer. */
 async function hangCommits(on: boolean): Promise<void> {
-  await admin.db.execute(sql.raw(on ? `alter system set synchronous_standby_names = 'nobody'` : 'alter system reset synchronous_standby_names'));
-  await admin.db.execute(sql`select pg_reload_conf()`);
+  await cluster.admin.db.execute(sql.raw(on ? `alter system set synchronous_standby_names = 'nobody'` : 'alter system reset synchronous_standby_names'));
+  await cluster.admin.db.execute(sql`select pg_reload_conf()`);
 }
 
 function assertOutcomeUnknown(res: HttpRes, what: string): void {
@@ -102,12 +100,12 @@ async function seeKey(key: string, ...services: Service[]): Promise<void> {
 }
 
 async function storedReceipts(wallet: string) {
-  return admin.db.select().from(receipts).where(eq(receipts.wallet, wallet));
+  return cluster.admin.db.select().from(receipts).where(eq(receipts.wallet, wallet));
 }
 
 /** Tracking history counts of a receipt: "status" → count. */
 async function trackingCounts(wallet: string, receiptId: string): Promise<Record<string, number>> {
-  const rows = await admin.db
+  const rows = await cluster.admin.db
     .select()
     .from(receiptStatusHistory)
     .where(and(eq(receiptStatusHistory.wallet, wallet), eq(receiptStatusHistory.receiptId, receiptId), eq(receiptStatusHistory.source, 'tracking')));
@@ -120,20 +118,10 @@ const drained = (svc: Service) => async () => {
 };
 
 describe('exactly once under faults', { skip, timeout: 400_000 }, () => {
-  before(async () => {
-    pg = await PrivatePostgres.create(bin!);
-    await pg.start();
-    admin = await openDatabase({ databaseUrl: pg.url, poolSize: 3 });
-  });
-
-  after(async () => {
-    await stopAllServices();
-    try {
-      await admin?.close();
-    } finally {
-      await pg?.destroy();
-      for (const d of dirs) rmSync(d, { recursive: true, force: true });
-    }
+  cluster = usePrivatePostgres('splitline-once-');
+  // The cluster's own after stops the services first; then the instances' data directories go.
+  after(() => {
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
   });
 
   test('a commit that hangs past the query timeout: 500 failed, never 503, and the retry finds the one order', { timeout: 120_000 }, async () => {
@@ -175,7 +163,7 @@ describe('exactly once under faults', { skip, timeout: 400_000 }, () => {
     const orders = rows.filter((r) => r.source === 'order');
     assert.equal(orders.length, 1, 'one order, however many attempts');
     assert.equal(orders[0]!.id, retry.body.receipt.receiptId);
-    const [item] = await admin.db.select().from(inventoryItems).where(and(eq(inventoryItems.wallet, m.wallet), eq(inventoryItems.sku, 'tea')));
+    const [item] = await cluster.admin.db.select().from(inventoryItems).where(and(eq(inventoryItems.wallet, m.wallet), eq(inventoryItems.sku, 'tea')));
     assert.equal(item?.stockQty, 8, 'stock taken once');
     const hangRow = rows.find((r) => r.id === 'during-hang');
     assert.ok(hangRow);
@@ -191,7 +179,7 @@ describe('exactly once under faults', { skip, timeout: 400_000 }, () => {
     assert.equal((await http(svc.base, 'POST', '/api/inventory', { key: m.key, body: { sku: 'tea', name: 'Tea', priceUsd: 3, stockQty: 10 } })).status, 201);
     // A receipt to refund, paid as far as the database knows (refunds are recorded without the chain).
     assert.equal((await http(svc.base, 'POST', '/api/receipts', { key: m.key, body: receiptBody('to-refund') })).status, 201);
-    await admin.db.update(receipts).set({ status: 'completed' }).where(and(eq(receipts.wallet, m.wallet), eq(receipts.id, 'to-refund')));
+    await cluster.admin.db.update(receipts).set({ status: 'completed' }).where(and(eq(receipts.wallet, m.wallet), eq(receipts.id, 'to-refund')));
 
     const buyer = randomWallet();
     const writes = {
@@ -218,9 +206,9 @@ describe('exactly once under faults', { skip, timeout: 400_000 }, () => {
 
     // The hung commits land once the standby question goes away, before any retry is sent.
     const sales = async () => (await storedReceipts(m.wallet)).filter((r) => r.source === 'terminal');
-    const made = () => admin.db.select().from(refunds).where(eq(refunds.wallet, m.wallet));
+    const made = () => cluster.admin.db.select().from(refunds).where(eq(refunds.wallet, m.wallet));
     const stockOf = async () =>
-      (await admin.db.select().from(inventoryItems).where(and(eq(inventoryItems.wallet, m.wallet), eq(inventoryItems.sku, 'tea'))))[0]?.stockQty;
+      (await cluster.admin.db.select().from(inventoryItems).where(and(eq(inventoryItems.wallet, m.wallet), eq(inventoryItems.sku, 'tea'))))[0]?.stockQty;
     await until(
       async () => (await sales()).length === 1 && (await made()).length === 1 && (await stockOf()) === 25,
       30_000,
@@ -251,13 +239,13 @@ describe('exactly once under faults', { skip, timeout: 400_000 }, () => {
     assert.equal(landed!.amountCents, 200n);
     assert.equal((await made()).length, 1, 'one refund, however many attempts');
     assert.equal(refund.body.refundedUsd, 2);
-    const history = await admin.db
+    const history = await cluster.admin.db
       .select()
       .from(receiptStatusHistory)
       .where(and(eq(receiptStatusHistory.wallet, m.wallet), eq(receiptStatusHistory.receiptId, 'to-refund'), eq(receiptStatusHistory.status, 'refund_partial')));
     assert.equal(history.length, 1, 'the refund logged once');
     // Key-derived write ids only: the keyless set-up writes and the order carry fresh ones.
-    const keyed = await admin.db
+    const keyed = await cluster.admin.db
       .select()
       .from(writeIds)
       .where(and(eq(writeIds.wallet, m.wallet), sql`${writeIds.writeId} like 'idem:%'`));
@@ -276,7 +264,7 @@ describe('exactly once under faults', { skip, timeout: 400_000 }, () => {
     const a = await startService('a', serviceEnv(dataDir()));
     const b = await startService('b', serviceEnv(dataDir()));
     await seeKey(m.key, a, b);
-    await pg.stop();
+    await cluster.pg.stop();
     const acked = { receipts: new Map<string, string>(), statuses: new Map<string, number>() };
     const TRACKING = ['link_opened', 'buyer_logged_in', 'checkout_initialized'] as const;
     // Five receipts journaled on A with their statuses on B, five the other way round.
@@ -298,7 +286,7 @@ describe('exactly once under faults', { skip, timeout: 400_000 }, () => {
     process.kill(a.pid, 'SIGSTOP');
     const t0 = Date.now();
     try {
-      await pg.start();
+      await cluster.pg.start();
       await until(async () => (await storedReceipts(m.wallet)).length === 5, 30_000, "B's receipts to replay");
       // B has applied its own receipts; A's receipts' statuses (2 or 3 each) wait in its journal.
       const waiting = [0, 1, 2, 3, 4].reduce((n, i) => n + 2 + (i % 2), 0);
@@ -325,7 +313,7 @@ describe('exactly once under faults', { skip, timeout: 400_000 }, () => {
       }
     }
     assert.equal(stored, acked.statuses.size, 'every acknowledged status stored exactly once');
-    assert.deepEqual(await admin.db.select().from(rejectedWrites).where(eq(rejectedWrites.wallet, m.wallet)), []);
+    assert.deepEqual(await cluster.admin.db.select().from(rejectedWrites).where(eq(rejectedWrites.wallet, m.wallet)), []);
     figures.push(`two instances: 10 receipts and ${stored} statuses acknowledged during the outage, all stored once; both journals drained ${drainMs} ms after PostgreSQL came back`);
     await Promise.all([a.stop(), b.stop()]);
   });
@@ -335,7 +323,7 @@ describe('exactly once under faults', { skip, timeout: 400_000 }, () => {
     const a = await startService('a2', serviceEnv(dataDir()));
     const b = await startService('b2', serviceEnv(dataDir()));
     await seeKey(m.key, a, b);
-    await pg.stop();
+    await cluster.pg.stop();
     const first = await http(a.base, 'POST', '/api/receipts', { key: m.key, body: receiptBody('retried'), headers: { 'idempotency-key': 'k-retried' } });
     const retried = await http(b.base, 'POST', '/api/receipts', { key: m.key, body: receiptBody('retried'), headers: { 'idempotency-key': 'k-retried' } });
     assert.equal(first.status, 201);
@@ -347,7 +335,7 @@ describe('exactly once under faults', { skip, timeout: 400_000 }, () => {
     assert.equal((await http(a.base, 'POST', '/api/receipts', { key: m.key, body: receiptBody('clash') })).status, 201);
     const other = await http(b.base, 'POST', '/api/receipts', { key: m.key, body: receiptBody('clash', 999) });
     assert.equal(other.status, 201);
-    await pg.start();
+    await cluster.pg.start();
     await until(drained(a), 30_000, "A's journal to drain");
     await until(drained(b), 30_000, "B's journal to drain");
 
@@ -361,13 +349,13 @@ describe('exactly once under faults', { skip, timeout: 400_000 }, () => {
     assert.equal(first.body.paymentUrl, `${SITE}/pay/retried?t=${rows[0]!.payToken}`);
     const page = await http(a.base, 'GET', `/api/pay/retried?t=${rows[0]!.payToken}`);
     assert.notEqual(page.status, 404, 'the acknowledged URL opens its receipt');
-    const rejected = await admin.db.select().from(rejectedWrites).where(eq(rejectedWrites.wallet, m.wallet));
+    const rejected = await cluster.admin.db.select().from(rejectedWrites).where(eq(rejectedWrites.wallet, m.wallet));
     assert.equal(rejected.length, 1, 'the conflicting create is kept for the merchant');
     assert.equal(rejected[0]!.receiptId, 'clash');
     assert.match(rejected[0]!.reason, /^conflict/);
     const payload = rejected[0]!.entry.payload as { totalCents: string };
     assert.notEqual(BigInt(payload.totalCents), clash[0]!.totalCents, 'the rejected write is the body that lost');
-    const events = await admin.db.select().from(webhookEvents).where(and(eq(webhookEvents.wallet, m.wallet), eq(webhookEvents.type, 'write.rejected')));
+    const events = await cluster.admin.db.select().from(webhookEvents).where(and(eq(webhookEvents.wallet, m.wallet), eq(webhookEvents.type, 'write.rejected')));
     assert.equal(events.length, 1);
     await Promise.all([a.stop(), b.stop()]);
   });
@@ -388,7 +376,7 @@ describe('exactly once under faults', { skip, timeout: 400_000 }, () => {
       const m = await merchant();
       const svc = await startService('full', serviceEnv(dir));
       await seeKey(m.key, svc);
-      await pg.stop();
+      await cluster.pg.stop();
       const acked = new Map<string, string>();
       const refused: string[] = [];
       for (let i = 0; i < 200 && refused.length < 5; i++) {
@@ -407,7 +395,7 @@ describe('exactly once under faults', { skip, timeout: 400_000 }, () => {
       // Room again, the database back, and a restart for good measure: exactly what was acknowledged.
       rmSync(path.join(journalDir, 'filler'));
       await svc.stop();
-      await pg.start();
+      await cluster.pg.start();
       const again = await startService('full-again', serviceEnv(dir));
       await until(drained(again), 30_000, 'the journal to drain');
       const rows = await storedReceipts(m.wallet);
