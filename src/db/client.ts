@@ -334,8 +334,8 @@ function releasingTransaction(pool: pg.Pool): Db['transaction'] {
 }
 
 /**
- * The next statement on `client` is the COMMIT. When it fails (its query timeout, a connection
- * cut), the connection is dropped before drizzle sees the error: drizzle then sends ROLLBACK on
+ * The next statement on `client` is the COMMIT. When it fails for want of an answer (its query
+ * timeout, a connection cut), the connection is dropped before drizzle sees the error: drizzle then sends ROLLBACK on
  * the same client, which would otherwise queue behind a COMMIT the server may still be running
  * and wait out a whole query timeout of its own, doubling the time to the 500. The ROLLBACK fails
  * at once instead; the server ends the session, and with it the transaction if it was not
@@ -349,7 +349,10 @@ function dropConnectionIfNextFails(client: pg.PoolClient): void {
     const sent = query(...args);
     if (!(sent instanceof Promise)) return sent;
     return sent.catch((err: unknown) => {
-      (client as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
+      // Only when the connection itself failed or timed out: a COMMIT the server refused (a
+      // deferred constraint, a serialization failure) rolled back, and drizzle's ROLLBACK then
+      // answers at once and lets that error through.
+      if (isConnectionError(err)) (client as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
       throw err;
     });
   };
