@@ -10,7 +10,11 @@ import type { Tx } from '../src/db/client.ts';
 export async function bulkInsert<T extends PgTable>(db: Tx, table: T, rows: InferInsertModel<T>[]): Promise<void> {
   const first = rows[0];
   if (first === undefined) return;
-  // Every row must carry the same fields: a field missing from one row would become NULL there.
+  // Every row must carry the same fields: the columns are the first row's, so a field missing
+  // from the first would be dropped from every row, and one missing elsewhere would become NULL.
+  const fields = Object.keys(first).sort().join();
+  const odd = rows.find((row) => Object.keys(row).sort().join() !== fields);
+  if (odd !== undefined) throw new Error(`bulkInsert: every row must carry the same fields as the first (${fields}); one carries ${Object.keys(odd).sort().join()}`);
   const columns = Object.entries(getTableColumns(table)).filter(([field]) => field in first);
   const names = sql.join(columns.map(([, c]) => sql.identifier(c.name)), sql`, `);
   const types = sql.join(columns.map(([, c]) => sql`${sql.identifier(c.name)} ${sql.raw(c.getSQLType())}`), sql`, `);

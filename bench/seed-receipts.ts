@@ -61,13 +61,16 @@ export async function seedReceipts(db: Db, s: ReceiptSeed): Promise<void> {
         transactionTimestamp: status === 'completed' ? createdAt + 90_000 : null,
         paidUnits: status === 'completed' ? (prepared.totalCents * 10_000n).toString() : '0',
         expiresAt,
-        ...(status === 'failed' ? { exception: 'expired' as const, expiredAt: expiresAt } : {}),
+        // On every row, null where it does not apply: bulkInsert takes its columns from a batch's
+        // first row, and a field only some rows carry would be dropped from all of them.
+        exception: status === 'failed' ? ('expired' as const) : null,
+        expiredAt: status === 'failed' ? expiresAt : null,
         createdAt,
         updatedAt: status === 'failed' ? expiresAt : createdAt,
       });
-      history.push({ wallet: s.wallet, receiptId: id, status: 'pending', source: 'api', at: createdAt });
+      history.push({ wallet: s.wallet, receiptId: id, status: 'pending', source: 'api', note: null, at: createdAt });
       if (status === 'completed') {
-        history.push({ wallet: s.wallet, receiptId: id, status: 'completed', source: 'chain', at: createdAt + 90_000 });
+        history.push({ wallet: s.wallet, receiptId: id, status: 'completed', source: 'chain', note: null, at: createdAt + 90_000 });
       } else if (status === 'failed') {
         history.push({ wallet: s.wallet, receiptId: id, status: 'failed', source: 'chain', note: 'expired with nothing received', at: expiresAt });
       }
