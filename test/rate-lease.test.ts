@@ -36,6 +36,21 @@ async function countingRedis(): Promise<{ redis: Redis; increments: () => number
   return { redis, increments: () => calls };
 }
 
+/** A limiter on a counting Redis, under a key prefix of its own that is cleared afterwards. */
+async function withLimiter(
+  run: (t: { redis: Redis; increments: () => number; prefix: string; limiter: RedisRateLimiter }) => Promise<void>,
+): Promise<void> {
+  const { redis, increments } = await countingRedis();
+  const prefix = `splitline-test-${randomBytes(6).toString('hex')}:`;
+  const limiter = new RedisRateLimiter(redis, prefix);
+  try {
+    await run({ redis, increments, prefix, limiter });
+  } finally {
+    await cleanUp(redis, prefix);
+    await limiter.close();
+  }
+}
+
 /** `n` hits on one counter in one turn. */
 const turn = (limiter: RedisRateLimiter, n: number, limit: number, now: number): Promise<RateDecision[]> =>
   Promise.all(Array.from({ length: n }, () => limiter.hit('sub:busy', limit, now)));
@@ -50,11 +65,8 @@ function midWindow(): number {
 }
 
 describe('reservations ahead on Redis', { skip }, () => {
-  test('a busy counter reserves places with its increment and decides the next hits without a round trip', async () => {
-    const { redis, increments } = await countingRedis();
-    const prefix = `splitline-test-${randomBytes(6).toString('hex')}:`;
-    const limiter = new RedisRateLimiter(redis, prefix);
-    try {
+  test('a busy counter reserves places with its increment and decides the next hits without a round trip', () =>
+    withLimiter(async ({ redis, increments, prefix, limiter }) => {
       const now = midWindow();
       const first = await turn(limiter, 20, 1_000_000, now);
       assert.equal(increments(), 1);
@@ -78,17 +90,10 @@ describe('reservations ahead on Redis', { skip }, () => {
       // A new window starts from nothing: its first hits go to Redis again.
       await turn(limiter, 1, 1_000_000, now + 60_000);
       assert.equal(increments(), 3);
-    } finally {
-      await cleanUp(redis, prefix);
-      await limiter.close();
-    }
-  });
+    }));
 
-  test('small limits and quiet counters count exactly what was served', async () => {
-    const { redis, increments } = await countingRedis();
-    const prefix = `splitline-test-${randomBytes(6).toString('hex')}:`;
-    const limiter = new RedisRateLimiter(redis, prefix);
-    try {
+  test('small limits and quiet counters count exactly what was served', () =>
+    withLimiter(async ({ redis, increments, prefix, limiter }) => {
       const now = midWindow();
       const decisions = await turn(limiter, 10, 49, now);
       await turn(limiter, 3, 1_000_000, now + 1).then(() => undefined);
@@ -96,11 +101,7 @@ describe('reservations ahead on Redis', { skip }, () => {
       assert.equal(Number(await redis.get(`${prefix}sub:busy:${window}`)), 10 + 3, 'no place reserved ahead');
       assert.equal(increments(), 2);
       assert.deepEqual(decisions.map(placeOf), Array.from({ length: 10 }, (_, i) => i + 1));
-    } finally {
-      await cleanUp(redis, prefix);
-      await limiter.close();
-    }
-  });
+    }));
 
   test('two instances reserving ahead never serve past the shared budget, and spend nearly all of it', async () => {
     const one = await countingRedis();

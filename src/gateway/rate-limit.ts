@@ -72,11 +72,8 @@ return count`;
 
 type HitCommand = (key: string, ttlMs: number, hits: number) => Promise<number>;
 
-interface Waiter {
-  limit: number;
-  windowStart: number;
-  resolve: (decision: RateDecision) => void;
-}
+/** A hit waiting for the next write; its limit and window are its pending entry's. */
+type Waiter = (decision: RateDecision) => void;
 
 /**
  * Places in a counter's sequence that this instance reserved in Redis and has not handed out yet,
@@ -85,6 +82,8 @@ interface Waiter {
 interface Allowance {
   windowStart: number;
   blocks: { next: number; end: number }[];
+  /** The places left over all the blocks. */
+  left: number;
   /** The size of the last reservation: the next is asked for when half of that is left. */
   lease: number;
   /** A reservation for more is in the next write or on its way. */
@@ -120,8 +119,8 @@ export function leaseFor(hits: number, limit: number): number {
  * half of one is left, so a steady stream never waits on Redis. Every place is still counted in
  * Redis before a request is served on it, so no instance serves past the shared budget; the cost
  * is that places an instance holds unused (at most 3% of the limit each: a reservation of at most
- * 2% and what was left of the one before) are spent for the
- * others, and its last window's leftovers lapse with the window.
+ * 2% and what was left of the one before) are spent for the others, and its last window's
+ * leftovers lapse with the window.
  *
  * When Redis cannot be reached the limiter fails open: the request is served and the failure is
  * reported through `onError`, because refusing every paying customer during a cache outage costs
@@ -155,7 +154,7 @@ export class RedisRateLimiter implements RateLimiter {
     const place = this.takeReserved(counter, windowStart, limit);
     if (place !== undefined) return Promise.resolve(decide(place, limit, windowStart));
     return new Promise((resolve) => {
-      this.entry(counter, limit, windowStart).waiters.push({ limit, windowStart, resolve });
+      this.entry(counter, limit, windowStart).waiters.push(resolve);
     });
   }
 
@@ -171,8 +170,8 @@ export class RedisRateLimiter implements RateLimiter {
     if (block === undefined) return undefined;
     const place = block.next++;
     if (block.next > block.end) allowance.blocks.shift();
-    const left = allowance.blocks.reduce((n, b) => n + b.end - b.next + 1, 0);
-    if (!allowance.refilling && left * 2 <= allowance.lease) {
+    allowance.left -= 1;
+    if (!allowance.refilling && allowance.left * 2 <= allowance.lease) {
       allowance.refilling = true;
       this.entry(counter, limit, windowStart).refill = allowance.lease;
     }
@@ -259,21 +258,22 @@ export class RedisRateLimiter implements RateLimiter {
       this.onError(err);
       // A reservation ahead that failed served nobody; the next hits ask again.
       this.servedUnmetered += b.waiters.length;
-      for (const w of b.waiters) w.resolve({ allowed: true, limit: w.limit, remaining: w.limit, resetAt: w.windowStart + WINDOW_MS });
+      for (const resolve of b.waiters) resolve({ allowed: true, limit: b.limit, remaining: b.limit, resetAt: b.windowStart + WINDOW_MS });
       return;
     }
     const before = count - b.lease - b.waiters.length;
-    b.waiters.forEach((w, i) => w.resolve(decide(before + i + 1, w.limit, w.windowStart)));
+    b.waiters.forEach((resolve, i) => resolve(decide(before + i + 1, b.limit, b.windowStart)));
     const next = before + b.waiters.length + 1;
     const end = Math.min(count, b.limit);
     let allowance = this.allowances.get(b.counter);
     if (allowance !== undefined) allowance.refilling = false;
     if (end < next) return;
     if (allowance === undefined) {
-      allowance = { windowStart: b.windowStart, blocks: [], lease: 0, refilling: false };
+      allowance = { windowStart: b.windowStart, blocks: [], left: 0, lease: 0, refilling: false };
       this.allowances.set(b.counter, allowance);
     }
     allowance.blocks.push({ next, end });
+    allowance.left += end - next + 1;
     allowance.lease = b.lease;
   }
 
