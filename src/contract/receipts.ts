@@ -13,6 +13,10 @@ export const INITIAL_STATUSES = ['pending', 'generated'] as const;
 export const TRACKING_STATUSES = ['link_opened', 'buyer_logged_in', 'checkout_initialized'] as const;
 /** The sensitive status with a name; the others are refund_* (set from the admin app). */
 export const CHECKOUT_SUCCESS = 'checkout_success';
+/** Every sensitive status other than checkout_success starts with it (refund_partial, ...). */
+export const REFUND_STATUS_PREFIX = 'refund_';
+/** The named statuses of a receipt that no money has reached yet; so is every refund_* status. */
+export const AWAITING_STATUSES = [...INITIAL_STATUSES, ...TRACKING_STATUSES, CHECKOUT_SUCCESS] as const;
 /** Every named status, in the order a receipt meets them. */
 export const RECEIPT_STATUSES = [...INITIAL_STATUSES, ...TRACKING_STATUSES, CHECKOUT_SUCCESS, ...CHAIN_STATUSES] as const;
 
@@ -30,12 +34,16 @@ export function isTrackingStatus(s: string): s is TrackingStatus {
 }
 
 export function isSensitiveStatus(s: string): s is SensitiveStatus {
-  return s === CHECKOUT_SUCCESS || s.startsWith('refund_');
+  return s === CHECKOUT_SUCCESS || s.startsWith(REFUND_STATUS_PREFIX);
 }
 
-/** No money has reached the receipt's payment address yet: the statuses a person may still set. */
+/**
+ * No money has reached the receipt's payment address yet: the statuses a person may still set.
+ * The receipts_expiry_idx index and the chain worker's expiry query say the same in SQL
+ * (src/db/schema.ts receiptCanExpire), from the same two constants.
+ */
 export function isAwaitingMoney(s: string): boolean {
-  return (INITIAL_STATUSES as readonly string[]).includes(s) || isTrackingStatus(s) || isSensitiveStatus(s);
+  return (AWAITING_STATUSES as readonly string[]).includes(s) || s.startsWith(REFUND_STATUS_PREFIX);
 }
 
 /** Who recorded a status history entry. */

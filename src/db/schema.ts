@@ -2,7 +2,8 @@
  * Every merchant-owned table is keyed by the merchant wallet first (lower-case 0x address), so it
  * can be distributed by that column. Amounts are integer cents or token base units.
  */
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
+import { AWAITING_STATUSES, REFUND_STATUS_PREFIX } from '../contract/receipts.ts';
 import type { SPLIT_TRANSACTION_KINDS } from '../contract/split.ts';
 import {
   bigint,
@@ -15,9 +16,26 @@ import {
   bigserial,
   text,
   uniqueIndex,
+  type AnyPgColumn,
 } from 'drizzle-orm/pg-core';
 
 const ms = (name: string) => bigint(name, { mode: 'number' });
+
+/** A string constant as an SQL literal, so that it is part of the statement's text. */
+const literal = (s: string) => `'${s.replaceAll("'", "''")}'`;
+
+/**
+ * A receipt that can still expire: not expired yet, nothing received, and a status that awaits
+ * money (isAwaitingMoney in src/contract/receipts.ts, from the same constants). It is the
+ * predicate of receipts_expiry_idx and the chain worker's expiry query says it word for word, so
+ * PostgreSQL proves the index applies. The constants are written into the text rather than bound
+ * as parameters, so a prepared statement's generic plan can prove it too.
+ */
+export function receiptCanExpire(t: { status: AnyPgColumn; expiredAt: AnyPgColumn; paidUnits: AnyPgColumn }): SQL {
+  const awaiting = sql.raw(AWAITING_STATUSES.map(literal).join(', '));
+  const refund = sql.raw(literal(REFUND_STATUS_PREFIX));
+  return sql`${t.expiredAt} is null and ${t.paidUnits} = '0' and (${t.status} in (${awaiting}) or starts_with(${t.status}, ${refund}))`;
+}
 
 export interface StoredLineItem {
   label: string;
@@ -115,7 +133,9 @@ export const receipts = pgTable(
     index('receipts_wallet_created_idx').on(t.wallet, t.createdAt.desc(), t.id.desc()),
     uniqueIndex('receipts_pay_address_idx').on(t.payAddress),
     index('receipts_unaddressed_idx').on(t.wallet).where(sql`${t.payAddress} is null`),
-    index('receipts_expiry_idx').on(t.expiresAt).where(sql`${t.expiredAt} is null and ${t.paidUnits} = '0'`),
+    // Only receipts that can still expire: a receipt that received only another token, or was
+    // refunded unpaid, never expires and must not weigh on every expiry pass (docs/decisions.md).
+    index('receipts_expiry_idx').on(t.expiresAt).where(receiptCanExpire(t)),
   ],
 );
 

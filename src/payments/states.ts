@@ -20,9 +20,11 @@ import { isAwaitingMoney, type InitialStatus, type ReceiptException, type Receip
 
 // The statuses and exceptions are the receipts contract's; the moves between them are decided here.
 export {
+  AWAITING_STATUSES,
   CHAIN_STATUSES,
   INITIAL_STATUSES,
   RECEIPT_EXCEPTIONS,
+  REFUND_STATUS_PREFIX,
   TRACKING_STATUSES,
   isAwaitingMoney,
   isSensitiveStatus,

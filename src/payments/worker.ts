@@ -12,20 +12,19 @@
  * so a restart resumes where the last pass stopped.
  */
 import { randomBytes } from 'node:crypto';
-import { and, eq, isNull, lte, notInArray } from 'drizzle-orm';
+import { and, eq, lte } from 'drizzle-orm';
 import type { Address, Hex } from 'viem';
 import type { Logger } from 'pino';
 import type { ChainDeps } from '../chain/client.ts';
 import { paymentForwarderFactoryAbi, paymentSalt } from '../chain/payment-address.ts';
 import { sendSerially } from '../chain/wallet-queue.ts';
 import type { Db } from '../db/client.ts';
-import { receipts, receiptWatch, splitConfigs } from '../db/schema.ts';
+import { receiptCanExpire, receipts, receiptWatch, splitConfigs } from '../db/schema.ts';
 import { LeasedLoop } from '../workers/leased-loop.ts';
 import { followHints } from './hints.ts';
 import { fillPayAddresses } from './pay-address.ts';
 import { keyOf, PaymentScanner, type ReceiptKey } from './scanner.ts';
 import { expireReceipt, settleReceipt } from './settle.ts';
-import { CHAIN_STATUSES, isAwaitingMoney } from './states.ts';
 
 export const CHAIN_LEASE = 'chain';
 
@@ -181,17 +180,20 @@ export class ChainWorker {
     return known !== null && now - sentAt < SWEEP_RETRY_MS;
   }
 
-  /** Receipts whose time ran out with nothing received: failed, exception expired. */
+  /**
+   * Receipts whose time ran out with nothing received: failed, exception expired. The query reads
+   * receipts_expiry_idx, which holds only receipts that can still expire, so receipts that never
+   * will cost a pass nothing and cannot fill its limit; expireReceipt decides again under the lock.
+   */
   private async expire(now: number): Promise<number> {
     const { db } = this.o;
     const due = await db
-      .select({ wallet: receipts.wallet, receiptId: receipts.id, status: receipts.status })
+      .select({ wallet: receipts.wallet, receiptId: receipts.id })
       .from(receipts)
-      .where(and(isNull(receipts.expiredAt), eq(receipts.paidUnits, '0'), lte(receipts.expiresAt, now), notInArray(receipts.status, [...CHAIN_STATUSES])))
+      .where(and(receiptCanExpire(receipts), lte(receipts.expiresAt, now)))
       .limit(EXPIRE_PER_PASS);
     let expired = 0;
     for (const r of due) {
-      if (!isAwaitingMoney(r.status)) continue;
       if (await db.transaction((tx) => expireReceipt(tx, r, now))) expired++;
     }
     return expired;
@@ -210,6 +212,7 @@ export interface PassStats {
 
 /** Receipts settled per pass besides those whose transfers just changed. */
 const WATCH_PER_PASS = 1000;
-const EXPIRE_PER_PASS = 500;
+/** Receipts expired per pass at most; the rest wait for the next. */
+export const EXPIRE_PER_PASS = 500;
 /** A sweep not mined after this long is sent again. */
 const SWEEP_RETRY_MS = 60_000;
