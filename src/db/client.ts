@@ -7,8 +7,9 @@ import { existsSync, mkdirSync, readdirSync, renameSync, rmdirSync, rmSync } fro
 import path from 'node:path';
 import { lockDataDir, type DataDirLock } from './data-dir-lock.ts';
 import { fileURLToPath } from 'node:url';
-import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
-import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
+import { createTableRelationsHelpers, extractTablesRelationalConfig, sql, type ExtractTablesWithRelations } from 'drizzle-orm';
+import { PgDialect, type PgDatabase, type PgQueryResultHKT, type PgTransaction, type PgTransactionConfig } from 'drizzle-orm/pg-core';
+import { drizzle as drizzlePg, NodePgSession, NodePgTransaction } from 'drizzle-orm/node-postgres';
 import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
 import pg from 'pg';
 import type { Logger } from 'pino';
@@ -295,68 +296,74 @@ function errorText(err: unknown): string {
 }
 
 /**
- * drizzle-orm's node-postgres `transaction()` checks a client out of the pool and sends BEGIN
- * outside its try/finally, so when BEGIN fails (the server restarted and the client's connection
- * is dead) that client is never released. Each restart under load leaked clients until the pool
- * was empty: the service then stayed degraded for good, and `pool.end()` never returned. Here the
- * transaction runs on a client checked out by us and always released, destroyed when its
- * connection failed. A drizzle handle is built once per pooled connection, not per transaction.
+ * Runs a transaction on a client checked out here and always released, destroyed when its
+ * connection failed. BEGIN, COMMIT and ROLLBACK are sent here rather than by drizzle's
+ * `transaction()`, which sends ROLLBACK after any failure on the same connection: after a COMMIT
+ * left unanswered (its query timeout, a connection cut) that ROLLBACK would queue behind a COMMIT
+ * the server may still be running and wait out a whole query timeout of its own, doubling the
+ * time to the 500. Here a statement that failed for want of an answer is never followed by
+ * another on its connection: the client is released with the error, which makes the pool end it
+ * (and pg cuts at once a connection with a statement still in flight), and the server, ending the
+ * session, ends the transaction with it if it was not committed. The handle passed to `run` is
+ * drizzle's own, so savepoints (`tx.transaction`) and `tx.rollback()` work as they do under drizzle.
  */
 function releasingTransaction(pool: pg.Pool): Db['transaction'] {
-  const handles = new WeakMap<pg.PoolClient, Db>();
+  const dialect = new PgDialect();
+  const tables = extractTablesRelationalConfig<ExtractTablesWithRelations<Schema>>(schema, createTableRelationsHelpers);
+  const relations = { fullSchema: schema, schema: tables.tables, tableNamesMap: tables.tableNamesMap };
   return async (run, config) => {
     const client = await pool.connect();
-    let handle = handles.get(client);
-    if (handle === undefined) {
-      handle = drizzlePg(client, { schema });
-      handles.set(client, handle);
-    }
-    let failure: unknown;
+    const tx = new NodePgTransaction<Schema, ExtractTablesWithRelations<Schema>>(dialect, new NodePgSession(client, dialect, relations), relations);
     let committing = false;
+    let destroy: Error | undefined;
     try {
-      return await handle.transaction(async (tx) => {
-        const result = await run(tx);
-        committing = true;
-        dropConnectionIfNextFails(client);
-        return result;
-      }, config);
+      await tx.execute(sql.raw(beginStatement(config)));
+      let result: Awaited<ReturnType<typeof run>>;
+      try {
+        result = await run(tx);
+      } catch (err) {
+        if (!isConnectionError(err)) destroy = await rollBack(tx);
+        throw err;
+      }
+      committing = true;
+      // A COMMIT the server refuses (a deferred constraint, a serialization failure) has ended
+      // the transaction, rolled back: that refusal is the answer, and the connection stays usable.
+      await tx.execute(sql`commit`);
+      return result;
     } catch (err) {
-      failure = err;
+      if (!isConnectionError(err)) throw err;
+      destroy = err as Error;
       // Before COMMIT was sent, a lost connection rolls the transaction back: nothing happened.
       // After, nobody can say whether it landed (a synchronous standby that never answers, a
       // server stopped mid-commit): the caller must not promise a retry that could repeat it.
-      if (isConnectionError(err)) throw committing ? new CommitOutcomeUnknown(err) : new DatabaseUnavailable(err);
-      throw err;
+      throw committing ? new CommitOutcomeUnknown(err) : new DatabaseUnavailable(err);
     } finally {
-      client.release(isConnectionError(failure) ? (failure as Error) : undefined);
+      client.release(destroy);
     }
   };
 }
 
+/** BEGIN with the transaction's settings, as drizzle words them. */
+function beginStatement(config: PgTransactionConfig | undefined): string {
+  const words = ['begin'];
+  if (config?.isolationLevel) words.push(`isolation level ${config.isolationLevel}`);
+  if (config?.accessMode) words.push(config.accessMode);
+  if (typeof config?.deferrable === 'boolean') words.push(config.deferrable ? 'deferrable' : 'not deferrable');
+  return words.join(' ');
+}
+
 /**
- * The next statement on `client` is the COMMIT. When it fails for want of an answer (its query
- * timeout, a connection cut), the connection is dropped before drizzle sees the error: drizzle then sends ROLLBACK on
- * the same client, which would otherwise queue behind a COMMIT the server may still be running
- * and wait out a whole query timeout of its own, doubling the time to the 500. The ROLLBACK fails
- * at once instead; the server ends the session, and with it the transaction if it was not
- * committed.
+ * ROLLBACK after the transaction failed; what it failed with, if it did. The transaction's own
+ * error stays the answer: a connection whose ROLLBACK failed is destroyed, which ends the
+ * transaction on the server as surely.
  */
-function dropConnectionIfNextFails(client: pg.PoolClient): void {
-  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-  const once = (...args: unknown[]): unknown => {
-    // Back to the prototype's query for every later statement.
-    Reflect.deleteProperty(client, 'query');
-    const sent = query(...args);
-    if (!(sent instanceof Promise)) return sent;
-    return sent.catch((err: unknown) => {
-      // Only when the connection itself failed or timed out: a COMMIT the server refused (a
-      // deferred constraint, a serialization failure) rolled back, and drizzle's ROLLBACK then
-      // answers at once and lets that error through.
-      if (isConnectionError(err)) (client as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
-      throw err;
-    });
-  };
-  client.query = once as typeof client.query;
+async function rollBack(tx: PgTransaction<PgQueryResultHKT, Schema, ExtractTablesWithRelations<Schema>>): Promise<Error | undefined> {
+  try {
+    await tx.execute(sql`rollback`);
+    return undefined;
+  } catch (err) {
+    return err instanceof Error ? err : new Error(String(err));
+  }
 }
 
 /** Any fixed number: the key of the advisory lock that migrations run under. */
