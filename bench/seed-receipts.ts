@@ -4,6 +4,7 @@
  * written, so reads see realistic rows.
  */
 import { randomBytes } from 'node:crypto';
+import { and, eq, inArray, isNull } from 'drizzle-orm';
 import type { Db } from '../src/db/client.ts';
 import { receipts, receiptStatusHistory } from '../src/db/schema.ts';
 import { bulkInsert } from './bulk-insert.ts';
@@ -78,6 +79,13 @@ export async function seedReceipts(db: Db, s: ReceiptSeed): Promise<void> {
     await db.transaction(async (tx) => {
       await bulkInsert(tx, receipts, rows);
       await bulkInsert(tx, receiptStatusHistory, history);
+      // Stored with their views, as the service stores a receipt: the chain's entries above had
+      // the database render them (migrations/0010_receipt_views.sql), and the pending ones are
+      // rendered here as their creation would have.
+      await tx
+        .update(receipts)
+        .set({ stateJson: null })
+        .where(and(eq(receipts.wallet, s.wallet), isNull(receipts.stateJson), inArray(receipts.id, rows.map((r) => r.id))));
     });
     s.progress?.(start + rows.length);
   }

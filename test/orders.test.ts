@@ -7,6 +7,7 @@ import { createOrder } from '../src/domain/orders.ts';
 import { getSplitConfig, storeSplitConfig } from '../src/domain/splits.ts';
 import { randomWallet, startTestApp, type TestApp } from './helpers/app.ts';
 import { setUpMerchant } from './helpers/merchant.ts';
+import { staleReceiptViews, unrenderedReceipts } from './helpers/receipt-views.ts';
 
 let t: TestApp;
 before(async () => {
@@ -479,4 +480,9 @@ describe('POST /api/orders: orders placed together', () => {
       await other.close();
     }
   });
+});
+
+test('every receipt these tests wrote stores the views the database renders from its rows', async () => {
+  assert.deepEqual(await staleReceiptViews(t.deps.database.db), []);
+  assert.deepEqual(await unrenderedReceipts(t.deps.database.db), []);
 });

@@ -5,7 +5,7 @@
  */
 import { and, eq, getTableColumns, or, sql, type SQLChunk } from 'drizzle-orm';
 import { Conflict } from '../domain/errors.ts';
-import { centsToUsd } from '../domain/money.ts';
+import { centsToTokenUnits, centsToUsd, ppmToRate } from '../domain/money.ts';
 import { GroupCommit, type Settled } from './batch.ts';
 import { isConnectionError, type Db, type Tx } from './client.ts';
 import { perDatabase } from './prepared.ts';
@@ -84,6 +84,8 @@ function receiptRecords(rows: InsertReceiptParams[]): string {
         transactionTimestamp: null,
         requestHash: p.requestHash,
         summaryJson: summaryJson({ id: p.id, totalCents: p.totalCents, currency: 'USD', lineItems: p.lineItems, createdAt: p.createdAt }),
+        stateJson: newStateJson(p),
+        detailJson: newDetailJson(p),
         payAddress: null,
         expiresAt: p.expiresAt,
         exception: null,
@@ -192,4 +194,27 @@ function fixedSummary(r: SummaryRow) {
 /** The stored `summary_json` of a new receipt: its fixed summary members, without the braces. */
 export function summaryJson(r: SummaryRow): string {
   return JSON.stringify(fixedSummary(r)).slice(1, -1);
+}
+
+/**
+ * The stored views of a new receipt (state_json and detail_json), as the database's
+ * receipt_state_json and receipt_detail_json render them (migrations/0010_receipt_views.sql):
+ * nothing paid, nothing refunded, and the creation entry as its whole history. The creating
+ * statement stores them with the row, so creation costs no second write; every later change is
+ * rendered by the database. The tests compare both renderings.
+ */
+function newStateJson(p: InsertReceiptParams): string {
+  const state = { status: p.status, exception: null, expiresAt: p.expiresAt, amountPaid: '0', amountDue: centsToTokenUnits(p.totalCents).toString(), refundedUsd: 0 };
+  return `,${JSON.stringify(state).slice(1, -1)}`;
+}
+
+function newDetailJson(p: InsertReceiptParams): string {
+  const detail = {
+    jurisdictionCode: p.jurisdictionCode ?? null,
+    taxRate: p.taxRatePpm === null || p.taxRatePpm === undefined ? 0 : ppmToRate(BigInt(p.taxRatePpm)),
+    taxComponents: p.taxComponents ?? [],
+    statusHistory: [{ status: p.status, at: p.createdAt, source: p.source }],
+    refunds: [],
+  };
+  return `,${JSON.stringify(detail).slice(1, -1)}`;
 }

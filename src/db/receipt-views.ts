@@ -1,15 +1,18 @@
 /**
  * Receipts as the API reads them, built as JSON text by PostgreSQL: the merchant's list and one
  * receipt with its history and refunds. Parsing, mapping and serialising rows cost the service
- * more than PostgreSQL writing the text, which the routes send as it is. Reads of one event-loop
- * turn share a query (LookupBatcher, src/db/batch.ts); nothing is cached.
+ * more than PostgreSQL writing the text, which the routes send as it is. Most of the text is
+ * stored with the receipt's row and rendered again by the database whenever the receipt changes
+ * (migrations/0010_receipt_views.sql), so a read joins a few stored strings rather than running
+ * a subquery per history entry and refund. Reads of one event-loop turn share a query
+ * (LookupBatcher, src/db/batch.ts); nothing is cached in the service.
  */
 import { and, eq, sql, type SQL } from 'drizzle-orm';
 import { NotFound } from '../domain/errors.ts';
 import { LookupBatcher } from './batch.ts';
 import type { Db, Tx } from './client.ts';
 import { perDatabase, preparedStatement } from './prepared.ts';
-import { receipts, receiptStatusHistory, receiptTransfers, refunds, shopConfigs } from './schema.ts';
+import { receipts, receiptTransfers, shopConfigs } from './schema.ts';
 
 export async function brandNameOf(db: Tx, wallet: string, fallback: string): Promise<string> {
   const [shop] = await db.select({ name: shopConfigs.name }).from(shopConfigs).where(eq(shopConfigs.wallet, wallet));
@@ -48,31 +51,27 @@ const renderedSummary = (() => {
 })();
 
 /**
- * The members of paymentState as JSON text, each with its leading comma, in the schema's order.
- * 10,000 token base units make a cent (USDC has 6 decimals).
+ * The receipt's status, payment state and refunded sum as JSON members, each with its leading
+ * comma: as stored with the row (kept by the database's triggers, migrations/0010_receipt_views.sql),
+ * or rendered by the same SQL function for a row stored without it.
  */
-const paymentStateJson = sql<string>`',"exception":' || coalesce(to_json(${receipts.exception})::text, 'null')
-  || ',"expiresAt":' || ${receipts.expiresAt}::text
-  || ',"amountPaid":"' || ${receipts.paidUnits} || '"'
-  || ',"amountDue":"' || greatest(${receipts.totalCents}::numeric * 10000 - ${receipts.paidUnits}::numeric, 0)::text || '"'`;
+const stateJson = sql<string>`coalesce(${receipts.stateJson}, receipt_state_json(${receipts}))`;
 
-/** `,"refundedUsd":` and the sum of the receipt's refunds: on the list and the detail, after the payment state. */
-const refundedJson = sql<string>`',"refundedUsd":' || ${usdText(sql`coalesce((select sum(${refunds.amountCents}) from ${refunds}
-  where ${refunds.wallet} = ${outer(receipts.wallet)} and ${refunds.receiptId} = ${outer(receipts.id)}), 0)`)}`;
+/** The detail's tax, transaction, status history and refunds members, as stateJson is. */
+const detailPartJson = sql<string>`coalesce(${receipts.detailJson}, receipt_detail_json(${receipts}))`;
 
 /**
  * The newest receipts of a merchant as the JSON text of their summaries. A list is the one read
  * whose cost grows with its length: parsing, mapping and serialising a hundred rows cost the
- * service ten times the query. Here PostgreSQL joins each row's stored summary text with its
- * status and the shop's name, and the service sends the result as it is.
+ * service ten times the query. Here PostgreSQL joins each row's stored summary and state with
+ * the shop's name, and the service sends the result as it is.
  */
 const recentReceiptsJson = preparedStatement((db) => {
   const r = db
     .select({
       id: receipts.id,
       createdAt: receipts.createdAt,
-      status: receipts.status,
-      payment: sql<string>`${paymentStateJson} || ${refundedJson}`.as('payment'),
+      state: stateJson.as('state'),
       summary: sql<string>`coalesce(${receipts.summaryJson}, ${renderedSummary})`.as('summary'),
     })
     .from(receipts)
@@ -84,7 +83,7 @@ const recentReceiptsJson = preparedStatement((db) => {
     .as('r');
   return db
     .select({
-      json: sql<string>`'[' || coalesce(string_agg('{' || ${r.summary} || ',"brandName":' || ${brandNameJson} || ',"status":' || to_json(${r.status})::text || ${r.payment} || '}',
+      json: sql<string>`'[' || coalesce(string_agg('{' || ${r.summary} || ',"brandName":' || ${brandNameJson} || ${r.state} || '}',
         ',' order by ${r.createdAt} desc, ${r.id} desc), '') || ']'`,
     })
     .from(r)
@@ -120,36 +119,13 @@ export async function listReceiptsJson(db: Db, wallet: string, limit: number, fa
   return (await receiptLists(db).get(merchantGroupKey(wallet, fallbackBrand), String(limit))) ?? '[]';
 }
 
-/** A JSON array of `elements` (JSON text each), in `order`; '[]' when there are none. */
-const jsonArray = (elements: SQL, order: SQL, from: SQL) =>
-  sql`coalesce((select '[' || string_agg(${elements}, ',' order by ${order}) || ']' from ${from}), '[]')`;
-
 /**
  * A receipt as GET /api/receipts/{id} answers it, as JSON text: the stored summary, then the
- * shop's name, the status, the refunded sum, the payer, tax, transaction, status history (oldest
- * first) and refunds (oldest first), in the order of the route's schema. Compact, as the service's
- * own serializer writes it.
+ * shop's name, the stored state, the payment address, the payer, and the stored tax, transaction,
+ * status history (oldest first) and refunds (oldest first), in the order of the route's schema.
+ * Compact, as the service's own serializer writes it.
  */
 const detailJson = (() => {
-  const h = receiptStatusHistory;
-  // "count" only on an entry recorded more than once (repeated tracking statuses, src/domain/receipts.ts applyTrackingStatus).
-  const entry = sql`'{"status":' || to_json(${h.status})::text || ',"at":' || ${h.at}::text || ',"source":' || to_json(${h.source})::text
-    || case when ${h.count} > 1 then ',"count":' || ${h.count}::text else '' end || '}'`;
-  const history = jsonArray(
-    entry,
-    sql`${h.seq}`,
-    sql`${h} where ${h.wallet} = ${outer(receipts.wallet)} and ${h.receiptId} = ${outer(receipts.id)}`,
-  );
-  const components = jsonArray(sql`to_json(c.v)::text`, sql`c.n`, sql`jsonb_array_elements_text(${receipts.taxComponents}) with ordinality as c(v, n)`);
-  const f = refunds;
-  const refund = sql`'{"id":' || to_json(${f.id})::text || ',"usd":' || ${usdText(sql`${f.amountCents}`)}
-    || ',"buyer":' || to_json(${f.buyer})::text || ',"txHash":' || coalesce(to_json(${f.txHash})::text, 'null')
-    || ',"verified":' || case when ${f.verifiedAt} is null then 'false' else 'true' end || ',"createdAt":' || ${f.createdAt}::text || '}'`;
-  const refundList = jsonArray(
-    refund,
-    sql`${f.createdAt}, ${f.id}`,
-    sql`${f} where ${f.wallet} = ${outer(receipts.wallet)} and ${f.receiptId} = ${outer(receipts.id)}`,
-  );
   // The address that sent the receipt's first counted transfer (its token, the earliest log); the
   // token is the chain's, given with the query (null without a chain: no payer).
   const t = receiptTransfers;
@@ -158,18 +134,10 @@ const detailJson = (() => {
     order by ${t.blockNumber}, ${t.logIndex} limit 1), 'null')`;
   return sql<string>`'{' || coalesce(${receipts.summaryJson}, ${renderedSummary})
     || ',"brandName":' || ${brandNameJson}
-    || ',"status":' || to_json(${receipts.status})::text
-    || ${paymentStateJson}
-    || ${refundedJson}
+    || ${stateJson}
     || ',"payTo":' || coalesce(to_json(${receipts.payAddress})::text, 'null')
     || ',"payer":' || ${payer}
-    || ',"jurisdictionCode":' || coalesce(to_json(${receipts.jurisdictionCode})::text, 'null')
-    || ',"taxRate":' || coalesce(trim_scale(${receipts.taxRatePpm}::numeric / 1000000)::text, '0')
-    || ',"taxComponents":' || ${components}
-    || case when ${receipts.transactionHash} is null then '' else ',"transactionHash":' || to_json(${receipts.transactionHash})::text end
-    || case when ${receipts.transactionTimestamp} is null then '' else ',"transactionTimestamp":' || ${receipts.transactionTimestamp}::text end
-    || ',"statusHistory":' || ${history}
-    || ',"refunds":' || ${refundList} || '}'`;
+    || ${detailPartJson} || '}'`;
 })();
 
 /** detailJson for a batch of one merchant's ids, in one round trip: concurrent reads share it (src/db/batch.ts). */

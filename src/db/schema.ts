@@ -108,6 +108,19 @@ export const receipts = pgTable(
      */
     summaryJson: text('summary_json'),
     /**
+     * The receipt's state as the list and the detail show it, JSON members after the brand name:
+     * status, payment state and refunded sum (SQL function receipt_state_json). Kept by the
+     * database: triggers render it again whenever the row, its history or its refunds change
+     * (migrations/0010_receipt_views.sql). Null for rows inserted without it; reads then render
+     * it. Reads are the hot path, and a stored rendering saves every read the subqueries.
+     */
+    stateJson: text('state_json'),
+    /**
+     * The detail's members after the payer: tax, transaction, status history and refunds (SQL
+     * function receipt_detail_json), kept as stateJson is.
+     */
+    detailJson: text('detail_json'),
+    /**
      * The receipt's own payment address (src/chain/payment-address.ts): the CREATE2 address of a
      * forwarder into the merchant's split. Filled in by the chain worker once the merchant's split
      * is known; it is derived from the merchant, the receipt id and the split alone, so a retry or

@@ -45,7 +45,7 @@ async function receipt(m: { wallet: string; key: string }, id: string): Promise<
 /** Copies of a stored receipt with the given ids, statuses and expiry, inserted as they are. */
 async function insertCopies(from: ReceiptRow, rows: { id: string; status: string; exception?: ReceiptRow['exception']; expiresAt: number }[]): Promise<void> {
   // Without the summary and write id of the receipt they copy: those name it.
-  const values = rows.map((r) => ({ ...from, ...r, exception: r.exception ?? null, payToken: `${from.payToken}-${r.id}`, summaryJson: null, writeId: null }));
+  const values = rows.map((r) => ({ ...from, ...r, exception: r.exception ?? null, payToken: `${from.payToken}-${r.id}`, summaryJson: null, stateJson: null, detailJson: null, writeId: null }));
   // In batches: PostgreSQL takes at most 65,535 parameters in one statement.
   for (let i = 0; i < values.length; i += 200) await t.deps.database.db.insert(receipts).values(values.slice(i, i + 200));
 }

@@ -22,6 +22,7 @@ import { admin, signIn, type Session } from '../helpers/session.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { CHAIN_WAIT_MS, PLATFORM, startChainApp, startTestChain, type TestChain } from './helpers.ts';
 import { until, waitFor } from '../helpers/wait.ts';
+import { staleReceiptViews, unrenderedReceipts } from '../helpers/receipt-views.ts';
 
 let tc: TestChain;
 let t: TestApp;
@@ -566,4 +567,9 @@ describe('webhooks, restarts and reorganisations', () => {
     assert.equal(rel.amount, 0.995, 'the merchant share of 1 USDC');
     assert.equal(rel.fees, 0);
   });
+});
+
+test('every receipt these tests wrote stores the views the database renders from its rows', async () => {
+  assert.deepEqual(await staleReceiptViews(t.deps.database.db), []);
+  assert.deepEqual(await unrenderedReceipts(t.deps.database.db), []);
 });

@@ -20,6 +20,7 @@ import { admin, signIn, type Session } from '../helpers/session.ts';
 import { randomWallet, startTestApp, type TestApp } from '../helpers/app.ts';
 import { CHAIN_WAIT_MS, PLATFORM, startChainApp, startTestChain, type TestChain } from './helpers.ts';
 import { waitFor } from '../helpers/wait.ts';
+import { staleReceiptViews, unrenderedReceipts } from '../helpers/receipt-views.ts';
 
 let tc: TestChain;
 let t: TestApp;
@@ -339,3 +340,8 @@ contract BatchPay {
   return batchPay;
 }
 const batchAbi = parseAbi(['function pay(address token, address[] to, uint256[] amounts)']);
+
+test('every receipt these tests wrote stores the views the database renders from its rows', async () => {
+  assert.deepEqual(await staleReceiptViews(t.deps.database.db), []);
+  assert.deepEqual(await unrenderedReceipts(t.deps.database.db), []);
+});

@@ -15,6 +15,7 @@ import type { ChainWorker } from '../../src/payments/worker.ts';
 import { admin, signIn, type Session } from '../helpers/session.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { PLATFORM, startChainApp, startTestChain, type TestChain } from './helpers.ts';
+import { staleReceiptViews, unrenderedReceipts } from '../helpers/receipt-views.ts';
 
 let tc: TestChain;
 let t: TestApp;
@@ -183,4 +184,9 @@ describe('reorganisations', () => {
     assert.ok(notes.some((n) => n.note?.includes('deeper than the confirmation depth')), 'the merchant is told in the history');
     await assertMatchesChain(sh, { 'deep-1': payTo });
   });
+});
+
+test('every receipt these tests wrote stores the views the database renders from its rows', async () => {
+  assert.deepEqual(await staleReceiptViews(t.deps.database.db), []);
+  assert.deepEqual(await unrenderedReceipts(t.deps.database.db), []);
 });
