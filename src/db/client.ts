@@ -311,9 +311,17 @@ function releasingTransaction(pool: pg.Pool): Db['transaction'] {
   const dialect = new PgDialect();
   const tables = extractTablesRelationalConfig<ExtractTablesWithRelations<Schema>>(schema, createTableRelationsHelpers);
   const relations = { fullSchema: schema, schema: tables.tables, tableNamesMap: tables.tableNamesMap };
+  // One handle per pooled connection, reused by each transaction on it: it holds no state of its
+  // own, and statements prepared for a handle (src/db/prepared.ts perDatabase) are then built once
+  // per connection rather than once per transaction.
+  const handles = new WeakMap<pg.PoolClient, NodePgTransaction<Schema, ExtractTablesWithRelations<Schema>>>();
   return async (run, config) => {
     const client = await pool.connect();
-    const tx = new NodePgTransaction<Schema, ExtractTablesWithRelations<Schema>>(dialect, new NodePgSession(client, dialect, relations), relations);
+    let tx = handles.get(client);
+    if (tx === undefined) {
+      tx = new NodePgTransaction<Schema, ExtractTablesWithRelations<Schema>>(dialect, new NodePgSession(client, dialect, relations), relations);
+      handles.set(client, tx);
+    }
     let committing = false;
     let destroy: Error | undefined;
     try {

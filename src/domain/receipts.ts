@@ -3,12 +3,13 @@
  * where a payment stands, and tracking statuses with history. How they are stored and read as
  * JSON is the database layer's: src/db/receipt-store.ts and src/db/receipt-views.ts.
  */
-import { createHmac, hash, randomBytes } from 'node:crypto';
+import { createHmac, hash } from 'node:crypto';
 import { and, eq, sql } from 'drizzle-orm';
 import type { Db, Tx } from '../db/client.ts';
 import { commitReceipt, lineItemViews, type LineItemView } from '../db/receipt-store.ts';
 import { receipts, receiptStatusHistory, type StoredLineItem } from '../db/schema.ts';
 import { InvalidInput, NotFound } from './errors.ts';
+import { randomText } from './ids.ts';
 import { nextStatus, type ReceiptException, type ReceiptStatus, type TrackingStatus } from '../payments/states.ts';
 import { centsToTokenUnits, centsToUsd, ppmToRate, usdToCents } from './money.ts';
 import { claimWrite, type Write } from './writes.ts';
@@ -101,23 +102,10 @@ export function assertReceiptId(id: unknown): asserts id is string {
 }
 
 const PAY_TOKEN_BYTES = 16;
-/** Random bytes for pay tokens, drawn from the system's generator a block at a time. */
-let tokenBytes = Buffer.alloc(0);
-let tokenOffset = 0;
 
-/**
- * A receipt's pay token: 128 random bits. One call to the generator serves 256 tokens (a call per
- * token cost a receipt creation more than its validation); each token takes bytes no other token
- * took, and a spent block is dropped, never refilled in place.
- */
+/** A receipt's pay token: 128 random bits, URL-safe. */
 export function newPayToken(): string {
-  if (tokenOffset + PAY_TOKEN_BYTES > tokenBytes.length) {
-    tokenBytes = randomBytes(PAY_TOKEN_BYTES * 256);
-    tokenOffset = 0;
-  }
-  const token = tokenBytes.toString('base64url', tokenOffset, tokenOffset + PAY_TOKEN_BYTES);
-  tokenOffset += PAY_TOKEN_BYTES;
-  return token;
+  return randomText(PAY_TOKEN_BYTES);
 }
 
 /**

@@ -2,7 +2,7 @@
  * POS terminal receipts: a keypad amount plus the tax line the service computes, for the signed-in
  * merchant. They start `generated` and are paid through the same payment page as any receipt.
  */
-import { randomBytes } from 'node:crypto';
+import { newId } from './ids.ts';
 import type { Db } from '../db/client.ts';
 import { InvalidInput, SplitRequired } from './errors.ts';
 import { usdToCents } from './money.ts';
@@ -80,7 +80,7 @@ export async function createTerminalReceipt(
   );
   // The keypad amount is one sale: show it without a quantity.
   const lineItems = priced.lineItems.map(({ sku: _sku, qty: _qty, ...rest }) => rest);
-  const id = `pos_${randomBytes(9).toString('base64url')}`;
+  const id = newId('pos', 9);
   const payToken = newPayToken();
   const row = await db.transaction(async (tx) => {
     // The same write again (a retry whose first answer was lost) answers with the receipt it made.
