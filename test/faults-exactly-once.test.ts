@@ -128,6 +128,8 @@ describe('exactly once under faults', { skip, timeout: 400_000 }, () => {
     const m = await merchant();
     const svc = await startService('hang', serviceEnv(dataDir()));
     assert.equal((await http(svc.base, 'POST', '/api/inventory', { key: m.key, body: { sku: 'tea', name: 'Tea', priceUsd: 3, stockQty: 10 } })).status, 201);
+    // Unlimited: its orders go without a transaction, claim and receipt in one statement (src/domain/orders.ts).
+    assert.equal((await http(svc.base, 'POST', '/api/inventory', { key: m.key, body: { sku: 'cake', name: 'Cake', priceUsd: 4, stockQty: -1 } })).status, 201);
     assert.equal((await http(svc.base, 'POST', '/api/receipts', { key: m.key, body: receiptBody('seen') })).status, 201);
 
     // Every commit now waits for a synchronous standby that does not exist; reads still answer.
@@ -141,6 +143,11 @@ describe('exactly once under faults', { skip, timeout: 400_000 }, () => {
     // A real bound on purpose: the answer comes one query timeout after the COMMIT, not two (the
     // ROLLBACK drizzle sends after a failed COMMIT must not wait behind it for a timeout of its own).
     assert.ok(hungMs < 2 * QUERY_TIMEOUT_MS, `answered ${hungMs} ms after the order was sent; the query timeout is ${QUERY_TIMEOUT_MS} ms`);
+
+    const cakeKey = { 'idempotency-key': `cake-${m.wallet}` };
+    const cake = { items: [{ sku: 'cake', qty: 1 }] };
+    const hungCake = await http(svc.base, 'POST', '/api/orders', { key: m.key, body: cake, headers: cakeKey });
+    assertOutcomeUnknown(hungCake, 'order');
 
     // The journaled routes acknowledge: their copies carry the same write ids.
     const created = await http(svc.base, 'POST', '/api/receipts', { key: m.key, body: receiptBody('during-hang'), headers: { 'idempotency-key': 'r-hang' } });
@@ -156,20 +163,21 @@ describe('exactly once under faults', { skip, timeout: 400_000 }, () => {
 
     const retry = await http(svc.base, 'POST', '/api/orders', { key: m.key, body: order, headers: orderKey });
     assert.equal(retry.status, 200, JSON.stringify(retry.body));
+    const cakeRetry = await http(svc.base, 'POST', '/api/orders', { key: m.key, body: cake, headers: cakeKey });
+    assert.equal(cakeRetry.status, 200, JSON.stringify(cakeRetry.body));
     await until(drained(svc), 30_000, 'the journal to drain');
 
     // The ledger: one order (the hung commit did land), the receipt once with its URL, the status once.
     const rows = await storedReceipts(m.wallet);
     const orders = rows.filter((r) => r.source === 'order');
-    assert.equal(orders.length, 1, 'one order, however many attempts');
-    assert.equal(orders[0]!.id, retry.body.receipt.receiptId);
+    assert.deepEqual(orders.map((r) => r.id).sort(), [retry.body.receipt.receiptId, cakeRetry.body.receipt.receiptId].sort(), 'one order per key, however many attempts');
     const [item] = await cluster.admin.db.select().from(inventoryItems).where(and(eq(inventoryItems.wallet, m.wallet), eq(inventoryItems.sku, 'tea')));
     assert.equal(item?.stockQty, 8, 'stock taken once');
     const hangRow = rows.find((r) => r.id === 'during-hang');
     assert.ok(hangRow);
     assert.equal(created.body.paymentUrl, `${SITE}/pay/during-hang?t=${hangRow.payToken}`);
     assert.deepEqual(await trackingCounts(m.wallet, 'seen'), { link_opened: 1 });
-    figures.push(`hung commit answered 500 failed after ${hungMs} ms (query timeout ${QUERY_TIMEOUT_MS} ms); 1 order, 1 receipt, 1 status stored`);
+    figures.push(`hung commit answered 500 failed after ${hungMs} ms (query timeout ${QUERY_TIMEOUT_MS} ms); 1 order per key (with and without a transaction), 1 receipt, 1 status stored`);
     await svc.stop();
   });
 

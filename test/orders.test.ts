@@ -429,6 +429,31 @@ describe('POST /api/orders: orders placed together', () => {
     assert.deepEqual(await stockOf(m.key), { tea: 8 });
   });
 
+  test('orders of unlimited items, placed without a transaction: a write id retried together, in the next batch or later, answers the first order', async () => {
+    const m = await setUpMerchant(t, { items: [{ sku: 'cake', name: 'Cake', priceUsd: 4, stockQty: -1 }] });
+    const db = t.deps.database.db;
+    const w = write();
+    const order = { items: [{ sku: 'cake', qty: 1 }] };
+    // One batch holding the write twice, and another batch a turn later while the first may still
+    // be writing: its claim then waits for the first one's and finds it taken.
+    const together = [1, 2].map(() => createOrder(db, ctx(), m.wallet, order, Date.now(), w));
+    await new Promise((resolve) => setImmediate(resolve));
+    const next = createOrder(db, ctx(), m.wallet, order, Date.now(), w);
+    const placed = await Promise.all([...together, next]);
+    assert.equal(new Set(placed.map((r) => r.receiptId)).size, 1);
+    const later = await createOrder(db, ctx(), m.wallet, order, Date.now(), w);
+    assert.equal(later.receiptId, placed[0]!.receiptId);
+    assert.equal(later.paymentUrl, placed[0]!.paymentUrl);
+    assert.equal(await receiptCount(m.key), 1);
+    assert.deepEqual(await stockOf(m.key), { cake: -1 });
+    const other = await settle(createOrder(db, ctx(), m.wallet, order, Date.now(), { id: w.id, hash: 'another request' }));
+    assert.deepEqual(other, { ok: false, code: 'conflict' });
+    // Different writes are different orders.
+    const two = await Promise.all([write(), write()].map((x) => createOrder(db, ctx(), m.wallet, order, Date.now(), x)));
+    assert.notEqual(two[0]!.receiptId, two[1]!.receiptId);
+    assert.equal(await receiptCount(m.key), 3);
+  });
+
   test('a refused order leaves its write id unclaimed: the same write succeeds once it can', async () => {
     const m = await setUpMerchant(t, { items: [{ sku: 'tea', name: 'Tea', priceUsd: 3, stockQty: 1 }] });
     const db = t.deps.database.db;

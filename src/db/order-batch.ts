@@ -3,9 +3,10 @@
  * whatever the number of orders. One claims the write ids and reads the merchants' settings and
  * the items; one locks the limited items and reads their stock again, when the stock as read
  * looked short; one takes the stock and releases the claims of refused orders. Receipts go in
- * between with insertReceipts (src/domain/receipts.ts).
+ * between with insertReceipts (src/db/receipt-store.ts). A batch of unlimited items reads with
+ * readUnclaimed instead, and writes claims and receipts together (insertClaimedReceipts).
  */
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import { UNLIMITED } from '../domain/inventory.ts';
 import type { PricedItem } from '../domain/pricing.ts';
 import type { Tx } from './client.ts';
@@ -79,6 +80,36 @@ export async function readBatch(tx: Tx, orders: BatchOrder[]): Promise<BatchRead
   const claims = orders
     .map((o) => ({ write_id: o.write.id, wallet: o.wallet, kind: 'order', ref: o.receiptId, request_hash: o.write.hash || null, at: o.now }))
     .sort((a, b) => (a.write_id < b.write_id ? -1 : a.write_id > b.write_id ? 1 : 0));
+  const { ids, read } = await readSettings(
+    tx,
+    orders,
+    sql`insert into ${writeIds} (write_id, wallet, kind, ref, request_hash, at)
+        select write_id, wallet, kind, ref, request_hash, at
+          from json_to_recordset(${JSON.stringify(claims)}::json)
+            as r(write_id text, wallet text, kind text, ref text, request_hash text, at bigint)
+          order by write_id
+        on conflict do nothing
+        returning write_id`,
+  );
+  return { ...read, fresh: ids };
+}
+
+/**
+ * readBatch without claiming anything, outside any transaction: the settings, the items, and
+ * which of the orders' write ids are already held (a retry, or a duplicate in flight once it has
+ * committed).
+ */
+export async function readUnclaimed(db: Tx, orders: BatchOrder[]): Promise<Omit<BatchRead, 'fresh'> & { held: Set<string> }> {
+  const { ids, read } = await readSettings(
+    db,
+    orders,
+    sql`select write_id from ${writeIds} where write_id in ${orders.map((o) => o.write.id)}`,
+  );
+  return { ...read, held: ids };
+}
+
+/** The statement of readBatch and readUnclaimed: `writes` yields write ids (claimed, or held). */
+async function readSettings(tx: Tx, orders: BatchOrder[], writes: SQL): Promise<{ ids: Set<string>; read: Omit<BatchRead, 'fresh'> }> {
   const wanted = new Map<string, { wallet: string; sku: string | null; id: string | null }>();
   for (const o of orders) {
     for (const r of o.refs) {
@@ -87,15 +118,7 @@ export async function readBatch(tx: Tx, orders: BatchOrder[]): Promise<BatchRead
   }
   const [row] = rowsOf(
     await tx.execute(sql`
-      with claimed as (
-        insert into ${writeIds} (write_id, wallet, kind, ref, request_hash, at)
-        select write_id, wallet, kind, ref, request_hash, at
-          from json_to_recordset(${JSON.stringify(claims)}::json)
-            as r(write_id text, wallet text, kind text, ref text, request_hash text, at bigint)
-          order by write_id
-        on conflict do nothing
-        returning write_id
-      ), wanted as (
+      with writes as (${writes}), wanted as (
         select * from json_to_recordset(${JSON.stringify([...wanted.values()])}::json) as w(wallet text, sku text, id text)
       ), matched as (
         select i.* from ${inventoryItems} i join wanted w on w.sku is not null and i.wallet = w.wallet and i.sku = w.sku
@@ -103,7 +126,7 @@ export async function readBatch(tx: Tx, orders: BatchOrder[]): Promise<BatchRead
         select i.* from ${inventoryItems} i join wanted w on w.id is not null and i.wallet = w.wallet and i.id = w.id
       )
       select
-        (select coalesce(json_agg(write_id), '[]') from claimed)::text as claimed,
+        (select coalesce(json_agg(write_id), '[]') from writes)::text as writes,
         (select json_agg(json_build_object(
             'wallet', w.wallet, 'recipients', coalesce(jsonb_array_length(s.recipients), 0), 'name', c.name,
             'feeBps', coalesce(c.processing_fee_bps, 0), 'tax', coalesce(c.tax_jurisdictions, '[]'), 'origins', coalesce(c.allowed_embed_origins, '[]')))
@@ -117,9 +140,11 @@ export async function readBatch(tx: Tx, orders: BatchOrder[]): Promise<BatchRead
   if (row === undefined) throw new Error('the batch read answered no row');
   const items = json<(Omit<ItemRow, 'priceCents'> & { priceCents: string })[]>(row.items);
   return {
-    fresh: new Set(json<string[]>(row.claimed)),
-    merchants: new Map(json<MerchantSetup[]>(row.merchants).map((m) => [m.wallet, m])),
-    items: items.map((i) => ({ ...i, priceCents: BigInt(i.priceCents) })),
+    ids: new Set(json<string[]>(row.writes)),
+    read: {
+      merchants: new Map(json<MerchantSetup[]>(row.merchants).map((m) => [m.wallet, m])),
+      items: items.map((i) => ({ ...i, priceCents: BigInt(i.priceCents) })),
+    },
   };
 }
 

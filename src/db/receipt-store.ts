@@ -9,7 +9,7 @@ import { centsToTokenUnits, centsToUsd, ppmToRate } from '../domain/money.ts';
 import { GroupCommit, type Settled } from './batch.ts';
 import { isConnectionError, type Db, type Tx } from './client.ts';
 import { perDatabase } from './prepared.ts';
-import { receipts, receiptStatusHistory, type StoredLineItem } from './schema.ts';
+import { receipts, receiptStatusHistory, writeIds, type StoredLineItem } from './schema.ts';
 
 type ReceiptRow = typeof receipts.$inferSelect;
 
@@ -48,21 +48,53 @@ const receiptKey = (wallet: string, id: string) => `${wallet} ${id}`;
  * row. Prepared for each handle, because a statement runs on its handle: the application's pool,
  * or the transaction of an order or a journal replay.
  */
-const insertReceiptRows = perDatabase((db: Tx) => {
+const insertReceiptRows = perDatabase((db: Tx) => receiptInsert(db, 'receipts_insert', { claimed: false }));
+
+/**
+ * The statement of insertReceiptRows. `claimed`: the statement also claims each receipt's write id
+ * (src/domain/writes.ts), in write-id order, and inserts only the receipts whose claim it made:
+ * a claim, its receipt and its history entry are then one atomic statement, with no transaction
+ * around it (src/domain/orders.ts). A receipt id already taken then fails the whole statement
+ * rather than leave a claim without its receipt.
+ */
+function receiptInsert(db: Tx, name: string, opts: { claimed: boolean }) {
   const columns = Object.entries(getTableColumns(receipts));
   const list = (parts: SQLChunk[]) => sql.join(parts, sql`, `);
+  const w = writeIds;
+  const claimed = db.$with('claimed', { writeId: w.writeId }).as(
+    sql`insert into ${w} (${list([w.writeId, w.wallet, w.kind, w.ref, w.requestHash, w.at].map((c) => sql.identifier(c.name)))})
+      select write_id, wallet, kind, ref, request_hash, at from json_to_recordset(${sql.placeholder('claims')}::json)
+        as c(write_id text, wallet text, kind text, ref text, request_hash text, at bigint)
+      order by write_id
+      on conflict do nothing returning ${sql.identifier(w.writeId.name)}`,
+  );
   const inserted = db.$with('inserted', getTableColumns(receipts)).as(
     sql`insert into ${receipts} (${list(columns.map(([, column]) => sql.identifier(column.name)))})
       select * from json_to_recordset(${sql.placeholder('rows')}::json)
         as r(${list(columns.map(([key, column]) => sql`${sql.identifier(key)} ${sql.raw(column.getSQLType())}`))})
-      on conflict do nothing returning *`,
+      ${opts.claimed ? sql`where r."writeId" in (select write_id from claimed)` : sql`on conflict do nothing`} returning *`,
   );
   const h = receiptStatusHistory;
   const history = db.$with('history', {}).as(
     sql`insert into ${h} (${list([h.seq, h.wallet, h.receiptId, h.status, h.source, h.at].map((c) => sql.identifier(c.name)))}) select nextval(pg_get_serial_sequence('receipt_status_history', 'seq')), wallet, id, status, source, created_at from inserted`,
   );
-  return db.with(inserted, history).select().from(inserted).prepare('receipts_insert');
-});
+  return (opts.claimed ? db.with(claimed, inserted, history) : db.with(inserted, history)).select().from(inserted).prepare(name);
+}
+
+const insertClaimedReceiptRows = perDatabase((db: Db) => receiptInsert(db, 'receipts_insert_claimed', { claimed: true }));
+
+/**
+ * Claims each receipt's write id (`write`: its id and request hash, src/domain/writes.ts) and
+ * inserts the receipts whose claims it made, with their first history entries, in one statement
+ * committed on its own. A receipt whose write id another write holds is left out (the statement
+ * waits for a holder still in flight), and the caller tells a retry from a conflict. Returns the
+ * rows inserted.
+ */
+export async function insertClaimedReceipts(db: Db, kind: 'order', items: { params: InsertReceiptParams; write: { id: string; hash: string } }[]): Promise<ReceiptRow[]> {
+  const claims = items.map(({ params: p, write }) => ({ write_id: write.id, wallet: p.wallet, kind, ref: p.id, request_hash: write.hash || null, at: p.createdAt }));
+  const rows = receiptRecords(items.map(({ params, write }) => ({ ...params, writeId: write.id })));
+  return insertClaimedReceiptRows(db).execute({ rows, claims: JSON.stringify(claims) });
+}
 
 /** The rows of insertReceiptRows as JSON: one object per row, keyed by the schema's field names. */
 function receiptRecords(rows: InsertReceiptParams[]): string {

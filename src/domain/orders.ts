@@ -6,7 +6,9 @@
  * a statement; GroupCommit in src/db/batch.ts, the statements in src/db/order-batch.ts): one statement claims every write id and reads
  * the merchants' split and shop settings and the items; one inserts every receipt; one takes the
  * stock of every limited item and releases the claims of refused orders; then one COMMIT, whatever
- * the number of orders. Each order is still judged on its own, in the documented check order, and
+ * the number of orders. A batch whose items are all unlimited needs no transaction at all
+ * (placeWithoutTransaction): one statement reads, and one statement, atomic on its own, claims
+ * the write ids and inserts the receipts of the orders whose claims it made. Each order is still judged on its own, in the documented check order, and
  * one order's refusal is not another's: a refused order takes no stock, stores no receipt and
  * leaves its write id unclaimed, as if its own transaction had rolled back.
  *
@@ -24,9 +26,10 @@
  * that was not stored.
  */
 import { GroupCommit, type Settled } from '../db/batch.ts';
-import { isDbDown, type Db } from '../db/client.ts';
-import { itemKey, lockStock, readBatch, StockMoved, writeStock, type BatchRead, type ItemRef, type ItemRow, type MerchantSetup, type Take } from '../db/order-batch.ts';
+import { isConnectionError, isDbDown, type Db } from '../db/client.ts';
+import { itemKey, lockStock, readBatch, readUnclaimed, StockMoved, writeStock, type BatchRead, type ItemRef, type ItemRow, type MerchantSetup, type Take } from '../db/order-batch.ts';
 import { perDatabase } from '../db/prepared.ts';
+import { insertClaimedReceipts } from '../db/receipt-store.ts';
 import type { receipts } from '../db/schema.ts';
 import { newId } from './ids.ts';
 import { CommitOutcomeUnknown, Conflict, InvalidInput, SplitRequired } from './errors.ts';
@@ -167,7 +170,7 @@ function shopOf(m: MerchantSetup): ShopSettings {
 type Judged = { index: number; params: InsertReceiptParams; takes: Take[] } | { index: number; error: unknown };
 
 /** Items, quantities, price and stock of each fresh order, in arrival order: the stock goes to the first. */
-function judge(orders: PendingOrder[], placing: number[], taxes: ResolvedTax[], read: BatchRead): Judged[] {
+function judge(orders: PendingOrder[], placing: number[], taxes: ResolvedTax[], read: Pick<BatchRead, 'items' | 'merchants'>): Judged[] {
   const bySku = new Map(read.items.map((r) => [itemKey(r.wallet, r.sku), r]));
   const byId = new Map(read.items.map((r) => [itemKey(r.wallet, r.id), r]));
   const left = new Map(read.items.flatMap((r) => (r.stockQty === UNLIMITED ? [] : [[itemKey(r.wallet, r.sku), r.stockQty] as const])));
@@ -204,6 +207,72 @@ function sumTakes(judged: Judged[]): Take[] {
 }
 
 /**
+ * The checks of each order that come before its items: split configured, platform recipient set,
+ * tax known. `refuse` gets the orders that fail; returns the others' indices and their taxes.
+ */
+function checkSetup(orders: PendingOrder[], read: Pick<BatchRead, 'merchants'>, refuse: (i: number, err: unknown) => void): { taxes: ResolvedTax[]; passed: number[] } {
+  const taxes: ResolvedTax[] = [];
+  const passed: number[] = [];
+  orders.forEach((o, i) => {
+    try {
+      const merchant = read.merchants.get(o.wallet);
+      if (merchant === undefined || merchant.recipients === 0) throw new SplitRequired();
+      if (!o.platformRecipientSet) {
+        throw new InvalidInput('The platform recipient address is not configured: set PLATFORM_RECIPIENT_ADDRESS on the server', 'platform_recipient_not_configured');
+      }
+      taxes[i] = resolveTax(o.tax, merchant.tax);
+      passed.push(i);
+    } catch (err) {
+      refuse(i, err);
+    }
+  });
+  return { taxes, passed };
+}
+
+/**
+ * A batch without a transaction, when it can go so: the settings and items read on their own,
+ * each order judged on them, and the placed orders' write-id claims, receipts and history entries
+ * written by one statement, atomic on its own (insertClaimedReceipts). Two round trips, no BEGIN
+ * or COMMIT. Null when the batch needs placeBatch's transaction: an order names an item of
+ * limited stock (taking stock locks the item), or a write id is already held (a retry). An order
+ * whose claim another write took in the meantime is placed by placeBatch, which tells a retry
+ * from a conflict.
+ */
+async function placeWithoutTransaction(db: Db, orders: PendingOrder[]): Promise<Settled<PlacedOrder>[] | null> {
+  const read = await readUnclaimed(db, orders);
+  if (orders.some((o) => read.held.has(o.write.id)) || read.items.some((i) => i.stockQty !== UNLIMITED)) return null;
+  const outcomes: (Settled<PlacedOrder> | undefined)[] = orders.map(() => undefined);
+  const { taxes, passed } = checkSetup(orders, read, (i, err) => (outcomes[i] = refused(err)));
+  const placed: { index: number; params: InsertReceiptParams }[] = [];
+  for (const j of judge(orders, passed, taxes, read)) {
+    if ('params' in j) placed.push(j);
+    else outcomes[j.index] = refused(j.error);
+  }
+  if (placed.length > 0) {
+    let rows: ReceiptRow[];
+    try {
+      rows = await insertClaimedReceipts(db, 'order', placed.map((j) => ({ params: j.params, write: orders[j.index]!.write })));
+    } catch (err) {
+      // The statement commits on its own: once sent, nobody can say whether it landed.
+      if (isConnectionError(err)) throw new CommitOutcomeUnknown(err);
+      throw err;
+    }
+    const stored = new Map(rows.map((r) => [r.writeId, r]));
+    const taken: number[] = [];
+    for (const { index } of placed) {
+      const row = stored.get(orders[index]!.write.id);
+      if (row === undefined) taken.push(index);
+      else outcomes[index] = { ok: true, value: { row, shop: shopOf(read.merchants.get(orders[index]!.wallet)!) } };
+    }
+    if (taken.length > 0) {
+      const again = await placeBatch(db, taken.map((i) => orders[i]!));
+      taken.forEach((i, k) => (outcomes[i] = again[k]!));
+    }
+  }
+  return outcomes.map((x) => x!);
+}
+
+/**
  * One batch in one transaction: each order settled on its own, nothing acknowledged before COMMIT.
  * `locked`: read the stock under lock from the start (the batch's first attempt found it moved).
  */
@@ -219,21 +288,7 @@ async function placeBatch(db: Db, orders: PendingOrder[], locked = false): Promi
         if (read.fresh.has(orders[i]!.write.id)) released.push(orders[i]!.write.id);
       };
       // Split, platform recipient and tax come before the claim matters, as for a lone order.
-      const taxes: ResolvedTax[] = [];
-      const claimed: number[] = [];
-      orders.forEach((o, i) => {
-        try {
-          const merchant = read.merchants.get(o.wallet);
-          if (merchant === undefined || merchant.recipients === 0) throw new SplitRequired();
-          if (!o.platformRecipientSet) {
-            throw new InvalidInput('The platform recipient address is not configured: set PLATFORM_RECIPIENT_ADDRESS on the server', 'platform_recipient_not_configured');
-          }
-          taxes[i] = resolveTax(o.tax, merchant.tax);
-          claimed.push(i);
-        } catch (err) {
-          refuse(i, err);
-        }
-      });
+      const { taxes, passed: claimed } = checkSetup(orders, read, refuse);
       // The same write again (a retry whose first answer was lost) answers with the order it made.
       const placing: number[] = [];
       for (const i of claimed) {
@@ -292,7 +347,8 @@ async function placeOrders(db: Db, orders: PendingOrder[]): Promise<Settled<Plac
     seen.add(o.write.id);
   });
   const outcomes = new Array<Settled<PlacedOrder>>(orders.length);
-  const firstOutcomes = await placeBatch(db, first.map((i) => orders[i]!));
+  const batch = first.map((i) => orders[i]!);
+  const firstOutcomes = (await placeWithoutTransaction(db, batch)) ?? (await placeBatch(db, batch));
   first.forEach((i, k) => (outcomes[i] = firstOutcomes[k]!));
   if (later.length > 0) {
     const laterOutcomes = await placeOrders(db, later.map((i) => orders[i]!));
