@@ -442,8 +442,8 @@ describe('POST /api/orders: orders placed together', () => {
     const placed = await Promise.all([...together, next]);
     assert.equal(new Set(placed.map((r) => r.receiptId)).size, 1);
     const later = await createOrder(db, ctx(), m.wallet, order, Date.now(), w);
-    assert.equal(later.receiptId, placed[0]!.receiptId);
-    assert.equal(later.paymentUrl, placed[0]!.paymentUrl);
+    assert.equal(later.receiptId, placed[0].receiptId);
+    assert.equal(later.paymentUrl, placed[0].paymentUrl);
     assert.equal(await receiptCount(m.key), 1);
     assert.deepEqual(await stockOf(m.key), { cake: -1 });
     const other = await settle(createOrder(db, ctx(), m.wallet, order, Date.now(), { id: w.id, hash: 'another request' }));
