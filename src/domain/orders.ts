@@ -8,9 +8,10 @@
  * stock of every limited item and releases the claims of refused orders; then one COMMIT, whatever
  * the number of orders. A batch whose items are all unlimited needs no transaction at all
  * (placeWithoutTransaction): one statement reads, and one statement, atomic on its own, claims
- * the write ids and inserts the receipts of the orders whose claims it made. Each order is still judged on its own, in the documented check order, and
- * one order's refusal is not another's: a refused order takes no stock, stores no receipt and
- * leaves its write id unclaimed, as if its own transaction had rolled back.
+ * the write ids and inserts the receipts of the orders whose claims it made. Each order is still
+ * judged on its own, in the documented check order, and one order's refusal is not another's: a
+ * refused order takes no stock, stores no receipt and leaves its write id unclaimed, as if its
+ * own transaction had rolled back.
  *
  * Stock is never oversold: the update that takes it locks the items in (wallet, sku) order (so two
  * batches cannot deadlock) and requires the stock it takes, on the row as it is under the lock.
