@@ -4,30 +4,19 @@
  * unknown. The timeout case runs on a private cluster in test/faults-exactly-once.test.ts.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { sql } from 'drizzle-orm';
-import { openDatabase, type Database } from '../src/db/client.ts';
 import { CommitOutcomeUnknown } from '../src/domain/errors.ts';
-import { freshPostgresDatabase } from './helpers/app.ts';
+import { useFreshPostgres } from './helpers/app.ts';
 
 const serverUrl = process.env.DATABASE_URL;
 
 describe('a COMMIT the server refuses', { skip: serverUrl ? false : 'DATABASE_URL is not set' }, () => {
-  let fresh: { url: string; drop(): Promise<void> };
-  let database: Database;
-  before(async () => {
-    fresh = await freshPostgresDatabase(serverUrl!);
-    database = await openDatabase({ databaseUrl: fresh.url, poolSize: 2 });
-    // A uniqueness checked at COMMIT, so the COMMIT itself is what fails.
-    await database.db.execute(sql`create table commit_probe (k int, constraint commit_probe_k unique (k) deferrable initially deferred)`);
-  });
-  after(async () => {
-    await database?.close();
-    await fresh?.drop();
-  });
+  // A uniqueness checked at COMMIT, so the COMMIT itself is what fails.
+  const database = useFreshPostgres(serverUrl!, { poolSize: 2, setup: sql`create table commit_probe (k int, constraint commit_probe_k unique (k) deferrable initially deferred)` });
 
   test('is that refusal, not an unknown outcome, and the pool keeps working', async () => {
-    const err = await database.db
+    const err = await database().db
       .transaction(async (tx) => {
         await tx.execute(sql`insert into commit_probe values (1), (1)`);
       })
@@ -40,7 +29,7 @@ describe('a COMMIT the server refuses', { skip: serverUrl ? false : 'DATABASE_UR
     const codes: unknown[] = [];
     for (let e: unknown = err; e instanceof Error; e = e.cause) codes.push((e as { code?: unknown }).code);
     assert.ok(codes.includes('23505'), `the unique violation reaches the caller (codes ${codes.join(', ')})`);
-    const rows: unknown = await database.db.execute(sql`select count(*)::int as n from commit_probe`);
+    const rows: unknown = await database().db.execute(sql`select count(*)::int as n from commit_probe`);
     assert.deepEqual((rows as { rows: unknown[] }).rows, [{ n: 0 }], 'nothing was stored');
   });
 });

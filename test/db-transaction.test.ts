@@ -4,35 +4,24 @@
  * and a failed transaction rolls back and gives its client back to the pool.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { sql, TransactionRollbackError } from 'drizzle-orm';
-import { openDatabase, type Database } from '../src/db/client.ts';
-import { freshPostgresDatabase } from './helpers/app.ts';
+import { useFreshPostgres } from './helpers/app.ts';
 
 const serverUrl = process.env.DATABASE_URL;
 
 describe('transactions on PostgreSQL', { skip: serverUrl ? false : 'DATABASE_URL is not set' }, () => {
-  let fresh: { url: string; drop(): Promise<void> };
-  let database: Database;
-  before(async () => {
-    fresh = await freshPostgresDatabase(serverUrl!);
-    // One connection: a client kept out of the pool, or given back inside a transaction, shows at once.
-    database = await openDatabase({ databaseUrl: fresh.url, poolSize: 1 });
-    await database.db.execute(sql`create table tx_probe (k int primary key)`);
-  });
-  after(async () => {
-    await database?.close();
-    await fresh?.drop();
-  });
+  // One connection: a client kept out of the pool, or given back inside a transaction, shows at once.
+  const database = useFreshPostgres(serverUrl!, { poolSize: 1, setup: sql`create table tx_probe (k int primary key)` });
 
   const stored = async (): Promise<number[]> => {
-    const res: unknown = await database.db.execute(sql`select k from tx_probe order by k`);
+    const res: unknown = await database().db.execute(sql`select k from tx_probe order by k`);
     return (res as { rows: { k: number }[] }).rows.map((r) => r.k);
   };
-  const clear = () => database.db.execute(sql`delete from tx_probe`);
+  const clear = () => database().db.execute(sql`delete from tx_probe`);
 
   test('BEGIN carries the isolation level, access mode and deferrable setting', async () => {
-    const settings = await database.db.transaction(
+    const settings = await database().db.transaction(
       async (tx) => {
         const res: unknown = await tx.execute(
           sql`select current_setting('transaction_isolation') as isolation, current_setting('transaction_read_only') as read_only, current_setting('transaction_deferrable') as deferrable`,
@@ -42,7 +31,7 @@ describe('transactions on PostgreSQL', { skip: serverUrl ? false : 'DATABASE_URL
       { isolationLevel: 'serializable', accessMode: 'read only', deferrable: true },
     );
     assert.deepEqual(settings, { isolation: 'serializable', read_only: 'on', deferrable: 'on' });
-    const plain = await database.db.transaction(async (tx) => {
+    const plain = await database().db.transaction(async (tx) => {
       const res: unknown = await tx.execute(sql`select current_setting('transaction_isolation') as isolation, current_setting('transaction_read_only') as read_only`);
       return (res as { rows: unknown[] }).rows[0];
     });
@@ -51,7 +40,7 @@ describe('transactions on PostgreSQL', { skip: serverUrl ? false : 'DATABASE_URL
 
   test('a failed savepoint rolls back alone; the transaction around it commits', async () => {
     await clear();
-    await database.db.transaction(async (tx) => {
+    await database().db.transaction(async (tx) => {
       await tx.execute(sql`insert into tx_probe values (1)`);
       const inner = await tx
         .transaction(async (sp) => {
@@ -72,7 +61,7 @@ describe('transactions on PostgreSQL', { skip: serverUrl ? false : 'DATABASE_URL
 
   test('tx.rollback() stores nothing and throws TransactionRollbackError', async () => {
     await clear();
-    const err = await database.db
+    const err = await database().db
       .transaction(async (tx) => {
         await tx.execute(sql`insert into tx_probe values (4)`);
         tx.rollback();
@@ -88,7 +77,7 @@ describe('transactions on PostgreSQL', { skip: serverUrl ? false : 'DATABASE_URL
   test('an error in the transaction rolls it back, reaches the caller, and the client serves the next one', async () => {
     await clear();
     const failure = new Error('refused by the callback');
-    const err = await database.db
+    const err = await database().db
       .transaction(async (tx) => {
         await tx.execute(sql`insert into tx_probe values (5)`);
         throw failure;
@@ -99,7 +88,7 @@ describe('transactions on PostgreSQL', { skip: serverUrl ? false : 'DATABASE_URL
       );
     assert.equal(err, failure);
     // On the pool's only client: had it gone back inside the open transaction, this would see 5.
-    await database.db.transaction(async (tx) => {
+    await database().db.transaction(async (tx) => {
       await tx.execute(sql`insert into tx_probe values (6)`);
     });
     assert.deepEqual(await stored(), [6]);

@@ -12,7 +12,7 @@ import { insertReceipt, recordTrackingStatus } from '../src/domain/receipts.ts';
 import { parseRefund, refundReceipt } from '../src/domain/refunds.ts';
 import { setSensitiveStatus } from '../src/domain/sensitive-status.ts';
 import { randomWallet, startTestApp, type TestApp } from './helpers/app.ts';
-import { staleReceiptViews, unrenderedReceipts } from './helpers/receipt-views.ts';
+import { staleReceiptViews, testReceipt, unrenderedReceipts } from './helpers/receipt-views.ts';
 
 let t: TestApp;
 before(async () => {
@@ -26,27 +26,23 @@ const db = () => t.deps.database.db;
 const BUYER = '0x' + 'b1'.repeat(20);
 
 /** A receipt as the service stores one, with tax and text that JSON must escape. */
-async function storeReceipt(wallet: string, id: string, extra: Partial<Parameters<typeof insertReceipt>[1]> = {}) {
-  const createdAt = Date.now() - 10_000;
-  return insertReceipt(db(), {
-    wallet,
-    id,
-    source: 'order',
-    status: 'pending',
-    lineItems: [
-      { label: 'Latte "oat" \\ ü 🍩 \u0001', priceCents: '450', qty: 2, sku: 'latte', kind: 'item' },
-      { label: 'Tax', priceCents: '74', kind: 'tax' },
-    ],
-    totalCents: 974n,
-    requestHash: `h-${id}`,
-    payToken: `tok-${id}`,
-    createdAt,
-    expiresAt: createdAt + 3_600_000,
-    jurisdictionCode: 'US-"CA"',
-    taxRatePpm: 82_500,
-    taxComponents: ['state', 'county "x" \n'],
-    ...extra,
-  });
+function storeReceipt(wallet: string, id: string, extra: Partial<Parameters<typeof insertReceipt>[1]> = {}) {
+  return insertReceipt(
+    db(),
+    testReceipt({
+      wallet,
+      id,
+      lineItems: [
+        { label: 'Latte "oat" \\ ü 🍩 \u0001', priceCents: '450', qty: 2, sku: 'latte', kind: 'item' },
+        { label: 'Tax', priceCents: '74', kind: 'tax' },
+      ],
+      createdAt: Date.now() - 10_000,
+      jurisdictionCode: 'US-"CA"',
+      taxRatePpm: 82_500,
+      taxComponents: ['state', 'county "x" \n'],
+      ...extra,
+    }),
+  );
 }
 
 const detail = async (wallet: string, id: string) => JSON.parse(await getReceiptJson(db(), wallet, id, 'Splitline')) as Record<string, unknown>;

@@ -6,6 +6,7 @@ import { receipts, receiptStatusHistory, receiptTransfers, refunds } from '../sr
 import { createReceipt, insertReceipt } from '../src/domain/receipts.ts';
 import { saveShopConfig } from '../src/domain/shop.ts';
 import { randomWallet, startTestApp, type Res, type TestApp } from './helpers/app.ts';
+import { testReceipt } from './helpers/receipt-views.ts';
 
 let t: TestApp;
 before(async () => {
@@ -168,21 +169,7 @@ describe('GET /api/receipts', () => {
     ];
     for (const b of bodies) assert.equal((await t.call(key, 'POST', '/api/receipts', b)).status, 201);
     // Stored line items may carry more than a view shows (an order's sku and kind).
-    await insertReceipt(t.deps.database.db, {
-      wallet: wallet.toLowerCase(),
-      id: 'order',
-      source: 'order',
-      status: 'generated',
-      lineItems: [
-        { label: 'Latte', priceCents: '450', qty: 2, sku: 'latte', kind: 'item' },
-        { label: 'Tax', priceCents: '74', kind: 'tax' },
-      ],
-      totalCents: 974n,
-      requestHash: 'h',
-      payToken: 'tok',
-      createdAt: Date.now(),
-      expiresAt: Date.now() + 3_600_000,
-    });
+    await insertReceipt(t.deps.database.db, testReceipt({ wallet: wallet.toLowerCase(), id: 'order', status: 'generated' }));
     // Rows stored without their summary text (older rows) are rendered by the list's SQL.
     await insertReceipt(t.deps.database.db, {
       wallet: wallet.toLowerCase(),
@@ -298,24 +285,12 @@ describe('GET /api/receipts/:id and /api/receipts/status', () => {
 
     // Every optional part present, on a row stored without its summary text.
     const createdAt = Date.now() - 5_000;
-    await insertReceipt(t.deps.database.db, {
-      wallet,
-      id: 'full',
-      source: 'order',
-      status: 'generated',
-      lineItems: [
-        { label: 'Latte "oat"', priceCents: '450', qty: 2, sku: 'latte', kind: 'item' },
-        { label: 'Tax', priceCents: '1', kind: 'tax' },
-      ],
-      totalCents: 901n,
-      requestHash: 'h',
-      payToken: 'tok-full',
-      createdAt,
-      expiresAt: createdAt + 3_600_000,
-      jurisdictionCode: 'US-"CA"',
-      taxRatePpm: 82_500,
-      taxComponents: ['state', 'county "x"'],
-    });
+    const lineItems = [
+      { label: 'Latte "oat"', priceCents: '450', qty: 2, sku: 'latte', kind: 'item' as const },
+      { label: 'Tax', priceCents: '1', kind: 'tax' as const },
+    ];
+    const tax = { jurisdictionCode: 'US-"CA"', taxRatePpm: 82_500, taxComponents: ['state', 'county "x"'] };
+    await insertReceipt(t.deps.database.db, testReceipt({ wallet, id: 'full', status: 'generated', lineItems, totalCents: 901n, createdAt, ...tax }));
     const hash = '0x' + 'ab'.repeat(32);
     await t.deps.database.db
       .update(receipts)

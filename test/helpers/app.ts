@@ -9,8 +9,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import pg from 'pg';
+import { after, before } from 'node:test';
+import type { SQL } from 'drizzle-orm';
 import { pino } from 'pino';
 import { buildApp } from '../../src/app.ts';
+import { openDatabase, type Database } from '../../src/db/client.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { createDeps, type Deps } from '../../src/deps.ts';
 import { createSubscription } from '../../src/gateway/subscriptions.ts';
@@ -62,6 +65,29 @@ export async function freshPostgresDatabase(serverUrl: string, prefix = 'splitli
       await c.query(`drop database if exists ${name} with (force)`);
       await c.end();
     },
+  };
+}
+
+/**
+ * For a describe block on the PostgreSQL server at `serverUrl`: a fresh database opened with
+ * `poolSize` connections before its tests, `setup` run on it, and both closed and dropped after.
+ * Returns the open database (valid inside the tests).
+ */
+export function useFreshPostgres(serverUrl: string, opts: { poolSize: number; setup: SQL }): () => Database {
+  let fresh: { url: string; drop(): Promise<void> } | undefined;
+  let database: Database | undefined;
+  before(async () => {
+    fresh = await freshPostgresDatabase(serverUrl);
+    database = await openDatabase({ databaseUrl: fresh.url, poolSize: opts.poolSize });
+    await database.db.execute(opts.setup);
+  });
+  after(async () => {
+    await database?.close();
+    await fresh?.drop();
+  });
+  return () => {
+    if (database === undefined) throw new Error('the database opens before the tests');
+    return database;
   };
 }
 

@@ -5,7 +5,30 @@
  */
 import { isNull, or, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../src/db/client.ts';
+import type { InsertReceiptParams } from '../../src/db/receipt-store.ts';
 import { receipts } from '../../src/db/schema.ts';
+
+/**
+ * A receipt to store with insertReceipt, as an order would make it (two lines, one of them tax),
+ * unless `p` says otherwise; created now, with an hour to be paid.
+ */
+export function testReceipt(p: Pick<InsertReceiptParams, 'wallet' | 'id'> & Partial<InsertReceiptParams>): InsertReceiptParams {
+  const createdAt = p.createdAt ?? Date.now();
+  return {
+    source: 'order',
+    status: 'pending',
+    lineItems: [
+      { label: 'Latte', priceCents: '450', qty: 2, sku: 'latte', kind: 'item' },
+      { label: 'Tax', priceCents: '74', kind: 'tax' },
+    ],
+    totalCents: 974n,
+    requestHash: `h-${p.id}`,
+    payToken: `tok-${p.id}`,
+    expiresAt: createdAt + 3_600_000,
+    ...p,
+    createdAt,
+  };
+}
 
 async function receiptsWhere(db: Db, where: SQL | undefined): Promise<string[]> {
   const rows = await db.select({ wallet: receipts.wallet, id: receipts.id }).from(receipts).where(where).orderBy(receipts.wallet, receipts.id);
