@@ -473,6 +473,26 @@ describe('POST /api/orders: orders placed together', () => {
     assert.deepEqual(await settle(createOrder(db, ctx(), wallet, order, Date.now(), noSplit)), { ok: false, code: 'inventory_item_not_found' });
   });
 
+  test('an item switched between limited and unlimited stock: orders take stock exactly while it is limited', async () => {
+    const m = await setUpMerchant(t, { items: [{ sku: 'bun', name: 'Bun', priceUsd: 2, stockQty: 2 }] });
+    const db = t.deps.database.db;
+    const bySku = { items: [{ sku: 'bun', qty: 1 }] };
+    await createOrder(db, ctx(), m.wallet, bySku);
+    assert.deepEqual(await stockOf(m.key), { bun: 1 });
+    // Last read as limited, now unlimited: the orders go as they must for an unlimited item, taking nothing.
+    await t.call(m.key, 'POST', '/api/inventory', { sku: 'bun', name: 'Bun', priceUsd: 2, stockQty: -1 });
+    await Promise.all([1, 2, 3].map(() => createOrder(db, ctx(), m.wallet, bySku)));
+    assert.deepEqual(await stockOf(m.key), { bun: -1 });
+    // Last read as unlimited, now limited again, named by id: the stock is taken and never oversold.
+    await t.call(m.key, 'POST', '/api/inventory', { sku: 'bun', name: 'Bun', priceUsd: 2, stockQty: 2 });
+    const id = (await t.call(m.key, 'GET', '/api/inventory')).body.items[0].id as string;
+    const results = await Promise.all([1, 2, 3].map(() => settle(createOrder(db, ctx(), m.wallet, { items: [{ id, qty: 1 }] }))));
+    assert.equal(results.filter((r) => r.ok).length, 2);
+    assert.deepEqual(results.filter((r) => !r.ok), [{ ok: false, code: 'out_of_stock' }]);
+    assert.deepEqual(await stockOf(m.key), { bun: 0 });
+    assert.equal(await receiptCount(m.key), 6);
+  });
+
   test('batches under way together never oversell, and orders naming items in any order all settle', async () => {
     const m = await setUpMerchant(t, {
       items: [

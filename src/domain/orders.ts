@@ -2,16 +2,17 @@
  * Orders: inventory lines priced by the service, stock reserved, and a pending receipt created,
  * all in one transaction.
  *
- * Orders that arrive together share that transaction (a group commit, as receipt creations share
- * a statement; GroupCommit in src/db/batch.ts, the statements in src/db/order-batch.ts): one statement claims every write id and reads
- * the merchants' split and shop settings and the items; one inserts every receipt; one takes the
- * stock of every limited item and releases the claims of refused orders; then one COMMIT, whatever
- * the number of orders. A batch whose items are all unlimited needs no transaction at all
- * (placeWithoutTransaction): one statement reads, and one statement, atomic on its own, claims
- * the write ids and inserts the receipts of the orders whose claims it made. Each order is still
- * judged on its own, in the documented check order, and one order's refusal is not another's: a
- * refused order takes no stock, stores no receipt and leaves its write id unclaimed, as if its
- * own transaction had rolled back.
+ * Orders that arrive together share that transaction (a group commit, as receipt creations share a
+ * statement; GroupCommit in src/db/batch.ts, the statements in src/db/order-batch.ts): one
+ * statement claims every write id and reads the merchants' split and shop settings and the items;
+ * one inserts every receipt; one takes the stock of every limited item and releases the claims of
+ * refused orders; then one COMMIT, whatever the number of orders. A batch whose items are all
+ * unlimited needs no transaction at all (placeWithoutTransaction): one statement reads, and one
+ * statement, atomic on its own, claims the write ids and inserts the receipts of the orders whose
+ * claims it made. A batch that names an item last read with limited stock goes to the transaction
+ * at once (LimitedItems). Each order is still judged on its own, in the documented check order, and
+ * one order's refusal is not another's: a refused order takes no stock, stores no receipt and
+ * leaves its write id unclaimed, as if its own transaction had rolled back.
  *
  * Stock is never oversold: the update that takes it locks the items in (wallet, sku) order (so two
  * batches cannot deadlock) and requires the stock it takes, on the row as it is under the lock.
@@ -208,6 +209,35 @@ function sumTakes(judged: Judged[]): Take[] {
 }
 
 /**
+ * The items last read with limited stock, so that a batch naming one goes straight to the
+ * transaction that taking stock needs, instead of first reading without one only to find that it
+ * needs it. A hint for choosing the path, never for judging an order: both paths are right for
+ * any item, and every batch's read corrects what it names. Held per database handle; when it grows
+ * past `max` entries it starts again empty.
+ */
+export class LimitedItems {
+  readonly #keys = new Set<string>();
+
+  constructor(private readonly max = 10_000) {}
+
+  /** Notes each item as read: limited or not, by its sku and by its id. */
+  learn(items: readonly ItemRow[]): void {
+    for (const item of items) {
+      for (const key of [`${item.wallet} sku ${item.sku}`, `${item.wallet} id ${item.id}`]) {
+        if (item.stockQty === UNLIMITED) this.#keys.delete(key);
+        else this.#keys.add(key);
+      }
+    }
+    if (this.#keys.size > this.max) this.#keys.clear();
+  }
+
+  /** Whether an order of the batch names an item last read with limited stock. */
+  named(orders: readonly Pick<PendingOrder, 'wallet' | 'refs'>[]): boolean {
+    return orders.some((o) => o.refs.some((r) => this.#keys.has(`${o.wallet} ${r.by} ${r.value}`)));
+  }
+}
+
+/**
  * The checks of each order that come before its items: split configured, platform recipient set,
  * tax known. `refuse` gets the orders that fail; returns the others' indices and their taxes.
  */
@@ -239,8 +269,9 @@ function checkSetup(orders: PendingOrder[], read: Pick<BatchRead, 'merchants'>, 
  * whose claim another write took in the meantime is placed by placeBatch, which tells a retry
  * from a conflict.
  */
-async function placeWithoutTransaction(db: Db, orders: PendingOrder[]): Promise<Settled<PlacedOrder>[] | null> {
+async function placeWithoutTransaction(db: Db, orders: PendingOrder[], limited: LimitedItems): Promise<Settled<PlacedOrder>[] | null> {
   const read = await readUnclaimed(db, orders);
+  limited.learn(read.items);
   if (orders.some((o) => read.held.has(o.write.id)) || read.items.some((i) => i.stockQty !== UNLIMITED)) return null;
   const outcomes: (Settled<PlacedOrder> | undefined)[] = orders.map(() => undefined);
   const { taxes, passed } = checkSetup(orders, read, (i, err) => (outcomes[i] = refused(err)));
@@ -266,7 +297,7 @@ async function placeWithoutTransaction(db: Db, orders: PendingOrder[]): Promise<
       else outcomes[index] = { ok: true, value: { row, shop: shopOf(read.merchants.get(orders[index]!.wallet)!) } };
     }
     if (taken.length > 0) {
-      const again = await placeBatch(db, taken.map((i) => orders[i]!));
+      const again = await placeBatch(db, taken.map((i) => orders[i]!), limited);
       taken.forEach((i, k) => (outcomes[i] = again[k]!));
     }
   }
@@ -277,11 +308,12 @@ async function placeWithoutTransaction(db: Db, orders: PendingOrder[]): Promise<
  * One batch in one transaction: each order settled on its own, nothing acknowledged before COMMIT.
  * `locked`: read the stock under lock from the start (the batch's first attempt found it moved).
  */
-async function placeBatch(db: Db, orders: PendingOrder[], locked = false): Promise<Settled<PlacedOrder>[]> {
+async function placeBatch(db: Db, orders: PendingOrder[], limited: LimitedItems, locked = false): Promise<Settled<PlacedOrder>[]> {
   try {
     return await db.transaction(async (tx) => {
       const outcomes: (Settled<PlacedOrder> | undefined)[] = orders.map(() => undefined);
       const read = await readBatch(tx, orders);
+      limited.learn(read.items);
       const released: string[] = [];
       const refuse = (i: number, err: unknown) => {
         outcomes[i] = refused(err);
@@ -334,12 +366,12 @@ async function placeBatch(db: Db, orders: PendingOrder[], locked = false): Promi
   } catch (err) {
     if (!(err instanceof StockMoved)) throw err;
     if (locked) throw new Error(`stock of a locked item changed within its transaction: ${err.message}`, { cause: err });
-    return placeBatch(db, orders, true);
+    return placeBatch(db, orders, limited, true);
   }
 }
 
 /** A write id twice in one batch: the later ones wait for the batch, then find the first one's claim. */
-async function placeOrders(db: Db, orders: PendingOrder[]): Promise<Settled<PlacedOrder>[]> {
+async function placeOrders(db: Db, limited: LimitedItems, orders: PendingOrder[]): Promise<Settled<PlacedOrder>[]> {
   const seen = new Set<string>();
   const first: number[] = [];
   const later: number[] = [];
@@ -349,10 +381,12 @@ async function placeOrders(db: Db, orders: PendingOrder[]): Promise<Settled<Plac
   });
   const outcomes = new Array<Settled<PlacedOrder>>(orders.length);
   const batch = first.map((i) => orders[i]!);
-  const firstOutcomes = (await placeWithoutTransaction(db, batch)) ?? (await placeBatch(db, batch));
+  const firstOutcomes = limited.named(batch)
+    ? await placeBatch(db, batch, limited)
+    : ((await placeWithoutTransaction(db, batch, limited)) ?? (await placeBatch(db, batch, limited)));
   first.forEach((i, k) => (outcomes[i] = firstOutcomes[k]!));
   if (later.length > 0) {
-    const laterOutcomes = await placeOrders(db, later.map((i) => orders[i]!));
+    const laterOutcomes = await placeOrders(db, limited, later.map((i) => orders[i]!));
     later.forEach((i, k) => (outcomes[i] = laterOutcomes[k]!));
   }
   return outcomes;
@@ -364,28 +398,28 @@ async function placeOrders(db: Db, orders: PendingOrder[]): Promise<Settled<Plac
  * unreachable database or an unknown commit outcome fails them all, each answering as a lone
  * order would (503, or 500 with the retry finding the write).
  */
-const orderBatches = perDatabase(
-  (db) =>
-    new GroupCommit<PendingOrder, PlacedOrder>(
-      async (orders) => {
-        try {
-          return await placeOrders(db, orders);
-        } catch (err) {
-          if (orders.length === 1 || isDbDown(err) || err instanceof CommitOutcomeUnknown) throw err;
-          return Promise.all(
-            orders.map((o) =>
-              placeOrders(db, [o]).then(
-                ([outcome]) => outcome!,
-                (error: unknown): Settled<PlacedOrder> => refused(error),
-              ),
+const orderBatches = perDatabase((db) => {
+  const limited = new LimitedItems();
+  return new GroupCommit<PendingOrder, PlacedOrder>(
+    async (orders) => {
+      try {
+        return await placeOrders(db, limited, orders);
+      } catch (err) {
+        if (orders.length === 1 || isDbDown(err) || err instanceof CommitOutcomeUnknown) throw err;
+        return Promise.all(
+          orders.map((o) =>
+            placeOrders(db, limited, [o]).then(
+              ([outcome]) => outcome!,
+              (error: unknown): Settled<PlacedOrder> => refused(error),
             ),
-          );
-        }
-      },
-      // Two batches at most: the orders arriving meanwhile wait and go together.
-      { maxInFlight: 2 },
-    ),
-);
+          ),
+        );
+      }
+    },
+    // Two batches at most: the orders arriving meanwhile wait and go together.
+    { maxInFlight: 2 },
+  );
+});
 
 /**
  * Creates an order. Checks run in the order the API documents: items present, split configured
