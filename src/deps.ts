@@ -83,6 +83,25 @@ export function connectRedis(url: string): Redis {
   });
 }
 
+/** How long a start waits for Redis before serving with the limiter failing open. */
+const REDIS_READY_WAIT_MS = 3_000;
+
+/** Whether the connection is ready within `ms`; an unreachable Redis answers false at the deadline. */
+function redisReady(redis: Redis, ms: number): Promise<boolean> {
+  if (redis.status === 'ready') return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      redis.off('ready', onReady);
+      resolve(false);
+    }, ms);
+    const onReady = () => {
+      clearTimeout(timer);
+      resolve(true);
+    };
+    redis.once('ready', onReady);
+  });
+}
+
 export async function createDeps(config: Config, opts: DepsOptions = {}): Promise<Deps> {
   const logger = opts.logger ?? createLogger(config.logLevel);
   const database = await openDatabase({
@@ -103,6 +122,11 @@ export async function createDeps(config: Config, opts: DepsOptions = {}): Promis
         logger.warn({ err: err.message }, 'redis unavailable; rate limits fail open');
       }
     });
+    // Commands are refused until the connection is up (no offline queue), so a request served
+    // before then would go uncounted: the first requests after a start would escape the limits.
+    if (!(await redisReady(redis, REDIS_READY_WAIT_MS))) {
+      logger.warn({ waitedMs: REDIS_READY_WAIT_MS }, 'redis not ready at start; rate limits fail open until it is');
+    }
     limiter = new RedisRateLimiter(redis, `${opts.redisPrefix ?? 'splitline'}:rl:`, (err) =>
       logger.debug({ err }, 'rate limiter failed open'),
     );

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'drizzle-orm';
@@ -403,6 +404,51 @@ describe('Redis', () => {
         const keys = await redis.keys(`${prefix}*`);
         if (keys.length > 0) await redis.del(...keys);
         await limiter.close();
+      }
+    },
+  );
+
+  test(
+    'a start waits for Redis, so the first requests are counted too',
+    { skip: process.env.REDIS_URL ? false : 'REDIS_URL is not set' },
+    async () => {
+      // A Redis that takes 400 ms to let a connection through: requests served before then would
+      // find no connection and be served uncounted (the limiter fails open).
+      const real = new URL(process.env.REDIS_URL as string);
+      const sockets = new Set<Socket>();
+      const slow = createServer((client) => {
+        sockets.add(client);
+        client.pause();
+        setTimeout(() => {
+          const upstream = connect(Number(real.port || 6379), real.hostname, () => {
+            sockets.add(upstream);
+            client.pipe(upstream).pipe(client);
+            client.resume();
+          });
+          const close = () => {
+            client.destroy();
+            upstream.destroy();
+          };
+          upstream.on('error', close).on('close', close);
+          client.on('error', close).on('close', close);
+        }, 400);
+      });
+      await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
+      const port = (slow.address() as AddressInfo).port;
+      try {
+        const r = await startTestApp({ REDIS_URL: `redis://127.0.0.1:${port}`, PUBLIC_RATE_LIMIT_PER_MINUTE: '1' });
+        try {
+          const limiter = r.deps.limiter as RedisRateLimiter;
+          const body = { receiptId: 'nope', wallet: randomWallet(), status: 'link_opened' };
+          assert.equal((await r.call(null, 'POST', '/api/receipts/status', body)).status, 200);
+          assertErrorBody(await r.call(null, 'POST', '/api/receipts/status', body), 429, 'rate_limited');
+          assert.equal(limiter.servedUnmetered, 0);
+        } finally {
+          await r.close();
+        }
+      } finally {
+        for (const socket of sockets) socket.destroy();
+        await new Promise((resolve) => slow.close(resolve));
       }
     },
   );
