@@ -36,6 +36,17 @@ export interface Config {
   rpcTimeoutMs: number;
   confirmations: number;
   /**
+   * MAX_FEE_GWEI: the highest max fee per gas (base fee plus tip) a sweep is ever sent or replaced
+   * with. Above it sweeps wait, and /healthz and the admin app say so. In wei.
+   */
+  maxFeeWei: bigint;
+  /**
+   * SWEEP_DUST_USD: an underpaid receipt's money is swept only from this much on; less waits at
+   * its payment address for the top-up (a receipt whose money covers its total is always swept).
+   * In cents.
+   */
+  sweepDustCents: number;
+  /**
    * The payment-forwarder factory (src/chain/contracts/PaymentForwarder.sol). Unset: the dev chain
    * deploys it at start; elsewhere the service deploys it once with SPLIT_DEPLOYER_KEY.
    */
@@ -192,6 +203,18 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push(`${name} must be true or false (got "${raw}")`);
     return false;
   };
+  /** A non-negative decimal with at most `places` places, as an integer count of 10^-places. */
+  const decimal = (name: string, fallback: bigint, places: number, max: bigint): bigint => {
+    const raw = str(name);
+    if (raw === undefined) return fallback;
+    const m = new RegExp(`^(\\d{1,12})(?:\\.(\\d{1,${places}}))?$`).exec(raw);
+    const value = m === null ? -1n : BigInt(m[1]!) * 10n ** BigInt(places) + BigInt((m[2] ?? '').padEnd(places, '0') || '0');
+    if (value < 0n || value > max) {
+      problems.push(`${name} must be a number from 0 to ${max / 10n ** BigInt(places)} with at most ${places} decimals (got "${raw}")`);
+      return fallback;
+    }
+    return value;
+  };
   const url = (name: string, protocols: string[]): string | undefined => {
     const raw = str(name);
     if (raw === undefined) return undefined;
@@ -316,6 +339,8 @@ export function loadConfig(env: Env = process.env): Config {
     usdcAddress: usdc !== undefined && isAddress(usdc) ? normalizeWallet(usdc) : undefined,
     rpcTimeoutMs: int('RPC_TIMEOUT_MS', 10_000, 100, 120_000),
     confirmations: int('CONFIRMATIONS', chain === 'dev' ? 1 : 3, 1, 1000),
+    maxFeeWei: decimal('MAX_FEE_GWEI', 50n * 10n ** 9n, 9, 100_000n * 10n ** 9n),
+    sweepDustCents: Number(decimal('SWEEP_DUST_USD', 100n, 2, 1_000_000n * 100n)),
     paymentFactoryAddress: factory !== undefined && isAddress(factory) ? (normalizeWallet(factory) as `0x${string}`) : undefined,
     receiptTtlMinutes: int('RECEIPT_TTL_MINUTES', 60, 1, 43_200),
     dbQueryTimeoutMs: int('DB_QUERY_TIMEOUT_MS', 15_000, 100, 600_000),

@@ -189,6 +189,8 @@ export async function createDeps(config: Config, opts: DepsOptions = {}): Promis
           chain,
           logger,
           confirmations: config.confirmations,
+          maxFeeWei: config.maxFeeWei,
+          sweepDustCents: config.sweepDustCents,
           platformRecipient: config.platformRecipientAddress,
           leaseTtlMs: config.leaseTtlMs,
           ...(chain.dev !== undefined ? { startBlock: 0n, intervalMs: 100 } : {}),

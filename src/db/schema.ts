@@ -586,3 +586,70 @@ export const chainCursors = pgTable('chain_cursors', {
   block: bigint('block', { mode: 'bigint' }).notNull(),
   updatedAt: ms('updated_at').notNull(),
 });
+
+/** One attempt at a sweep's transaction: the first send or a replacement with the same nonce. */
+export interface SweepAttempt {
+  hash: string;
+  /** Wei, as decimal strings. */
+  maxFeePerGas: string;
+  maxPriorityFeePerGas: string;
+  /** The chain's head when it was sent, and when. */
+  block: string;
+  at: number;
+}
+
+/**
+ * Sweeps the service sent (src/payments/sweeper.ts): one nonce of the sending account each, with
+ * every transaction sent for it (a replacement keeps the nonce and raises the fee), so whichever
+ * of them is mined, the sweep is done once. An address has at most one pending sweep.
+ *
+ *   pending  sent, not yet mined (as far as the chain's latest block says)
+ *   mined    one of its transactions is in a block (mined_hash, mined_block)
+ *   lost     its nonce was used by a transaction that is none of its own; the money stays at the
+ *            address and a new sweep may be sent for it
+ */
+export const sweeps = pgTable(
+  'sweeps',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    /** The sending account, lower-case. */
+    account: text('account').notNull(),
+    nonce: bigint('nonce', { mode: 'bigint' }).notNull(),
+    wallet: text('wallet').notNull(),
+    receiptId: text('receipt_id').notNull(),
+    payAddress: text('pay_address').notNull(),
+    token: text('token').notNull(),
+    /** The contract called and the call, the same in every attempt. */
+    target: text('target').notNull(),
+    data: text('data').notNull(),
+    gas: bigint('gas', { mode: 'bigint' }).notNull(),
+    /** The balance at the address when the sweep was first sent, token base units. */
+    amountUnits: text('amount_units').notNull(),
+    state: text('state').$type<'pending' | 'mined' | 'lost'>().notNull(),
+    attempts: jsonb('attempts').$type<SweepAttempt[]>().notNull(),
+    /** The signed transaction of the newest attempt, sent again if a node forgot it. */
+    raw: text('raw').notNull(),
+    /** The fee a replacement would need is above MAX_FEE_GWEI: it waits. */
+    atFeeCap: boolean('at_fee_cap').notNull().default(false),
+    minedHash: text('mined_hash'),
+    minedBlock: bigint('mined_block', { mode: 'bigint' }),
+    createdAt: ms('created_at').notNull(),
+    updatedAt: ms('updated_at').notNull(),
+  },
+  (t) => [
+    uniqueIndex('sweeps_pending_address_idx').on(t.payAddress).where(sql`${t.state} = 'pending'`),
+    uniqueIndex('sweeps_pending_nonce_idx').on(t.account, t.nonce).where(sql`${t.state} = 'pending'`),
+    index('sweeps_address_idx').on(t.payAddress, t.id),
+  ],
+);
+
+/**
+ * The next nonce of each account the service sends from, kept here rather than asked of a node:
+ * a load-balanced node that lags answers a stale pending count. Reconciled with the chain's latest
+ * count (never the pending one) before each use.
+ */
+export const chainNonces = pgTable('chain_nonces', {
+  account: text('account').primaryKey(),
+  next: bigint('next', { mode: 'bigint' }).notNull(),
+  updatedAt: ms('updated_at').notNull(),
+});

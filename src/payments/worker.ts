@@ -4,27 +4,27 @@
  *   1. stores the payment address of every receipt whose merchant's split is known;
  *   2. reads the new blocks (src/payments/scanner.ts), following reorganisations;
  *   3. settles every receipt whose transfers changed or that still waits for depth or a sweep
- *      (src/payments/settle.ts), and sweeps what arrived into the merchant's split;
+ *      (src/payments/settle.ts), each on its own: one receipt's failure is logged and skipped;
  *   4. expires receipts whose time ran out with nothing received;
- *   5. follows a bounded number of payment-page hints.
+ *   5. follows a bounded number of payment-page hints;
+ *   6. starts the sweeps owed (src/payments/sweeper.ts) in the background; the next pass waits
+ *      for them, so a pass never waits for a transaction to be mined.
  *
  * Other instances stand by and take over when the lease lapses. All state lives in the database,
  * so a restart resumes where the last pass stopped.
  */
 import { randomBytes } from 'node:crypto';
-import { and, eq, lte } from 'drizzle-orm';
-import type { Address, Hex } from 'viem';
+import { and, lte } from 'drizzle-orm';
 import type { Logger } from 'pino';
 import type { ChainDeps } from '../chain/client.ts';
-import { paymentForwarderFactoryAbi, paymentSalt } from '../chain/payment-address.ts';
-import { sendSerially } from '../chain/wallet-queue.ts';
 import type { Db } from '../db/client.ts';
-import { receiptCanExpire, receipts, receiptWatch, splitConfigs } from '../db/schema.ts';
+import { receiptCanExpire, receipts, receiptWatch } from '../db/schema.ts';
 import { LeasedLoop } from '../workers/leased-loop.ts';
 import { followHints } from './hints.ts';
 import { fillPayAddresses } from './pay-address.ts';
 import { keyOf, PaymentScanner, type ReceiptKey } from './scanner.ts';
 import { expireReceipt, settleReceipt } from './settle.ts';
+import { Sweeper, type SweepHealth } from './sweeper.ts';
 
 export const CHAIN_LEASE = 'chain';
 
@@ -37,6 +37,12 @@ export interface ChainWorkerOptions {
   intervalMs?: number;
   leaseTtlMs?: number;
   startBlock?: bigint;
+  /** MAX_FEE_GWEI in wei (default 50 gwei). */
+  maxFeeWei?: bigint;
+  /** SWEEP_DUST_USD in cents (default 100). */
+  sweepDustCents?: number;
+  /** Blocks a sweep may stay unmined before it is replaced (default REPLACE_AFTER_BLOCKS). */
+  replaceAfterBlocks?: bigint;
 }
 
 export class ChainWorker {
@@ -44,8 +50,7 @@ export class ChainWorker {
   readonly scanner: PaymentScanner;
   /** What the last pass did, for /healthz, the bench and the logs. */
   lastPass: PassStats | undefined;
-  /** Receipts whose money waits at its payment address because nobody here can pay a sweep's gas. */
-  sweepsWaiting = 0;
+  readonly sweeper: Sweeper;
   private readonly loop: LeasedLoop;
 
   constructor(private readonly o: ChainWorkerOptions) {
@@ -56,6 +61,14 @@ export class ChainWorker {
       platformRecipient: o.platformRecipient,
       startBlock: o.startBlock,
       maxRange: o.chain.dev !== undefined ? 2000n : 20n,
+    });
+    this.sweeper = new Sweeper({
+      db: o.db,
+      chain: o.chain,
+      logger: o.logger,
+      maxFeeWei: o.maxFeeWei ?? 50n * 10n ** 9n,
+      dustCents: o.sweepDustCents ?? 100,
+      replaceAfterBlocks: o.replaceAfterBlocks,
     });
     // A steady interval; while passes fail (RPC down or stalling), back off up to 30 s.
     this.loop = new LeasedLoop({
@@ -86,6 +99,17 @@ export class ChainWorker {
 
   async stop(): Promise<void> {
     await this.loop.stop();
+    await this.sweeper.idle();
+  }
+
+  /** Receipts whose money waits at its payment address because nobody here can pay a sweep's gas. */
+  get sweepsWaiting(): number {
+    return this.sweeper.health().waitingForGas;
+  }
+
+  /** What /healthz and the admin app show about sweeps (src/payments/sweeper.ts). */
+  sweepHealth(): SweepHealth {
+    return this.sweeper.health();
   }
 
   /** One pass: hold the lease, then follow payments. */
@@ -93,10 +117,12 @@ export class ChainWorker {
     await this.loop.tick(now);
   }
 
-  /** Steps 1 to 5 of the module comment. */
+  /** Steps 1 to 6 of the module comment. */
   async pass(now = Date.now()): Promise<PassStats> {
     const { db, chain, logger } = this.o;
     const cpu = process.cpuUsage();
+    // What the last pass sent is on its way to the node before this one reads the chain.
+    await this.sweeper.idle();
     // The head first: a payment in a block up to it was sent to an address its buyer read from a
     // receipt committed before, which the filling then sees.
     const head = await this.scanner.head();
@@ -112,72 +138,31 @@ export class ChainWorker {
       confirmations: this.o.confirmations,
       logger,
     };
-    let waiting = 0;
-    let sweeps = 0;
+    let failed = 0;
     for (const key of keys.values()) {
-      const outcome = await db.transaction((tx) => settleReceipt(tx, key, { ...context, now: Date.now() }));
-      if (outcome.unswept === 0n || outcome.payAddress === null) continue;
-      const sent = await this.sweep(key, scan.head, now);
-      if (sent === 'no_gas') waiting++;
-      if (sent === 'sent') sweeps++;
+      try {
+        const outcome = await db.transaction((tx) => settleReceipt(tx, key, { ...context, now: Date.now() }));
+        if (outcome.unswept > 0n && outcome.payAddress !== null) this.sweeper.want({ ...key, payAddress: outcome.payAddress, unswept: outcome.unswept });
+      } catch (err) {
+        failed++;
+        logger.error({ err, wallet: key.wallet, receiptId: key.receiptId }, 'chain worker: settling a receipt failed; the others go on, it is tried again next pass');
+      }
     }
-    this.sweepsWaiting = waiting;
     const expired = await this.expire(now);
     const hints = await followHints(db, chain, scan.head, now);
+    this.sweeper.start(scan.head, scan.head);
     const used = process.cpuUsage(cpu);
     this.lastPass = {
       head: scan.head,
       settled: keys.size,
-      sweeps,
+      sweeps: this.sweeper.lastSent,
+      failed,
       expired,
       hints,
-      rpcCalls: scan.rpcCalls + hints + sweeps,
+      rpcCalls: scan.rpcCalls + hints + this.sweeper.lastRpcCalls,
       cpuMicros: used.user + used.system,
     };
     return this.lastPass;
-  }
-
-  /**
-   * Sends the sweep of a receipt's payment address into its split, unless one was sent recently
-   * and has not shown up yet. The money is safe at the address meanwhile: only the split can get it.
-   */
-  private async sweep(key: ReceiptKey, scanned: bigint, now: number): Promise<'sent' | 'pending' | 'no_gas'> {
-    const { db, chain, logger } = this.o;
-    const { walletClient, paymentFactory } = chain;
-    if (walletClient === undefined || paymentFactory === undefined) return 'no_gas';
-    const [watch] = await db.select().from(receiptWatch).where(and(eq(receiptWatch.wallet, key.wallet), eq(receiptWatch.receiptId, key.receiptId)));
-    if (watch?.sweepTx != null && watch.sweepSentAt != null && (await this.sweepPending(watch.sweepTx as Hex, watch.sweepSentAt, scanned, now))) {
-      return 'pending';
-    }
-    const [split] = await db.select({ address: splitConfigs.address }).from(splitConfigs).where(eq(splitConfigs.wallet, key.wallet));
-    if (split?.address == null) return 'no_gas';
-    const hash: Hex = await sendSerially(walletClient, () =>
-      walletClient.writeContract({
-        address: paymentFactory,
-        abi: paymentForwarderFactoryAbi,
-        functionName: 'sweep',
-        args: [split.address as Address, paymentSalt(key.wallet, key.receiptId), chain.usdc.address],
-      }),
-    );
-    await db
-      .update(receiptWatch)
-      .set({ sweepTx: hash, sweepSentAt: now })
-      .where(and(eq(receiptWatch.wallet, key.wallet), eq(receiptWatch.receiptId, key.receiptId)));
-    logger.info({ wallet: key.wallet, receiptId: key.receiptId, tx: hash }, 'sweep sent');
-    return 'sent';
-  }
-
-  /**
-   * Whether the last sweep sent may still land: mined after the scanned head (the next pass reads
-   * it), or waiting in the node's pool for less than SWEEP_RETRY_MS. A sweep the node no longer
-   * knows (a reorganisation dropped it) or that is mined and read is not pending.
-   */
-  private async sweepPending(hash: Hex, sentAt: number, scanned: bigint, now: number): Promise<boolean> {
-    const { publicClient } = this.o.chain;
-    const mined = await publicClient.getTransactionReceipt({ hash }).catch(() => null);
-    if (mined !== null) return mined.blockNumber > scanned;
-    const known = await publicClient.getTransaction({ hash }).catch(() => null);
-    return known !== null && now - sentAt < SWEEP_RETRY_MS;
   }
 
   /**
@@ -194,7 +179,11 @@ export class ChainWorker {
       .limit(EXPIRE_PER_PASS);
     let expired = 0;
     for (const r of due) {
-      if (await db.transaction((tx) => expireReceipt(tx, r, now))) expired++;
+      try {
+        if (await db.transaction((tx) => expireReceipt(tx, r, now))) expired++;
+      } catch (err) {
+        this.o.logger.error({ err, wallet: r.wallet, receiptId: r.receiptId }, 'chain worker: expiring a receipt failed; the others go on');
+      }
     }
     return expired;
   }
@@ -203,7 +192,10 @@ export class ChainWorker {
 export interface PassStats {
   head: bigint;
   settled: number;
+  /** Sweeps sent by the sweeper's run that this pass waited for (started by the pass before). */
   sweeps: number;
+  /** Receipts whose settling failed this pass (logged; tried again next pass). */
+  failed: number;
   expired: number;
   hints: number;
   rpcCalls: number;
@@ -214,5 +206,3 @@ export interface PassStats {
 const WATCH_PER_PASS = 1000;
 /** Receipts expired per pass at most; the rest wait for the next. */
 export const EXPIRE_PER_PASS = 500;
-/** A sweep not mined after this long is sent again. */
-const SWEEP_RETRY_MS = 60_000;

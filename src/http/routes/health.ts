@@ -20,6 +20,7 @@ export function healthRoutes(app: App, deps: Deps): void {
         () => false,
       );
       const worker = deps.chainWorker;
+      const sweeps = worker?.sweepHealth();
       return {
         status: 'ok' as const,
         database: up ? ('up' as const) : ('unavailable' as const),
@@ -30,7 +31,10 @@ export function healthRoutes(app: App, deps: Deps): void {
               payments: {
                 leader: worker.isLeader,
                 scannedBlock: worker.lastPass?.head.toString() ?? null,
-                sweepsWaitingForGas: worker.sweepsWaiting,
+                sweepsWaitingForGas: sweeps!.waitingForGas,
+                sweepsAtFeeCap: sweeps!.atFeeCap,
+                deployerBalanceWei: sweeps!.deployerBalanceWei,
+                deployerLow: sweeps!.deployerLow,
               },
             }),
       };

@@ -1,0 +1,523 @@
+/**
+ * Sends the sweeps that move money from payment addresses into splits, for the chain worker
+ * (src/payments/worker.ts), which hands it the receipts that owe one after each pass.
+ *
+ * Rules (DESIGN.md, "A real chain"):
+ *
+ *   - **Balance first.** An address is swept only when its balance (balanceOf, at the node's
+ *     latest block) holds something: nothing to move, no transaction.
+ *   - **One sweep per address in flight.** A pending sweep, or one mined in a block the scanner has
+ *     not read yet, holds back another for the same address (the sweeps table, one pending row per
+ *     address at most).
+ *   - **Its own nonce.** Nonces come from src/chain/nonce-keeper.ts, reconciled with the chain's
+ *     latest count, never with a (possibly lagging) node's pending count.
+ *   - **Replace, never re-send.** A sweep unmined REPLACE_AFTER_BLOCKS blocks after its last send
+ *     is sent again with the same nonce and a higher fee (src/chain/fees.ts), up to MAX_FEE_GWEI.
+ *     Every transaction sent for it is kept; whichever is mined, the sweep is done once. Beyond the
+ *     cap it waits: the receipt's history says so once, and health() counts it.
+ *   - **No new nonce while one is stuck.** New sweeps use new nonces only while no pending sweep is
+ *     overdue (unmined past its replacement time, or waiting at the fee cap), and at most
+ *     MAX_IN_FLIGHT at a time: a fee spike queues new sweeps behind the stuck ones instead of
+ *     stacking nonces that cannot be mined either.
+ *   - **Dust waits.** A receipt whose counted money covers its total is always swept (it completes
+ *     only once swept). Money short of the total is swept only from SWEEP_DUST_USD on; less waits
+ *     at the address, costing no call and no gas, until a top-up makes it worth a sweep (the whole
+ *     balance then goes in one). The merchant can still sweep it by hand from the admin app.
+ *   - **Never in the way.** The worker runs the sweeper in the background after its pass; the
+ *     next pass waits for it, so a pass never waits for a transaction to be mined. Each receipt's
+ *     failure is logged and skipped; nothing here stops another receipt, expiry or hint.
+ *   - **Gas.** Before each send the deployer's balance must cover gas × max fee; when it does not,
+ *     the sweep waits (waitingForGas) and health() says the deployer is low.
+ *
+ * The transaction is any contract call: a target (the receipt's factory) and its calldata, so a
+ * factory version with another sweep function needs only another sweepCallOf.
+ */
+import { and, asc, eq, sql } from 'drizzle-orm';
+import { encodeFunctionData, erc20Abi, keccak256, zeroAddress, type Address, type Hex, type LocalAccount } from 'viem';
+import type { Logger } from 'pino';
+import type { ChainDeps } from '../chain/client.ts';
+import { firstFees, gwei, replacementFees, type Fees } from '../chain/fees.ts';
+import { NonceKeeper } from '../chain/nonce-keeper.ts';
+import { paymentForwarderFactoryAbi, paymentSalt, predictPaymentAddress } from '../chain/payment-address.ts';
+import { sendSerially } from '../chain/wallet-queue.ts';
+import type { Db } from '../db/client.ts';
+import { receipts, receiptStatusHistory, receiptWatch, splitConfigs, sweeps, type SweepAttempt } from '../db/schema.ts';
+import { centsToTokenUnits } from '../domain/money.ts';
+import type { ReceiptKey } from './scanner.ts';
+import { amountOf } from './settle.ts';
+
+/** A receipt that owes a sweep, as the settle loop found it. */
+export interface SweepNeed extends ReceiptKey {
+  payAddress: string;
+  /** Counted money not yet swept, from the recorded transfers (token base units). */
+  unswept: bigint;
+}
+
+/** What /healthz and the admin app show about sweeps. */
+export interface SweepHealth {
+  /** Sweeps owed that wait because no key here pays gas, or the deployer's balance is too low. */
+  waitingForGas: number;
+  /** Sweeps that wait because the fee they need is above MAX_FEE_GWEI. */
+  atFeeCap: number;
+  /** Underpaid receipts whose money is below SWEEP_DUST_USD and waits for a top-up. */
+  dustWaiting: number;
+  /** The deployer's balance in wei when last read; null without a key. */
+  deployerBalanceWei: string | null;
+  /** The deployer cannot pay for the sweeps owed now plus LOW_RESERVE_SWEEPS more. */
+  deployerLow: boolean;
+}
+
+export interface SweeperOptions {
+  db: Db;
+  chain: ChainDeps;
+  logger: Logger;
+  /** MAX_FEE_GWEI in wei. */
+  maxFeeWei: bigint;
+  /** SWEEP_DUST_USD in cents. */
+  dustCents: number;
+  /** Blocks a sweep may stay unmined before it is replaced. */
+  replaceAfterBlocks?: bigint;
+}
+
+/** A sweep still unmined this many blocks after its last send is replaced. */
+export const REPLACE_AFTER_BLOCKS = 3n;
+/** Pending sweeps (nonces) at most at once. */
+export const MAX_IN_FLIGHT = 16;
+/** New sweeps sent per run at most; the rest go in the next run. */
+const SENDS_PER_RUN = 32;
+/** A pending sweep whose nonce the chain used, none of its own transactions found after this many blocks, is lost. */
+const LOST_AFTER_BLOCKS = 12n;
+/** Gas limit margin over the estimate: a top-up between the estimate and the block changes the cost. */
+const GAS_MARGIN_PER_CENT = 130n;
+/** Gas of a sweep for the deployer-low rule (a first sweep that deploys the forwarder costs about this). */
+const SWEEP_GAS = 150_000n;
+/** The deployer is low when it cannot pay the sweeps owed now plus this many more. */
+export const LOW_RESERVE_SWEEPS = 20n;
+/** The deployer's balance is read at least this often for health, sweeps owed or not. */
+const BALANCE_EVERY_MS = 30_000;
+
+type SweepRow = typeof sweeps.$inferSelect;
+
+/** How a node refused a transaction, when it did so outright; 'unknown' when it may have been sent. */
+type Refusal = 'funds' | 'nonce_used' | 'known' | 'underpriced' | 'fee_below_base' | 'unknown';
+
+function refusalOf(err: unknown): Refusal {
+  const text = messagesOf(err).toLowerCase();
+  if (text.includes('insufficient funds')) return 'funds';
+  if (/nonce too low|nonce is too low|nonce has already been used|invalid nonce/.test(text)) return 'nonce_used';
+  if (/already known|known transaction|already imported/.test(text)) return 'known';
+  if (text.includes('underpriced')) return 'underpriced';
+  if (/base ?fee|fee cap|max fee per gas less/.test(text)) return 'fee_below_base';
+  return 'unknown';
+}
+
+function messagesOf(err: unknown): string {
+  const parts: string[] = [];
+  for (let e: unknown = err, depth = 0; e !== undefined && e !== null && depth < 8; depth++) {
+    const o = e as { message?: unknown; details?: unknown; shortMessage?: unknown; cause?: unknown };
+    for (const p of [o.shortMessage, o.details, o.message]) if (typeof p === 'string') parts.push(p);
+    e = o.cause;
+  }
+  return parts.join(' | ');
+}
+
+/** The calldata of a v1 factory sweep: factory.sweep(split, salt, token). */
+export function sweepCallOf(p: { factory: Address; split: Address; wallet: string; receiptId: string; token: Address }): { target: Address; data: Hex } {
+  return {
+    target: p.factory,
+    data: encodeFunctionData({ abi: paymentForwarderFactoryAbi, functionName: 'sweep', args: [p.split, paymentSalt(p.wallet, p.receiptId), p.token] }),
+  };
+}
+
+interface RunState {
+  head: bigint;
+  scanned: bigint;
+  latest: bigint;
+  baseFee: bigint;
+  tip: bigint;
+  balance: bigint;
+  /** Wei the sends of this run may still spend, at most. */
+  spendable: bigint;
+}
+
+export class Sweeper {
+  private needs = new Map<string, SweepNeed>();
+  private running: Promise<void> | undefined;
+  private balanceReadAt = 0;
+  /** Receipts whose history already says their sweep waits at the fee cap (this process). */
+  private readonly toldAtCap = new Set<string>();
+  /** Sweeps sent (new or replaced) and RPC calls made by the last run that finished. */
+  lastSent = 0;
+  lastRpcCalls = 0;
+  private calls = 0;
+  private sent = 0;
+  private last: SweepHealth = { waitingForGas: 0, atFeeCap: 0, dustWaiting: 0, deployerBalanceWei: null, deployerLow: false };
+
+  constructor(private readonly o: SweeperOptions) {}
+
+  /** The facts of the last run. */
+  health(): SweepHealth {
+    return this.last;
+  }
+
+  /** A receipt owes a sweep (called by the settle loop; nothing is sent until run()). */
+  want(need: SweepNeed): void {
+    this.needs.set(`${need.wallet}\n${need.receiptId}`, need);
+  }
+
+  /** Starts a run in the background unless one is under way (its sweeps owed wait for the next). */
+  start(head: bigint, scanned: bigint): void {
+    if (this.running !== undefined) return;
+    const needs = [...this.needs.values()];
+    this.needs.clear();
+    this.running = this.run(needs, head, scanned)
+      .catch((err: unknown) => this.o.logger.warn({ err }, 'sweeps: this run failed; they are tried again next pass'))
+      .finally(() => {
+        this.running = undefined;
+      });
+  }
+
+  /** Resolves when no run is under way. */
+  async idle(): Promise<void> {
+    await this.running;
+  }
+
+  /** One run: settle what was sent, replace what is stuck, send what is owed. */
+  async run(needs: SweepNeed[], head: bigint, scanned: bigint): Promise<void> {
+    this.calls = 0;
+    this.sent = 0;
+    try {
+      await this.runOnce(needs, head, scanned);
+    } finally {
+      this.lastSent = this.sent;
+      this.lastRpcCalls = this.calls;
+    }
+  }
+
+  /** Counts an RPC call for the pass statistics. */
+  private rpc<T>(call: () => Promise<T>): Promise<T> {
+    this.calls++;
+    return call();
+  }
+
+  private async runOnce(needs: SweepNeed[], head: bigint, scanned: bigint): Promise<void> {
+    const { chain, db } = this.o;
+    const dustUnits = centsToTokenUnits(BigInt(this.o.dustCents), chain.usdc.decimals);
+    const some = needs.filter((n) => n.unswept > 0n);
+    const owed = await this.coveredOrWorth(some, dustUnits);
+    const health: SweepHealth = { waitingForGas: 0, atFeeCap: 0, dustWaiting: some.length - owed.length, deployerBalanceWei: null, deployerLow: false };
+    const account = this.localAccount();
+    if (account === undefined || chain.paymentFactory === undefined) {
+      // Nobody here pays gas: everything owed waits at its address (the admin app offers the
+      // merchant the transaction to send from their own wallet).
+      health.waitingForGas = owed.length;
+      this.last = health;
+      return;
+    }
+    const keeper = new NonceKeeper(db, chain.publicClient, account.address);
+    const pending = await db.select().from(sweeps).where(and(eq(sweeps.account, keeper.account), eq(sweeps.state, 'pending'))).orderBy(asc(sweeps.nonce));
+    if (pending.length === 0 && owed.length === 0) {
+      if (Date.now() - this.balanceReadAt >= BALANCE_EVERY_MS) {
+        const balance = await this.rpc(() => chain.publicClient.getBalance({ address: account.address }));
+        this.balanceReadAt = Date.now();
+        health.deployerBalanceWei = balance.toString();
+        health.deployerLow = balance < this.reserveFor(0n, await this.baseFee().catch(() => 0n), 0n);
+      } else {
+        health.deployerBalanceWei = this.last.deployerBalanceWei;
+        health.deployerLow = this.last.deployerLow;
+      }
+      this.last = health;
+      return;
+    }
+    const [latest, baseFee, tip, balance] = await Promise.all([
+      this.rpc(() => keeper.latest()),
+      this.baseFee(),
+      this.rpc(() => chain.publicClient.estimateMaxPriorityFeePerGas()).catch(() => 10n ** 6n),
+      this.rpc(() => chain.publicClient.getBalance({ address: account.address })),
+    ]);
+    this.balanceReadAt = Date.now();
+    const s: RunState = { head, scanned, latest, baseFee, tip, balance, spendable: balance };
+    health.deployerBalanceWei = balance.toString();
+
+    const stillPending = await this.followPending(pending, s, account, health);
+    const overdue = stillPending.some((p) => p.atFeeCap || head - BigInt(p.attempts.at(-1)!.block) >= this.replaceAfter());
+    let inFlight = stillPending.length;
+    let sent = 0;
+    for (const need of owed) {
+      if (overdue) {
+        // A stuck nonce holds every later one: the new sweep waits for it, counted as at the cap
+        // when that is why it is stuck.
+        if (stillPending.some((p) => p.atFeeCap)) health.atFeeCap++;
+        continue;
+      }
+      if (inFlight >= MAX_IN_FLIGHT || sent >= SENDS_PER_RUN) break;
+      try {
+        const outcome = await this.sendNew(need, keeper, account, s);
+        if (outcome === 'sent') {
+          inFlight++;
+          sent++;
+        } else if (outcome === 'no_gas') health.waitingForGas++;
+        else if (outcome === 'fee_cap') health.atFeeCap++;
+      } catch (err) {
+        this.o.logger.warn({ err, wallet: need.wallet, receiptId: need.receiptId }, 'sweep: sending failed; tried again next pass');
+      }
+    }
+    health.atFeeCap += stillPending.filter((p) => p.atFeeCap).length;
+    health.deployerLow = balance < this.reserveFor(BigInt(health.waitingForGas + inFlight), baseFee, tip);
+    this.last = health;
+  }
+
+  private replaceAfter(): bigint {
+    return this.o.replaceAfterBlocks ?? REPLACE_AFTER_BLOCKS;
+  }
+
+  /** Wei the deployer needs for `owed` sweeps plus LOW_RESERVE_SWEEPS more at today's fees. */
+  private reserveFor(owed: bigint, baseFee: bigint, tip: bigint): bigint {
+    const fee = firstFees(baseFee, tip, this.o.maxFeeWei)?.maxFeePerGas ?? this.o.maxFeeWei;
+    return SWEEP_GAS * fee * (owed + LOW_RESERVE_SWEEPS);
+  }
+
+  private async baseFee(): Promise<bigint> {
+    const block = await this.rpc(() => this.o.chain.publicClient.getBlock({ blockTag: 'latest' }));
+    return block.baseFeePerGas ?? 0n;
+  }
+
+  private localAccount(): LocalAccount | undefined {
+    const account = this.o.chain.walletClient?.account;
+    return account?.type === 'local' ? (account as LocalAccount) : undefined;
+  }
+
+  /**
+   * The needs worth a sweep: covered receipts whatever their amount, others from the dust
+   * threshold on. Whether a small one is covered is read for all of them in one query.
+   */
+  private async coveredOrWorth(worth: SweepNeed[], dustUnits: bigint): Promise<SweepNeed[]> {
+    if (worth.length === 0) return [];
+    const small = worth.filter((n) => n.unswept < dustUnits);
+    if (small.length === 0) return worth;
+    const rows = await this.o.db
+      .select({ wallet: receipts.wallet, id: receipts.id, totalCents: receipts.totalCents, paidUnits: receipts.paidUnits })
+      .from(receipts)
+      .where(sql`(${receipts.wallet}, ${receipts.id}) in (${sql.join(small.map((n) => sql`(${n.wallet}, ${n.receiptId})`), sql`, `)})`);
+    const covered = new Set(rows.filter((r) => BigInt(r.paidUnits) >= amountOf(r, this.o.chain.usdc.decimals)).map((r) => `${r.wallet}\n${r.id}`));
+    return worth.filter((n) => n.unswept >= dustUnits || covered.has(`${n.wallet}\n${n.receiptId}`));
+  }
+
+  /**
+   * Brings each pending sweep up to date: mined (one of its transactions is in a block), lost
+   * (its nonce went to another transaction), replaced (stuck past its time), or left to wait.
+   * Returns those still pending.
+   */
+  private async followPending(pending: SweepRow[], s: RunState, account: LocalAccount, health: SweepHealth): Promise<SweepRow[]> {
+    const still: SweepRow[] = [];
+    for (const row of pending) {
+      try {
+        if (row.nonce < s.latest) {
+          if (!(await this.resolve(row, s))) still.push(row);
+          continue;
+        }
+        const last = row.attempts.at(-1)!;
+        if (s.head - BigInt(last.block) < this.replaceAfter()) {
+          still.push(row);
+          continue;
+        }
+        still.push(await this.replace(row, s, account, health));
+      } catch (err) {
+        this.o.logger.warn({ err, wallet: row.wallet, receiptId: row.receiptId, nonce: row.nonce.toString() }, 'sweep: following a pending sweep failed; tried again next pass');
+        still.push(row);
+      }
+    }
+    return still;
+  }
+
+  /** A pending sweep whose nonce is used: which of its transactions was mined? True when settled. */
+  private async resolve(row: SweepRow, s: RunState): Promise<boolean> {
+    const { db, chain, logger } = this.o;
+    for (const a of [...row.attempts].reverse()) {
+      const mined = await this.rpc(() => chain.publicClient.getTransactionReceipt({ hash: a.hash as Hex })).catch(() => null);
+      if (mined === null) continue;
+      await db
+        .update(sweeps)
+        .set({ state: 'mined', minedHash: a.hash, minedBlock: mined.blockNumber, atFeeCap: false, updatedAt: Date.now() })
+        .where(eq(sweeps.id, row.id));
+      logger.info({ wallet: row.wallet, receiptId: row.receiptId, tx: a.hash, nonce: row.nonce.toString(), attempts: row.attempts.length, status: mined.status }, 'sweep mined');
+      return true;
+    }
+    // None found: a lagging node may not know the block yet. Only long after is the nonce given up as another's.
+    if (s.head - BigInt(row.attempts.at(-1)!.block) < LOST_AFTER_BLOCKS) return false;
+    await db.update(sweeps).set({ state: 'lost', updatedAt: Date.now() }).where(eq(sweeps.id, row.id));
+    logger.warn({ wallet: row.wallet, receiptId: row.receiptId, nonce: row.nonce.toString() }, 'sweep: its nonce was used by another transaction; the address will be swept again');
+    return true;
+  }
+
+  /** Sends a stuck sweep again with the same nonce and a higher fee, or marks it waiting at the cap. */
+  private async replace(row: SweepRow, s: RunState, account: LocalAccount, health: SweepHealth): Promise<SweepRow> {
+    const { db, logger } = this.o;
+    const last = row.attempts.at(-1)!;
+    const previous: Fees = { maxFeePerGas: BigInt(last.maxFeePerGas), maxPriorityFeePerGas: BigInt(last.maxPriorityFeePerGas) };
+    const fees = replacementFees(previous, s.baseFee, s.tip, this.o.maxFeeWei);
+    if (fees === null) {
+      // The cap leaves no room for a raise. If what was sent could be mined now, a node may have
+      // dropped it: send the same transaction again (harmless when it is still known).
+      if (previous.maxFeePerGas >= s.baseFee) await this.broadcast(row.raw as Hex).catch(() => undefined);
+      if (!row.atFeeCap) {
+        await db.update(sweeps).set({ atFeeCap: true, updatedAt: Date.now() }).where(eq(sweeps.id, row.id));
+        await this.tellAtCap(row, s.baseFee);
+      }
+      return { ...row, atFeeCap: true };
+    }
+    const cost = row.gas * fees.maxFeePerGas;
+    if (cost > s.balance) {
+      health.waitingForGas++;
+      return row;
+    }
+    const raw = await this.sign(account, { to: row.target as Address, data: row.data as Hex, nonce: row.nonce, gas: row.gas, fees });
+    const attempt: SweepAttempt = { hash: keccak256(raw), maxFeePerGas: fees.maxFeePerGas.toString(), maxPriorityFeePerGas: fees.maxPriorityFeePerGas.toString(), block: s.head.toString(), at: Date.now() };
+    const attempts = [...row.attempts, attempt];
+    await db.update(sweeps).set({ attempts, raw, atFeeCap: false, updatedAt: Date.now() }).where(eq(sweeps.id, row.id));
+    const refusal = await this.broadcast(raw).then(
+      () => null,
+      (err: unknown) => refusalOf(err),
+    );
+    logger.info(
+      { wallet: row.wallet, receiptId: row.receiptId, nonce: row.nonce.toString(), tx: attempt.hash, maxFeeGwei: gwei(fees.maxFeePerGas), refusal },
+      'sweep replaced (same nonce, higher fee)',
+    );
+    if (refusal === 'funds') health.waitingForGas++;
+    return { ...row, attempts, raw, atFeeCap: false };
+  }
+
+  /** The merchant hears once that a receipt's sweep waits for fees to fall below MAX_FEE_GWEI. */
+  private async tellAtCap(key: ReceiptKey, baseFee: bigint): Promise<void> {
+    const id = `${key.wallet}\n${key.receiptId}`;
+    if (this.toldAtCap.has(id)) return;
+    this.toldAtCap.add(id);
+    const [row] = await this.o.db.select({ status: receipts.status }).from(receipts).where(and(eq(receipts.wallet, key.wallet), eq(receipts.id, key.receiptId)));
+    if (row === undefined) return;
+    await this.o.db.insert(receiptStatusHistory).values({
+      wallet: key.wallet,
+      receiptId: key.receiptId,
+      status: row.status,
+      source: 'chain',
+      note: `sweep waiting: network fees (base fee ${gwei(baseFee)} gwei) are above MAX_FEE_GWEI (${gwei(this.o.maxFeeWei)}); the money is safe at the payment address and is swept when fees fall`,
+      at: Date.now(),
+    });
+    this.o.logger.warn({ wallet: key.wallet, receiptId: key.receiptId, baseFeeGwei: gwei(baseFee) }, 'sweep waits: fees above MAX_FEE_GWEI');
+  }
+
+  /** Sends a new sweep for a receipt, after every check of the module comment. */
+  private async sendNew(need: SweepNeed, keeper: NonceKeeper, account: LocalAccount, s: RunState): Promise<'sent' | 'skip' | 'no_gas' | 'fee_cap'> {
+    const { db, chain, logger } = this.o;
+    const factory = chain.paymentFactory!;
+    const [inFlight] = await db
+      .select({ id: sweeps.id })
+      .from(sweeps)
+      .where(and(eq(sweeps.payAddress, need.payAddress), sql`(${sweeps.state} = 'pending' or (${sweeps.state} = 'mined' and ${sweeps.minedBlock} > ${s.scanned}))`))
+      .limit(1);
+    if (inFlight !== undefined) return 'skip';
+    const fees = firstFees(s.baseFee, s.tip, this.o.maxFeeWei);
+    if (fees === null) {
+      await this.tellAtCap(need, s.baseFee);
+      return 'fee_cap';
+    }
+    if (SWEEP_GAS * fees.maxFeePerGas > s.spendable) return 'no_gas';
+    const [split] = await db.select({ address: splitConfigs.address }).from(splitConfigs).where(eq(splitConfigs.wallet, need.wallet));
+    if (split?.address == null) return 'skip';
+    const predicted = predictPaymentAddress({ factory, split: split.address as Address, salt: paymentSalt(need.wallet, need.receiptId) });
+    if (predicted !== need.payAddress.toLowerCase()) {
+      // The merchant's split changed after this address was paid: the sweep would move nothing.
+      logger.warn({ wallet: need.wallet, receiptId: need.receiptId, payAddress: need.payAddress }, 'sweep: the payment address belongs to an earlier split; sweep it from the admin app');
+      return 'skip';
+    }
+    const token = chain.usdc.address;
+    const balance = await this.balanceAt(token, need.payAddress as Address);
+    if (balance === 0n) return 'skip';
+    const call = sweepCallOf({ factory, split: split.address as Address, wallet: need.wallet, receiptId: need.receiptId, token });
+    const estimate = await this.rpc(() => chain.publicClient.estimateGas({ account: account.address, to: call.target, data: call.data }));
+    const gas = (estimate * GAS_MARGIN_PER_CENT) / 100n;
+    if (gas * fees.maxFeePerGas > s.spendable) return 'no_gas';
+
+    const result = await sendSerially(chain.walletClient!, async () => {
+      const nonce = await keeper.reserve(s.latest);
+      if (nonce === null) return 'skip' as const;
+      const raw = await this.sign(account, { to: call.target, data: call.data, nonce, gas, fees });
+      const attempt: SweepAttempt = { hash: keccak256(raw), maxFeePerGas: fees.maxFeePerGas.toString(), maxPriorityFeePerGas: fees.maxPriorityFeePerGas.toString(), block: s.head.toString(), at: Date.now() };
+      const now = Date.now();
+      const [row] = await db
+        .insert(sweeps)
+        .values({
+          account: keeper.account,
+          nonce,
+          wallet: need.wallet,
+          receiptId: need.receiptId,
+          payAddress: need.payAddress.toLowerCase(),
+          token: token.toLowerCase(),
+          target: call.target.toLowerCase(),
+          data: call.data,
+          gas,
+          amountUnits: balance.toString(),
+          state: 'pending',
+          attempts: [attempt],
+          raw,
+          createdAt: now,
+          updatedAt: now,
+        })
+        .onConflictDoNothing()
+        .returning({ id: sweeps.id });
+      if (row === undefined) {
+        await keeper.release(nonce);
+        return 'skip' as const;
+      }
+      const refusal = await this.broadcast(raw).then(
+        () => null,
+        (err: unknown) => refusalOf(err),
+      );
+      if (refusal !== null && refusal !== 'unknown' && refusal !== 'known') {
+        // Refused outright: nothing was sent. The nonce goes back unless the chain already used it.
+        await db.delete(sweeps).where(eq(sweeps.id, row.id));
+        if (refusal !== 'nonce_used' && refusal !== 'underpriced') await keeper.release(nonce);
+        logger.warn({ wallet: need.wallet, receiptId: need.receiptId, nonce: nonce.toString(), refusal }, 'sweep refused by the node; tried again next pass');
+        return refusal === 'funds' ? ('no_gas' as const) : ('skip' as const);
+      }
+      await db
+        .update(receiptWatch)
+        .set({ sweepTx: attempt.hash, sweepSentAt: now })
+        .where(and(eq(receiptWatch.wallet, need.wallet), eq(receiptWatch.receiptId, need.receiptId)));
+      logger.info({ wallet: need.wallet, receiptId: need.receiptId, tx: attempt.hash, nonce: nonce.toString(), amount: balance.toString(), maxFeeGwei: gwei(fees.maxFeePerGas) }, 'sweep sent');
+      return 'sent' as const;
+    });
+    if (result === 'sent') s.spendable -= gas * fees.maxFeePerGas;
+    return result;
+  }
+
+  /** The token balance at an address; the zero address means native ETH. */
+  private async balanceAt(token: Address, holder: Address): Promise<bigint> {
+    const { publicClient } = this.o.chain;
+    if (token === zeroAddress) return this.rpc(() => publicClient.getBalance({ address: holder }));
+    return this.rpc(() => publicClient.readContract({ address: token, abi: erc20Abi, functionName: 'balanceOf', args: [holder] }));
+  }
+
+  private sign(account: LocalAccount, p: { to: Address; data: Hex; nonce: bigint; gas: bigint; fees: Fees }): Promise<Hex> {
+    return account.signTransaction({
+      type: 'eip1559',
+      chainId: this.o.chain.chainId,
+      to: p.to,
+      data: p.data,
+      value: 0n,
+      nonce: Number(p.nonce),
+      gas: p.gas,
+      maxFeePerGas: p.fees.maxFeePerGas,
+      maxPriorityFeePerGas: p.fees.maxPriorityFeePerGas,
+    });
+  }
+
+  private async broadcast(raw: Hex): Promise<void> {
+    this.sent++;
+    await this.rpc(() => this.o.chain.publicClient.sendRawTransaction({ serializedTransaction: raw }));
+  }
+}
+
+/** Every sweep sent for an address, oldest first. */
+export async function sweepsOf(db: Db, payAddress: string): Promise<SweepRow[]> {
+  return db.select().from(sweeps).where(eq(sweeps.payAddress, payAddress.toLowerCase())).orderBy(asc(sweeps.id));
+}
