@@ -131,6 +131,59 @@ type Env = Record<string, string | undefined>;
 
 /** The shortest JWT_SECRET accepted in production: 256 bits, the HS256 key size. */
 export const MIN_JWT_SECRET_BYTES = 32;
+/** Fewer distinct bytes than this in a production JWT_SECRET is a pattern, not a secret. */
+export const MIN_JWT_SECRET_DISTINCT_BYTES = 10;
+/** The least entropy a production JWT_SECRET must show, in bits (its bytes' empirical Shannon entropy times their number). */
+export const MIN_JWT_SECRET_ENTROPY_BITS = 100;
+
+/**
+ * What a secret's bytes show of its randomness: how many distinct byte values it has, and its
+ * length times the empirical Shannon entropy of their frequencies. 32 bytes of `aaaa…` show 0
+ * bits; `openssl rand -hex 32` (64 characters) about 240; `openssl rand -base64 32` about 220.
+ * An upper bound of the real entropy (a long English phrase shows more than it holds), so it
+ * refuses only what is certainly weak.
+ */
+export function secretStrength(secret: string): { distinctBytes: number; entropyBits: number } {
+  const bytes = Buffer.from(secret, 'utf8');
+  const counts = new Map<number, number>();
+  for (const b of bytes) counts.set(b, (counts.get(b) ?? 0) + 1);
+  let perByte = 0;
+  for (const c of counts.values()) {
+    const p = c / bytes.length;
+    perByte -= p * Math.log2(p);
+  }
+  return { distinctBytes: counts.size, entropyBits: Math.floor(perByte * bytes.length) };
+}
+
+/** Why a production JWT_SECRET is refused, or null. */
+function weakSecretProblem(secret: string): string | null {
+  const bytes = Buffer.byteLength(secret, 'utf8');
+  if (bytes < MIN_JWT_SECRET_BYTES) return `JWT_SECRET must be at least ${MIN_JWT_SECRET_BYTES} bytes when NODE_ENV=production (got ${bytes})`;
+  const { distinctBytes, entropyBits } = secretStrength(secret);
+  if (distinctBytes < MIN_JWT_SECRET_DISTINCT_BYTES || entropyBits < MIN_JWT_SECRET_ENTROPY_BITS) {
+    return (
+      `JWT_SECRET is too regular to be a secret when NODE_ENV=production (${distinctBytes} distinct bytes, about ${entropyBits} bits; ` +
+      `at least ${MIN_JWT_SECRET_DISTINCT_BYTES} and ${MIN_JWT_SECRET_ENTROPY_BITS} needed): use a random one, e.g. openssl rand -base64 32`
+    );
+  }
+  return null;
+}
+
+/**
+ * Settings that start but deserve a line in the log: with NODE_ENV=production, an http: SITE_URL
+ * while no proxy in front ends TLS (TRUST_PROXY unset): session cookies and payment pages would
+ * travel in clear.
+ */
+export function configWarnings(config: Pick<Config, 'nodeEnv' | 'siteUrl' | 'trustProxy'>): string[] {
+  const warnings: string[] = [];
+  if (config.nodeEnv === 'production' && config.siteUrl.startsWith('http:') && config.trustProxy === false) {
+    warnings.push(
+      `SITE_URL is ${config.siteUrl}: with NODE_ENV=production, payment pages and the admin session should be served over https ` +
+        '(set an https: SITE_URL, or TRUST_PROXY when a proxy in front ends TLS)',
+    );
+  }
+  return warnings;
+}
 
 /**
  * TRUST_PROXY: unset or empty, none; a whole number from 1 to 20, that many hops from the right of
@@ -306,9 +359,8 @@ export function loadConfig(env: Env = process.env): Config {
     // Settings that are fine on a laptop and unsafe with real money: refused together, each named.
     if (chain === 'dev') problems.push('CHAIN=dev (the default: a local test chain) is refused when NODE_ENV=production; set CHAIN=base or base-sepolia');
     if (webhookAllowPrivate) problems.push('WEBHOOK_ALLOW_PRIVATE=true is refused when NODE_ENV=production: webhooks could reach the private network');
-    if (jwtSecret !== undefined && Buffer.byteLength(jwtSecret, 'utf8') < MIN_JWT_SECRET_BYTES) {
-      problems.push(`JWT_SECRET must be at least ${MIN_JWT_SECRET_BYTES} bytes when NODE_ENV=production (got ${Buffer.byteLength(jwtSecret, 'utf8')})`);
-    }
+    const weak = jwtSecret === undefined ? null : weakSecretProblem(jwtSecret);
+    if (weak !== null) problems.push(weak);
   }
 
   const databaseUrl = url('DATABASE_URL', ['postgres:', 'postgresql:']);

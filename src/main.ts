@@ -1,7 +1,7 @@
 /**
  * Process entry: configuration → dependencies → app → listen, with graceful shutdown.
  */
-import { ConfigError, loadConfig } from './config.ts';
+import { ConfigError, configWarnings, loadConfig } from './config.ts';
 import type { Deps } from './deps.ts';
 import { secureDataDir, SERVICE_UMASK } from './data-dir.ts';
 import { DataDirLocked } from './db/data-dir-lock.ts';
@@ -33,6 +33,7 @@ async function main(): Promise<void> {
   // Tighten what an earlier version, another umask or a copy left readable by others.
   const tightened = secureDataDir(config.dataDir);
   const deps = await createDeps(config, { chain: true });
+  for (const warning of configWarnings(config)) deps.logger.warn(warning);
   if (tightened.changed > 0 || tightened.failed.length > 0 || tightened.truncated) {
     deps.logger.warn(
       { dataDir: config.dataDir, tightened: tightened.changed, failed: tightened.failed, truncated: tightened.truncated },

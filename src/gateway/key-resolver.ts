@@ -88,17 +88,13 @@ export class KeyResolver {
     return resolver;
   }
 
-  /**
-   * `beforeLookup` runs only when the key must be looked up in the database (not a cached answer,
-   * not a string that cannot be a key); it may throw to refuse the request before that cost.
-   */
-  async resolve(key: string, now = this.opts.now?.() ?? Date.now(), beforeLookup?: () => Promise<void>): Promise<Principal | null> {
+  /** The key's principal, or null for a key that is not (or no longer) valid. */
+  async resolve(key: string, now = this.opts.now?.() ?? Date.now()): Promise<Principal | null> {
     // A string that cannot be a key never costs a database round trip.
     if (!looksLikeKey(key)) return null;
     const hash = hashKey(key);
     const hit = this.cache.get(hash);
     if (hit !== undefined && hit.fresh && now - hit.at < this.ttlMs) return hit.principal;
-    await beforeLookup?.();
     try {
       const principal = await findActiveKey(this.db, hash);
       this.remember(hash, { principal, at: now, fresh: true });

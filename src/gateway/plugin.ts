@@ -8,8 +8,9 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { prependOnRequest } from '../http/route-hooks.ts';
 import { Forbidden, RateLimited, Unauthorized } from '../domain/errors.ts';
+import { Budgets, setRateHeaders } from './budgets.ts';
 import type { KeyResolver } from './key-resolver.ts';
-import { safeEqual } from './keys.ts';
+import { looksLikeKey, safeEqual } from './keys.ts';
 import type { RateDecision, RateLimiter } from './rate-limit.ts';
 import type { Principal } from './subscriptions.ts';
 import type { Scope } from './scopes.ts';
@@ -22,6 +23,10 @@ declare module 'fastify' {
      *  limit, no credential; 'session': the admin session cookie (src/auth/plugin.ts); 'open': no
      *  credential and no budget (liveness, the dev chain). Every route states one. */
     auth?: 'key' | 'public' | 'session' | 'open';
+    /** With auth 'public': 'route' (the default) gives each client address a budget for this
+     *  route alone; 'handler' leaves it to the handler, which knows what the request names (the
+     *  receipt of a payment URL, the wallet signing in) and whether it held (src/gateway/budgets.ts). */
+    budget?: 'route' | 'handler';
   }
   interface FastifyRequest {
     principal: Principal | null;
@@ -33,7 +38,6 @@ const STRIPPED_HEADERS = ['x-wallet', 'wallet', 'x-subscription-id'];
 /** Budget of one signed-in wallet using the admin app. */
 export const SESSION_RATE_LIMIT_PER_MINUTE = 600;
 const CORRELATION = /^[A-Za-z0-9._:-]{8,128}$/;
-const INVALID_KEYS_MESSAGE = 'Too many invalid subscription keys from this address; retry after resetAt';
 
 export function correlationId(header: unknown): string {
   return typeof header === 'string' && CORRELATION.test(header) ? header : randomUUID();
@@ -55,14 +59,11 @@ export interface GatewayOptions {
   sessionCookie?: string;
 }
 
-export function setRateHeaders(reply: FastifyReply, d: RateDecision): void {
-  reply.header('x-ratelimit-limit', d.limit);
-  reply.header('x-ratelimit-remaining', d.remaining);
-  reply.header('x-ratelimit-reset', Math.ceil(d.resetAt / 1000));
-}
+export { setRateHeaders };
 
 export function registerGateway(app: FastifyInstance, opts: GatewayOptions): void {
   app.decorateRequest('principal', null);
+  const budgets = new Budgets(opts.limiter, opts);
 
   // Every request: its correlation id, no client-sent identity, the edge secret.
   app.addHook('onRequest', (request, reply, done) => {
@@ -83,12 +84,15 @@ export function registerGateway(app: FastifyInstance, opts: GatewayOptions): voi
   app.addHook('onRoute', (route) => {
     const config = route.config ?? {};
     if (config.auth === 'public') {
-      prependOnRequest(route, async (request, reply) => {
-        applyDecision(reply, await opts.limiter.hit(`ip:${request.ip}`, opts.publicRateLimitPerMinute));
-      });
+      if (config.budget === 'handler') return;
+      // Each public route its own budget per address: junk on one (payment URLs) never refuses
+      // another (sign-in).
+      const methods = Array.isArray(route.method) ? route.method.join(',') : route.method;
+      const name = `${methods} ${route.url}`;
+      prependOnRequest(route, async (request, reply) => budgets.spend(request, reply, name));
     } else if (config.scope !== undefined || config.auth === 'key') {
       const scope = config.scope;
-      prependOnRequest(route, async (request, reply) => authenticate(request, reply, opts, scope));
+      prependOnRequest(route, async (request, reply) => authenticate(request, reply, opts, budgets, scope));
     }
   });
 }
@@ -97,6 +101,7 @@ async function authenticate(
   request: FastifyRequest,
   reply: FastifyReply,
   opts: GatewayOptions,
+  budgets: Budgets,
   scope: Scope | undefined,
 ): Promise<void> {
   const key = request.headers[KEY_HEADER];
@@ -110,17 +115,11 @@ async function authenticate(
     }
     throw new Unauthorized('Missing Ocp-Apim-Subscription-Key header');
   }
-  // Invalid keys are counted per client address; once an address has spent its budget, keys it
-  // presents that would need a database lookup are refused before it (a cached key still passes).
-  const failures = `badkey:${request.ip}`;
-  // The resolver's own clock: tests move it past the cache's TTL.
-  const principal = await opts.keys.resolve(key, undefined, async () => {
-    const budget = await opts.limiter.peek(failures, opts.invalidKeyRateLimitPerMinute);
-    if (!budget.allowed) throw new RateLimited(budget.resetAt, INVALID_KEYS_MESSAGE);
-  });
+  // Every key is looked up: a valid key is never refused because of other callers' failures,
+  // which are counted per (address, kind of failure) once the key is known not to hold.
+  const principal = await opts.keys.resolve(key);
   if (principal === null) {
-    const spent = await opts.limiter.hit(failures, opts.invalidKeyRateLimitPerMinute);
-    if (!spent.allowed) throw new RateLimited(spent.resetAt, INVALID_KEYS_MESSAGE);
+    await budgets.failed(request, looksLikeKey(key) ? 'key-unknown' : 'key-malformed');
     throw new Unauthorized('Invalid or revoked subscription key');
   }
   // The key is a credential: it must not reach handlers or logs past this point.

@@ -77,7 +77,12 @@ function applySecurityHeaders(request: FastifyRequest, reply: FastifyReply, poli
   };
   for (const [name, value] of policy.base) setIfAbsent(name, value);
   // request.url is already stripped of PUBLIC_BASE_PATH.
-  if (isPayPagePath(request.url.split('?')[0] ?? '')) return;
+  const path = request.url.split('?')[0] ?? '';
+  // API answers are one caller's data (a session's CSRF token, a merchant's receipts): no cache,
+  // shared or the browser's, keeps them. A route with a policy of its own keeps it (the APK
+  // download: private, revalidated by its ETag).
+  if (path.startsWith('/api/')) setIfAbsent('cache-control', 'no-store');
+  if (isPayPagePath(path)) return;
   setIfAbsent('x-frame-options', 'DENY');
   setIfAbsent('content-security-policy', /^text\/html\b/i.test(String(reply.getHeader('content-type') ?? '')) ? policy.pageCsp : API_CSP);
   // Same-origin pages and server-side clients are unaffected; CORS reads (the dev chain's RPC, CORS_ORIGINS) are

@@ -3,10 +3,12 @@
  * at once), and TRUST_PROXY's forms.
  */
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { describe, test } from 'node:test';
-import { ConfigError, loadConfig } from '../../src/config.ts';
+import { ConfigError, configWarnings, loadConfig } from '../../src/config.ts';
 
-const SECRET_32 = 'x'.repeat(32);
+/** 32 bytes that look like a secret (distinct and irregular enough). */
+const SECRET_32 = randomBytes(24).toString('base64');
 const problemsOf = (env: Record<string, string>): string[] => {
   try {
     loadConfig(env);
@@ -32,12 +34,39 @@ describe('NODE_ENV=production refuses unsafe settings', () => {
     assert.match(problems[0]!, /CHAIN=dev \(the default/);
   });
 
-  test('JWT_SECRET is counted in bytes: 31 are refused, 32 pass, and so do 11 three-byte characters (33 bytes)', () => {
+  test('JWT_SECRET is counted in bytes: 31 are refused, 32 pass, and so do 11 three-byte characters (33 bytes) of a random text', () => {
     const base = { NODE_ENV: 'production', CHAIN: 'base', RPC_URL: 'https://rpc.example' };
-    assert.equal(problemsOf({ ...base, JWT_SECRET: 'x'.repeat(31) }).length, 1);
+    assert.equal(problemsOf({ ...base, JWT_SECRET: SECRET_32.slice(0, 31) }).length, 1);
     assert.deepEqual(problemsOf({ ...base, JWT_SECRET: SECRET_32 }), []);
-    assert.deepEqual(problemsOf({ ...base, JWT_SECRET: '€'.repeat(11) }), []);
+    const chars = [...'€£¥₩₽₹₪₫₴₸₺'];
+    assert.deepEqual(problemsOf({ ...base, JWT_SECRET: chars.join('') + SECRET_32.slice(0, 8) }), []);
     assert.match(problemsOf({ ...base })[0]!, /JWT_SECRET is required/);
+  });
+
+  test('a JWT_SECRET of 32 bytes or more with few distinct bytes or little entropy is refused', () => {
+    const base = { NODE_ENV: 'production', CHAIN: 'base', RPC_URL: 'https://rpc.example' };
+    for (const weak of ['a'.repeat(32), 'ab'.repeat(16), 'abcdefgh'.repeat(4), 'x'.repeat(64), '0123'.repeat(20)]) {
+      const problems = problemsOf({ ...base, JWT_SECRET: weak });
+      assert.equal(problems.length, 1, weak);
+      assert.match(problems[0]!, /^JWT_SECRET is too regular to be a secret/);
+    }
+    // What the docs suggest passes, every time.
+    for (let i = 0; i < 200; i++) {
+      assert.deepEqual(problemsOf({ ...base, JWT_SECRET: randomBytes(32).toString('hex') }), []);
+      assert.deepEqual(problemsOf({ ...base, JWT_SECRET: randomBytes(32).toString('base64') }), []);
+    }
+    // Outside production a weak secret is the developer's business.
+    assert.deepEqual(problemsOf({ JWT_SECRET: 'a'.repeat(32) }), []);
+  });
+
+  test('an http: SITE_URL in production is warned about unless a proxy ends TLS', () => {
+    const base = { NODE_ENV: 'production', CHAIN: 'base', RPC_URL: 'https://rpc.example', JWT_SECRET: SECRET_32 };
+    const warned = configWarnings(loadConfig({ ...base, SITE_URL: 'http://pay.example' }));
+    assert.equal(warned.length, 1);
+    assert.match(warned[0]!, /SITE_URL is http:\/\/pay\.example/);
+    assert.deepEqual(configWarnings(loadConfig({ ...base, SITE_URL: 'http://pay.example', TRUST_PROXY: '1' })), []);
+    assert.deepEqual(configWarnings(loadConfig({ ...base, SITE_URL: 'https://pay.example' })), []);
+    assert.deepEqual(configWarnings(loadConfig({ SITE_URL: 'http://localhost:8080' })), []);
   });
 
   test('a safe production configuration starts; outside production the same settings are allowed', () => {

@@ -14,7 +14,7 @@ const dev = webhookTargetPolicy(loadConfig({ CHAIN: 'dev' }));
 const base = webhookTargetPolicy(loadConfig({ CHAIN: 'base', RPC_URL: 'https://rpc.example' }));
 const sepolia = webhookTargetPolicy(loadConfig({ CHAIN: 'base-sepolia', RPC_URL: 'https://rpc.example' }));
 const production = webhookTargetPolicy(
-  loadConfig({ NODE_ENV: 'production', CHAIN: 'base', RPC_URL: 'https://rpc.example', JWT_SECRET: 'x'.repeat(32) }),
+  loadConfig({ NODE_ENV: 'production', CHAIN: 'base', RPC_URL: 'https://rpc.example', JWT_SECRET: 'webhook-targets-test-' + 'Q7p2Zk9rT4vX1mN8bC3dF6hJ0' }),
 );
 
 describe('the policy a configuration gives', () => {

@@ -3,7 +3,9 @@
  * finds nothing, the unguessable token `t` must come with it. No credential otherwise; rate-limited
  * per client address.
  */
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../../deps.ts';
+import { Budgets } from '../../gateway/budgets.ts';
 import { AppError, NotFound } from '../../domain/errors.ts';
 import { brandNameOf } from '../../db/receipt-views.ts';
 import { lineItemViews, recordTrackingStatus } from '../../domain/receipts.ts';
@@ -25,11 +27,29 @@ const errors = { 400: errorRef, 404: errorRef, 409: errorRef, 429: errorRef, 503
 
 export function payRoutes(app: App, deps: Deps): void {
   const db = deps.database.db;
+  const budgets = new Budgets(deps.limiter, deps.config);
+
+  /**
+   * The receipt a payment URL names, on the client's budget for that receipt; a URL that names
+   * none spends the client's budget for such URLs instead, so junk URLs never lock a buyer out
+   * of a real payment page, even from the same address.
+   */
+  async function receiptOf(request: FastifyRequest, reply: FastifyReply, id: string, token: string | undefined) {
+    let row;
+    try {
+      row = await receiptByPayToken(db, id, token);
+    } catch (err) {
+      if (err instanceof NotFound) await budgets.failed(request, 'pay-unknown', reply);
+      throw err;
+    }
+    await budgets.spend(request, reply, `pay:${row.wallet}:${row.id}`);
+    return row;
+  }
 
   app.get(
     '/api/pay/:id',
     {
-      config: { auth: 'public' },
+      config: { auth: 'public', budget: 'handler' },
       schema: {
         tags: ['payment page'],
         summary: 'What the payment page shows and what the buyer must send',
@@ -39,7 +59,7 @@ export function payRoutes(app: App, deps: Deps): void {
       },
     },
     async (request, reply) => {
-      const row = await receiptByPayToken(db, request.params.id, request.query.t);
+      const row = await receiptOf(request, reply, request.params.id, request.query.t);
       const [brandName, shop] = await Promise.all([brandNameOf(db, row.wallet, deps.config.brandName), getShopSettings(db, row.wallet)]);
       reply.header('cache-control', 'no-store');
       return {
@@ -63,7 +83,7 @@ export function payRoutes(app: App, deps: Deps): void {
   app.post(
     '/api/pay/:id/status',
     {
-      config: { auth: 'public' },
+      config: { auth: 'public', budget: 'handler' },
       schema: {
         tags: ['payment page'],
         summary: 'Record a tracking status from the payment page',
@@ -81,9 +101,9 @@ export function payRoutes(app: App, deps: Deps): void {
         },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       try {
-        const row = await receiptByPayToken(db, request.params.id, request.query.t);
+        const row = await receiptOf(request, reply, request.params.id, request.query.t);
         return await recordTrackingStatus(db, { wallet: row.wallet, receiptId: row.id, status: request.body.status });
       } catch (err) {
         // No credential beyond the URL: a wrong URL gets the answer an unpaid receipt gives.
@@ -96,7 +116,7 @@ export function payRoutes(app: App, deps: Deps): void {
   app.post(
     '/api/pay/:id/transaction',
     {
-      config: { auth: 'public' },
+      config: { auth: 'public', budget: 'handler' },
       schema: {
         tags: ['payment page'],
         summary: 'Tell the service where to look for the payment sooner',
@@ -116,7 +136,7 @@ export function payRoutes(app: App, deps: Deps): void {
     },
     async (request, reply) => {
       if (deps.chain === undefined) throw new ChainUnavailable();
-      const row = await receiptByPayToken(db, request.params.id, request.query.t);
+      const row = await receiptOf(request, reply, request.params.id, request.query.t);
       await recordHint(db, { wallet: row.wallet, receiptId: row.id, hash: request.body.transactionHash, now: Date.now() });
       deps.chainWorker?.kick();
       return reply.status(202).send({ status: row.status });
