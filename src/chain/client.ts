@@ -131,9 +131,9 @@ async function connectPublicChain(p: StartChainParams, name: Exclude<ChainName, 
 }
 
 /** anvil's chain, as viem's `foundry` defines it, on the RPC URL the dev chain listens on. */
-function devChainDefinition(rpcUrl: string): Chain {
+function devChainDefinition(rpcUrl: string, id = DEV_CHAIN_ID): Chain {
   return defineChain({
-    id: DEV_CHAIN_ID,
+    id,
     name: 'Splitline dev chain',
     nativeCurrency: { decimals: 18, name: 'Ether', symbol: 'ETH' },
     rpcUrls: { default: { http: [rpcUrl] } },
@@ -190,24 +190,25 @@ async function startDevChainDeps(p: StartChainParams): Promise<ChainDeps> {
 /**
  * CHAIN=dev with RPC_URL: several instances (or a test's apps) share one dev chain. The service
  * neither starts nor stops that node, and does not deploy a token on it: USDC_ADDRESS must name
- * the test USDC its owner deployed (config.ts requires it). Both are checked before use.
+ * the test USDC its owner deployed (config.ts requires it), and is checked before use. The chain
+ * keeps the node's own id (anvil's 31337, or 8453 for the mainnet-shaped simulation in test/sim).
  */
 async function joinDevChain(p: StartChainParams, rpcUrl: string): Promise<ChainDeps> {
   const { config, logger } = p;
   // config.ts requires it with RPC_URL on the dev chain; this guards callers that built a Config by hand.
   if (config.usdcAddress === undefined) throw new DevChainAttachError(rpcUrl, 'USDC_ADDRESS is not set');
-  const chain = devChainDefinition(rpcUrl);
   const transport = transportFor(rpcUrl, config.rpcTimeoutMs);
-  const publicClient = devPublicClient(chain, transport);
   const usdc: TokenInfo = { address: getAddress(config.usdcAddress), decimals: 6, symbol: 'USDC' };
-  let chainId: number;
+  let chain: Chain;
   let code: string | undefined;
   try {
-    [chainId, code] = await Promise.all([publicClient.getChainId(), publicClient.getCode({ address: usdc.address })]);
+    // The node's own chain id: 31337 for anvil's default, 8453 for the mainnet-shaped simulation (test/sim).
+    chain = devChainDefinition(rpcUrl, await createPublicClient({ transport }).getChainId());
+    code = await createPublicClient({ chain, transport }).getCode({ address: usdc.address });
   } catch (err) {
     throw new DevChainAttachError(rpcUrl, 'the node does not answer', { cause: err });
   }
-  if (chainId !== DEV_CHAIN_ID) throw new DevChainAttachError(rpcUrl, `its chain id is ${chainId}, not ${DEV_CHAIN_ID}`);
+  const publicClient = devPublicClient(chain, transport);
   if (code === undefined || code === '0x') throw new DevChainAttachError(rpcUrl, `USDC_ADDRESS ${usdc.address} holds no contract there`);
   const account = config.splitDeployerKey === undefined ? devAccount(DEV_DEPLOYER_INDEX) : privateKeyToAccount(config.splitDeployerKey);
   const walletClient = createWalletClient({ chain, transport, account, pollingInterval: 50 }) as ChainWalletClient;
@@ -216,7 +217,7 @@ async function joinDevChain(p: StartChainParams, rpcUrl: string): Promise<ChainD
   logger.info({ rpcUrl, usdc: usdc.address, deployer: account.address, paymentFactory: paymentFactory ?? null }, 'dev chain: joined an existing node');
   return {
     name: 'dev',
-    chainId: DEV_CHAIN_ID,
+    chainId: chain.id,
     publicClient,
     walletClient,
     usdc,

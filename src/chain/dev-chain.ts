@@ -94,7 +94,7 @@ export function anvilBinary(): string {
   return binary;
 }
 
-interface Running {
+export interface RunningAnvil {
   child: ChildProcess;
   anvilPid: number;
   port: number;
@@ -128,8 +128,8 @@ function anvilArgs(opts: DevChainOptions, port: number, statePath: string): stri
   return args;
 }
 
-/** Spawns anvil under the watchdog and resolves once it listens. */
-function spawnAnvil(binary: string, args: string[], timeoutMs: number): Promise<Running> {
+/** Spawns anvil under the watchdog and resolves once it listens (also the simulation's anvil, test/sim). */
+export function spawnAnvil(binary: string, args: string[], timeoutMs: number): Promise<RunningAnvil> {
   const child = spawn('/bin/sh', ['-c', WATCHDOG, 'splitline-anvil', binary, ...args], {
     stdio: ['pipe', 'pipe', 'pipe'],
     // Its own process group, so a terminal's Ctrl-C reaches only us and we stop anvil in order.
@@ -139,7 +139,7 @@ function spawnAnvil(binary: string, args: string[], timeoutMs: number): Promise<
     child.once('exit', (code, signal) => resolve({ code, signal }));
   });
   const tail = new OutputTail();
-  return new Promise<Running>((resolve, reject) => {
+  return new Promise<RunningAnvil>((resolve, reject) => {
     let anvilPid: number | undefined;
     let port: number | undefined;
     let settled = false;
@@ -202,7 +202,7 @@ class Supervisor implements DevChain {
   readonly statePath: string;
   startedFresh = false;
   port = 0;
-  private running: Running | undefined;
+  private running: RunningAnvil | undefined;
   private stopping: Promise<void> | undefined;
   private restartTimes: number[] = [];
   private listeners: (() => Promise<void>)[] = [];
@@ -241,7 +241,7 @@ class Supervisor implements DevChain {
   /** Starts anvil on its state file; an unreadable file is moved aside and the chain starts empty. */
   private async boot(port: number): Promise<void> {
     this.startedFresh = !existsSync(this.statePath);
-    let running: Running;
+    let running: RunningAnvil;
     try {
       running = await this.spawn(port);
     } catch (err) {
@@ -257,11 +257,11 @@ class Supervisor implements DevChain {
     void running.exited.then((exit) => this.onExit(running, exit));
   }
 
-  private spawn(port: number): Promise<Running> {
+  private spawn(port: number): Promise<RunningAnvil> {
     return spawnAnvil(this.binary, anvilArgs(this.opts, port, this.statePath), this.opts.startTimeoutMs ?? 30_000);
   }
 
-  private onExit(ended: Running, exit: { code: number | null; signal: NodeJS.Signals | null }): void {
+  private onExit(ended: RunningAnvil, exit: { code: number | null; signal: NodeJS.Signals | null }): void {
     // anvil itself may outlive a wrapper killed from outside: make sure it is gone before any restart.
     if (processAlive(ended.anvilPid)) signal(ended.anvilPid, 'SIGKILL');
     if (this.running !== ended || this.stopping !== undefined) return;
