@@ -653,3 +653,13 @@ export const chainNonces = pgTable('chain_nonces', {
   next: bigint('next', { mode: 'bigint' }).notNull(),
   updatedAt: ms('updated_at').notNull(),
 });
+
+/**
+ * Facts the chain worker leader publishes for every instance (the admin app may ask any of them):
+ * name 'sweeps' holds the sweeper's health (src/payments/sweeper.ts, SweepHealth).
+ */
+export const chainStatus = pgTable('chain_status', {
+  name: text('name').primaryKey(),
+  data: jsonb('data').notNull(),
+  updatedAt: ms('updated_at').notNull(),
+});

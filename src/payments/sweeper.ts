@@ -14,7 +14,7 @@
  *   - **Replace, never re-send.** A sweep unmined REPLACE_AFTER_BLOCKS blocks after its last send
  *     is sent again with the same nonce and a higher fee (src/chain/fees.ts), up to MAX_FEE_GWEI.
  *     Every transaction sent for it is kept; whichever is mined, the sweep is done once. Beyond the
- *     cap it waits: the receipt's history says so once, and health() counts it.
+ *     cap it waits, and health() counts it: /healthz and the admin app (sweepStatus) say so.
  *   - **No new nonce while one is stuck.** New sweeps use new nonces only while no pending sweep is
  *     overdue (unmined past its replacement time, or waiting at the fee cap), and at most
  *     MAX_IN_FLIGHT at a time: a fee spike queues new sweeps behind the stuck ones instead of
@@ -41,7 +41,7 @@ import { NonceKeeper } from '../chain/nonce-keeper.ts';
 import { paymentForwarderFactoryAbi, paymentSalt, predictPaymentAddress } from '../chain/payment-address.ts';
 import { sendSerially } from '../chain/wallet-queue.ts';
 import type { Db } from '../db/client.ts';
-import { receipts, receiptStatusHistory, receiptWatch, splitConfigs, sweeps, type SweepAttempt } from '../db/schema.ts';
+import { chainStatus, receipts, receiptWatch, splitConfigs, sweeps, type SweepAttempt } from '../db/schema.ts';
 import { centsToTokenUnits } from '../domain/money.ts';
 import type { ReceiptKey } from './scanner.ts';
 import { amountOf } from './settle.ts';
@@ -79,6 +79,8 @@ export interface SweeperOptions {
   replaceAfterBlocks?: bigint;
 }
 
+/** chain_status row of the sweeper's health. */
+export const SWEEP_STATUS = 'sweeps';
 /** A sweep still unmined this many blocks after its last send is replaced. */
 export const REPLACE_AFTER_BLOCKS = 3n;
 /** Pending sweeps (nonces) at most at once. */
@@ -144,12 +146,13 @@ export class Sweeper {
   private needs = new Map<string, SweepNeed>();
   private running: Promise<void> | undefined;
   private balanceReadAt = 0;
-  /** Receipts whose history already says their sweep waits at the fee cap (this process). */
+  /** Receipts whose sweep the log already said waits at the fee cap (this process). */
   private readonly toldAtCap = new Set<string>();
   /** Sweeps sent (new or replaced) and RPC calls made by the last run that finished. */
   lastSent = 0;
   lastRpcCalls = 0;
   private calls = 0;
+  private published: string | undefined;
   private sent = 0;
   private last: SweepHealth = { waitingForGas: 0, atFeeCap: 0, dustWaiting: 0, deployerBalanceWei: null, deployerLow: false };
 
@@ -192,6 +195,19 @@ export class Sweeper {
       this.lastSent = this.sent;
       this.lastRpcCalls = this.calls;
     }
+    await this.publish();
+  }
+
+  /** Stores the health for every instance (the admin app may ask any), when it changed. */
+  private async publish(): Promise<void> {
+    const data = JSON.stringify(this.last);
+    if (data === this.published) return;
+    const now = Date.now();
+    await this.o.db
+      .insert(chainStatus)
+      .values({ name: SWEEP_STATUS, data: this.last, updatedAt: now })
+      .onConflictDoUpdate({ target: chainStatus.name, set: { data: this.last, updatedAt: now } });
+    this.published = data;
   }
 
   /** Counts an RPC call for the pass statistics. */
@@ -240,10 +256,13 @@ export class Sweeper {
     health.deployerBalanceWei = balance.toString();
 
     const stillPending = await this.followPending(pending, s, account, health);
+    // An address whose sweep is pending needs nothing more until it is mined and read.
+    const busy = new Set(stillPending.map((p) => p.payAddress));
+    const open = owed.filter((n) => !busy.has(n.payAddress.toLowerCase()));
     const overdue = stillPending.some((p) => p.atFeeCap || head - BigInt(p.attempts.at(-1)!.block) >= this.replaceAfter());
     let inFlight = stillPending.length;
     let sent = 0;
-    for (const need of owed) {
+    for (const need of open) {
       if (overdue) {
         // A stuck nonce holds every later one: the new sweep waits for it, counted as at the cap
         // when that is why it is stuck.
@@ -362,7 +381,7 @@ export class Sweeper {
       if (previous.maxFeePerGas >= s.baseFee) await this.broadcast(row.raw as Hex).catch(() => undefined);
       if (!row.atFeeCap) {
         await db.update(sweeps).set({ atFeeCap: true, updatedAt: Date.now() }).where(eq(sweeps.id, row.id));
-        await this.tellAtCap(row, s.baseFee);
+        this.tellAtCap(row, s.baseFee);
       }
       return { ...row, atFeeCap: true };
     }
@@ -383,26 +402,23 @@ export class Sweeper {
       { wallet: row.wallet, receiptId: row.receiptId, nonce: row.nonce.toString(), tx: attempt.hash, maxFeeGwei: gwei(fees.maxFeePerGas), refusal },
       'sweep replaced (same nonce, higher fee)',
     );
-    if (refusal === 'funds') health.waitingForGas++;
+    if (refusal === 'funds' || refusal === 'underpriced' || refusal === 'fee_below_base') {
+      // Refused outright: the transaction sent before is still the one that counts.
+      const atCap = refusal === 'fee_below_base' && fees.maxFeePerGas >= this.o.maxFeeWei;
+      await db.update(sweeps).set({ attempts: row.attempts, raw: row.raw, atFeeCap: atCap, updatedAt: Date.now() }).where(eq(sweeps.id, row.id));
+      if (refusal === 'funds') health.waitingForGas++;
+      if (atCap) this.tellAtCap(row, s.baseFee);
+      return { ...row, atFeeCap: atCap };
+    }
     return { ...row, attempts, raw, atFeeCap: false };
   }
 
-  /** The merchant hears once that a receipt's sweep waits for fees to fall below MAX_FEE_GWEI. */
-  private async tellAtCap(key: ReceiptKey, baseFee: bigint): Promise<void> {
+  /** The log says once per receipt that its sweep waits for fees to fall below MAX_FEE_GWEI. */
+  private tellAtCap(key: ReceiptKey, baseFee: bigint): void {
     const id = `${key.wallet}\n${key.receiptId}`;
     if (this.toldAtCap.has(id)) return;
     this.toldAtCap.add(id);
-    const [row] = await this.o.db.select({ status: receipts.status }).from(receipts).where(and(eq(receipts.wallet, key.wallet), eq(receipts.id, key.receiptId)));
-    if (row === undefined) return;
-    await this.o.db.insert(receiptStatusHistory).values({
-      wallet: key.wallet,
-      receiptId: key.receiptId,
-      status: row.status,
-      source: 'chain',
-      note: `sweep waiting: network fees (base fee ${gwei(baseFee)} gwei) are above MAX_FEE_GWEI (${gwei(this.o.maxFeeWei)}); the money is safe at the payment address and is swept when fees fall`,
-      at: Date.now(),
-    });
-    this.o.logger.warn({ wallet: key.wallet, receiptId: key.receiptId, baseFeeGwei: gwei(baseFee) }, 'sweep waits: fees above MAX_FEE_GWEI');
+    this.o.logger.warn({ wallet: key.wallet, receiptId: key.receiptId, baseFeeGwei: gwei(baseFee), maxFeeGwei: gwei(this.o.maxFeeWei) }, 'sweep waits: fees above MAX_FEE_GWEI');
   }
 
   /** Sends a new sweep for a receipt, after every check of the module comment. */
@@ -417,7 +433,7 @@ export class Sweeper {
     if (inFlight !== undefined) return 'skip';
     const fees = firstFees(s.baseFee, s.tip, this.o.maxFeeWei);
     if (fees === null) {
-      await this.tellAtCap(need, s.baseFee);
+      this.tellAtCap(need, s.baseFee);
       return 'fee_cap';
     }
     if (SWEEP_GAS * fees.maxFeePerGas > s.spendable) return 'no_gas';
@@ -520,4 +536,23 @@ export class Sweeper {
 /** Every sweep sent for an address, oldest first. */
 export async function sweepsOf(db: Db, payAddress: string): Promise<SweepRow[]> {
   return db.select().from(sweeps).where(eq(sweeps.payAddress, payAddress.toLowerCase())).orderBy(asc(sweeps.id));
+}
+
+/** The merchant's view of sweeps for the admin app: the service's facts and their own receipts waiting. */
+export interface SweepStatus extends SweepHealth {
+  /** When the chain worker last published them; null before its first run. */
+  updatedAt: number | null;
+  /** This merchant's receipts whose sweep waits at the fee cap. */
+  receiptsAtFeeCap: string[];
+}
+
+export async function sweepStatus(db: Db, wallet: string): Promise<SweepStatus> {
+  const [row] = await db.select().from(chainStatus).where(eq(chainStatus.name, SWEEP_STATUS));
+  const atCap = await db
+    .select({ receiptId: sweeps.receiptId })
+    .from(sweeps)
+    .where(and(eq(sweeps.wallet, wallet), eq(sweeps.state, 'pending'), eq(sweeps.atFeeCap, true)))
+    .limit(100);
+  const facts = (row?.data as SweepHealth | undefined) ?? { waitingForGas: 0, atFeeCap: 0, dustWaiting: 0, deployerBalanceWei: null, deployerLow: false };
+  return { ...facts, updatedAt: row?.updatedAt ?? null, receiptsAtFeeCap: atCap.map((r) => r.receiptId) };
 }

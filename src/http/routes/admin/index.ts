@@ -7,6 +7,7 @@ import { adminSubscriptionRoutes } from './subscriptions.ts';
 import { adminUserRoutes } from './users.ts';
 import { adminWebhookRoutes } from './webhooks.ts';
 import { adminSweepRoutes } from './sweeps.ts';
+import { adminSweepStatusRoutes } from './sweep-status.ts';
 import { adminSplitBalanceRoutes } from './split-balances.ts';
 import { apkRoutes } from './apk.ts';
 import { adminRejectedWriteRoutes } from './rejected-writes.ts';
@@ -20,6 +21,7 @@ export function registerAdminRoutes(app: App, deps: Deps): void {
   adminWebhookRoutes(app, deps);
   adminPlatformRoutes(app, deps);
   adminSweepRoutes(app, deps);
+  adminSweepStatusRoutes(app, deps);
   adminSplitBalanceRoutes(app, deps);
   adminRejectedWriteRoutes(app, deps);
   // Encapsulated: its raw-body content-type parser must not reach other routes.

@@ -1,0 +1,380 @@
+/**
+ * Sweeps on a chain that misbehaves, on the real dev chain: anvil's own RPC leaves transactions
+ * pending (automine off), raises the base fee 200-fold, drops a transaction from its pool and
+ * empties the deployer; a proxy answers stale nonces like a lagging node. The worker's passes are
+ * run by hand, so each step is known. Every test checks the money: exactly one sweep per address,
+ * none that moves nothing, and every receipt completing once the chain lets it.
+ */
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import { and, eq } from 'drizzle-orm';
+import { createPublicClient, createTestClient, createWalletClient, erc20Abi, http, parseEther, parseGwei, type Hex } from 'viem';
+import { devAccount, DEV_DEPLOYER_INDEX } from '../../src/chain/dev-accounts.ts';
+import type { ChainDeps, ChainPublicClient, ChainWalletClient } from '../../src/chain/client.ts';
+import { paymentForwarderFactoryAbi } from '../../src/chain/payment-address.ts';
+import { chainNonces, receipts } from '../../src/db/schema.ts';
+import { sweepsOf } from '../../src/payments/sweeper.ts';
+import { ChainWorker } from '../../src/payments/worker.ts';
+import { admin, signIn } from '../helpers/session.ts';
+import type { TestApp } from '../helpers/app.ts';
+import { PLATFORM, startChainApp, startTestChain, testLogger, type TestChain } from './helpers.ts';
+
+let tc: TestChain;
+let t: TestApp;
+before(async () => {
+  tc = await startTestChain();
+  // The app's chain worker is not started: the tests run its passes.
+  t = await startChainApp(tc.chain, { CONFIRMATIONS: '1', PLATFORM_RECIPIENT_ADDRESS: PLATFORM, MAX_FEE_GWEI: '50', SWEEP_DUST_USD: '1' });
+});
+after(async () => {
+  await t?.close();
+  await tc?.close();
+});
+
+const db = () => t.deps.database.db;
+const worker = () => t.deps.chainWorker!;
+const anvil = () => createTestClient({ chain: tc.chain.publicClient.chain, transport: http(tc.chain.rpcUrl), mode: 'anvil' });
+const deployer = () => tc.chain.walletClient!.account.address;
+const usdc = () => tc.chain.usdc.address;
+const buyer = (i: number) => createWalletClient({ chain: tc.chain.publicClient.chain, transport: http(tc.chain.rpcUrl), account: devAccount(i) });
+
+/** One pass and the sweeps it started. */
+async function step(w: ChainWorker = worker()): Promise<void> {
+  await w.pass();
+  await w.sweeper.idle();
+}
+
+/** Mines one block whose base fee is `wei`. */
+async function mineAt(wei: bigint): Promise<void> {
+  await anvil().setNextBlockBaseFeePerGas({ baseFeePerGas: wei });
+  await anvil().mine({ blocks: 1 });
+}
+
+async function shop() {
+  const s = await signIn(t);
+  const res = await admin(t, s, 'POST', '/api/split/deploy', { recipients: [{ address: s.wallet, sharesBps: 9950 }, { address: PLATFORM, sharesBps: 50 }] });
+  assert.equal(res.status, 200, JSON.stringify(res.body));
+  return { s, wallet: s.wallet.toLowerCase(), key: await t.key(s.wallet), split: res.body.split.address as Hex };
+}
+type Shop = Awaited<ReturnType<typeof shop>>;
+
+async function receipt(sh: Shop, id: string, totalUsd: number, extra: Record<string, unknown> = {}): Promise<{ id: string; payTo: Hex }> {
+  const res = await t.call(sh.key, 'POST', '/api/receipts', { id, lineItems: [{ label: 'Item', priceUsd: totalUsd }], totalUsd, ...extra });
+  assert.equal(res.status, 201, JSON.stringify(res.body));
+  const page = await t.call(null, 'GET', `/api/pay/${id}${new URL(res.body.paymentUrl).search}`);
+  return { id, payTo: page.body.payment.payTo };
+}
+
+/** Sends a buyer's transfer; with automine off it waits in the pool for the next block. */
+function pay(from: number, to: Hex, amount: bigint): Promise<Hex> {
+  return buyer(from).writeContract({ address: usdc(), abi: erc20Abi, functionName: 'transfer', args: [to, amount], gas: 100_000n });
+}
+
+async function payMined(from: number, to: Hex, amount: bigint): Promise<void> {
+  const hash = await pay(from, to, amount);
+  assert.equal((await tc.chain.publicClient.waitForTransactionReceipt({ hash })).status, 'success');
+}
+
+async function status(sh: Shop, id: string): Promise<{ status: string; exception: string | null }> {
+  const res = await t.call(sh.key, 'GET', `/api/receipts/${id}`);
+  assert.equal(res.status, 200);
+  return { status: res.body.status, exception: res.body.exception };
+}
+
+/** Every factory Swept event out of a payment address: the sweeps that really moved something. */
+async function swept(payTo: Hex): Promise<bigint[]> {
+  const logs = await tc.chain.publicClient.getContractEvents({
+    address: tc.chain.paymentFactory!,
+    abi: paymentForwarderFactoryAbi,
+    eventName: 'Swept',
+    args: { forwarder: payTo },
+    fromBlock: 0n,
+  });
+  return logs.map((l) => l.args.amount!);
+}
+
+const balance = (of: Hex) => tc.chain.publicClient.readContract({ address: usdc(), abi: erc20Abi, functionName: 'balanceOf', args: [of] });
+const minedNonce = () => tc.chain.publicClient.getTransactionCount({ address: deployer(), blockTag: 'latest' });
+
+describe('a base-fee spike', () => {
+  test('200-fold for a while: the stuck sweep is replaced with the same nonce and a higher fee; no duplicate, no empty sweep', async () => {
+    const sh = await shop();
+    const r1 = await receipt(sh, 'spike-1', 3);
+    const r2 = await receipt(sh, 'spike-2', 4);
+    await payMined(1, r1.payTo, 3_000_000n);
+    await anvil().setAutomine(false);
+    try {
+      await mineAt(parseGwei('0.05'));
+      const before = await minedNonce();
+      await step();
+      const [sent] = await sweepsOf(db(), r1.payTo);
+      assert.ok(sent !== undefined, 'a sweep was sent');
+      assert.equal(sent.state, 'pending');
+      assert.equal(sent.nonce, BigInt(before), "the account's next nonce");
+      assert.equal(sent.amountUnits, '3000000', 'the balance it moves, read before sending');
+      const first = BigInt(sent.attempts[0]!.maxFeePerGas);
+      assert.ok(first < parseGwei('10'), `sent at the fee of the day (${first})`);
+
+      // The spike: 200 times the base fee, above what the sweep offers.
+      for (let i = 0; i < 3; i++) {
+        await mineAt(parseGwei('10'));
+        await step();
+      }
+      const [stuck] = await sweepsOf(db(), r1.payTo);
+      assert.equal(stuck!.attempts.length, 2, 'replaced once after three blocks');
+      assert.equal(stuck!.nonce, sent.nonce, 'with the same nonce');
+      assert.ok(BigInt(stuck!.attempts[1]!.maxFeePerGas) >= parseGwei('20'), 'at a fee that gets in during the spike');
+      assert.ok(BigInt(stuck!.attempts[1]!.maxPriorityFeePerGas) * 100n >= BigInt(stuck!.attempts[0]!.maxPriorityFeePerGas) * 110n, 'the tip raised by at least 10 %');
+      assert.equal((await status(sh, 'spike-1')).status, 'tx_mined');
+
+      // Another buyer pays during the spike; the replacement and the payment are mined.
+      await pay(2, r2.payTo, 4_000_000n);
+      await mineAt(parseGwei('10'));
+      await step();
+      const [done] = await sweepsOf(db(), r1.payTo);
+      assert.equal(done!.state, 'mined');
+      assert.equal(done!.minedHash, stuck!.attempts[1]!.hash, 'the replacement is the one mined');
+      // The second receipt's sweep, then fees fall.
+      await mineAt(parseGwei('0.05'));
+      await step();
+      await mineAt(parseGwei('0.05'));
+      await step();
+      await step();
+    } finally {
+      await anvil().setAutomine(true);
+    }
+    assert.equal((await status(sh, 'spike-1')).status, 'completed');
+    assert.equal((await status(sh, 'spike-2')).status, 'completed');
+    assert.deepEqual(await swept(r1.payTo), [3_000_000n], 'exactly one sweep moved the money, none empty');
+    assert.deepEqual(await swept(r2.payTo), [4_000_000n]);
+    assert.equal(await balance(sh.split), 7_000_000n);
+    const rows = [...(await sweepsOf(db(), r1.payTo)), ...(await sweepsOf(db(), r2.payTo))];
+    assert.deepEqual(rows.map((r) => r.state), ['mined', 'mined']);
+    assert.equal(rows[1]!.nonce, rows[0]!.nonce + 1n, 'no nonce skipped or used twice');
+  });
+
+  test('above MAX_FEE_GWEI the sweep waits and says so, no new nonce is used meanwhile; when fees fall everything completes', async () => {
+    const sh = await shop();
+    const r3 = await receipt(sh, 'cap-1', 5);
+    const r4 = await receipt(sh, 'cap-2', 6);
+    await payMined(3, r3.payTo, 5_000_000n);
+    await anvil().setAutomine(false);
+    try {
+      await mineAt(parseGwei('0.05'));
+      await step();
+      const [sent] = await sweepsOf(db(), r3.payTo);
+      assert.equal(sent!.state, 'pending');
+      const [kept] = await db().select().from(chainNonces).where(eq(chainNonces.account, deployer().toLowerCase()));
+      // 4,000-fold: a replacement would need more than the 50 gwei cap.
+      for (let i = 0; i < 4; i++) {
+        await mineAt(parseGwei('200'));
+        await step();
+      }
+      const [waiting] = await sweepsOf(db(), r3.payTo);
+      assert.equal(waiting!.state, 'pending');
+      assert.equal(waiting!.atFeeCap, true);
+      assert.equal(waiting!.attempts.length, 1, 'nothing above the cap was sent');
+      assert.equal(worker().sweepHealth().atFeeCap, 1);
+      const health = await t.call(null, 'GET', '/healthz');
+      assert.equal(health.body.payments.sweepsAtFeeCap, 1, JSON.stringify(health.body));
+      const told = await admin(t, sh.s, 'GET', '/api/admin/sweeps/status');
+      assert.equal(told.status, 200, JSON.stringify(told.body));
+      assert.deepEqual([told.body.atFeeCap, told.body.receiptsAtFeeCap], [1, ['cap-1']], 'the merchant is told, in the admin app');
+      const stranger = await signIn(t);
+      assert.deepEqual((await admin(t, stranger, 'GET', '/api/admin/sweeps/status')).body.receiptsAtFeeCap, [], 'only of their own receipts');
+
+      // Another payment meanwhile: its sweep waits behind the stuck nonce instead of taking the next one.
+      await pay(4, r4.payTo, 6_000_000n);
+      await mineAt(parseGwei('200'));
+      await step();
+      await step();
+      assert.deepEqual(await sweepsOf(db(), r4.payTo), [], 'no sweep while a nonce is stuck');
+      const [still] = await db().select().from(chainNonces).where(eq(chainNonces.account, deployer().toLowerCase()));
+      assert.equal(still!.next, kept!.next, 'no new nonce used');
+      assert.equal(worker().sweepHealth().atFeeCap, 2, 'both wait for fees');
+
+      // Fees fall: the first sweep gets in, then the second is sent.
+      await mineAt(parseGwei('0.05'));
+      await step();
+      await mineAt(parseGwei('0.05'));
+      await step();
+      await step();
+    } finally {
+      await anvil().setAutomine(true);
+    }
+    assert.equal((await status(sh, 'cap-1')).status, 'completed');
+    assert.equal((await status(sh, 'cap-2')).status, 'completed');
+    assert.deepEqual(await swept(r3.payTo), [5_000_000n]);
+    assert.deepEqual(await swept(r4.payTo), [6_000_000n]);
+    assert.equal(worker().sweepHealth().atFeeCap, 0);
+  });
+
+  test('a sweep the node dropped from its pool is sent again with the same nonce, by a fresh worker after a restart', async () => {
+    const sh = await shop();
+    const r = await receipt(sh, 'drop-1', 2);
+    await payMined(5, r.payTo, 2_000_000n);
+    await anvil().setAutomine(false);
+    try {
+      await mineAt(parseGwei('0.05'));
+      await step();
+      const [sent] = await sweepsOf(db(), r.payTo);
+      await anvil().dropTransaction({ hash: sent!.attempts[0]!.hash as Hex });
+      const fresh = new ChainWorker({ db: db(), chain: tc.chain, logger: testLogger(), confirmations: 1, platformRecipient: PLATFORM, startBlock: 0n });
+      for (let i = 0; i < 3; i++) {
+        await mineAt(parseGwei('0.05'));
+        await step(fresh);
+      }
+      const [again] = await sweepsOf(db(), r.payTo);
+      assert.equal(again!.attempts.length, 2);
+      assert.equal(again!.nonce, sent!.nonce);
+      await mineAt(parseGwei('0.05'));
+      await step(fresh);
+      await step(fresh);
+    } finally {
+      await anvil().setAutomine(true);
+    }
+    assert.equal((await status(sh, 'drop-1')).status, 'completed');
+    assert.deepEqual(await swept(r.payTo), [2_000_000n]);
+  });
+});
+
+describe('the deployer out of ETH', () => {
+  test("another merchant's receipt still reaches tx_mined, an expired order expires with its stock back, /healthz says sweeps wait for gas; funding completes everything", async () => {
+    const a = await shop();
+    const b = await shop();
+    const inv = await t.call(b.key, 'POST', '/api/inventory', { sku: 'lamp', name: 'Lamp', priceUsd: 9, stockQty: 2, taxable: false });
+    assert.ok(inv.status < 300, JSON.stringify(inv.body));
+    const order = await t.call(b.key, 'POST', '/api/orders', { items: [{ sku: 'lamp', qty: 2 }] });
+    assert.equal(order.status, 200, JSON.stringify(order.body));
+    const orderId = order.body.receipt.receiptId as string;
+    const a1 = await receipt(a, 'gas-a1', 3);
+    const a2 = await receipt(a, 'gas-a2', 2);
+    const b1 = await receipt(b, 'gas-b1', 4);
+    await step();
+    const funds = await tc.chain.publicClient.getBalance({ address: deployer() });
+    await anvil().setBalance({ address: deployer(), value: 0n });
+    try {
+      await payMined(6, a1.payTo, 3_000_000n);
+      await payMined(6, a2.payTo, 2_000_000n);
+      await step();
+      await payMined(7, b1.payTo, 4_000_000n);
+      await db().update(receipts).set({ expiresAt: Date.now() - 1 }).where(and(eq(receipts.wallet, b.wallet), eq(receipts.id, orderId)));
+      await step();
+      await step();
+      assert.equal((await status(a, 'gas-a1')).status, 'tx_mined');
+      assert.equal((await status(b, 'gas-b1')).status, 'tx_mined', "another merchant's receipt is not held back");
+      assert.deepEqual([(await status(b, orderId)).status, (await status(b, orderId)).exception], ['failed', 'expired']);
+      const stock = (await t.call(b.key, 'GET', '/api/inventory')).body.items.find((i: { sku: string }) => i.sku === 'lamp').stockQty;
+      assert.equal(stock, 2, 'the reserved stock returned on time');
+      const h = worker().sweepHealth();
+      assert.equal(h.waitingForGas, 3);
+      assert.equal(h.deployerLow, true);
+      assert.equal(h.deployerBalanceWei, '0');
+      const health = await t.call(null, 'GET', '/healthz');
+      assert.equal(health.body.payments.sweepsWaitingForGas, 3, JSON.stringify(health.body));
+      assert.equal(health.body.payments.deployerLow, true);
+      assert.deepEqual(await sweepsOf(db(), a1.payTo), [], 'nothing was sent that could not be paid');
+      const banner = await admin(t, a.s, 'GET', '/api/admin/sweeps/status');
+      assert.deepEqual([banner.body.waitingForGas, banner.body.deployerLow], [3, true], 'the admin app shows it');
+    } finally {
+      await anvil().setBalance({ address: deployer(), value: funds > parseEther('1') ? funds : parseEther('100') });
+    }
+    await step();
+    await step();
+    for (const [sh, id] of [[a, 'gas-a1'], [a, 'gas-a2'], [b, 'gas-b1']] as const) assert.equal((await status(sh, id)).status, 'completed', id);
+    assert.deepEqual(await swept(a1.payTo), [3_000_000n]);
+    assert.equal(worker().sweepHealth().waitingForGas, 0);
+    assert.equal(worker().sweepHealth().deployerLow, false);
+  });
+});
+
+describe('dust', () => {
+  test('tiny transfers to many payment addresses wait instead of costing a sweep each; a covered receipt is always swept, a top-up sweeps all at once', async () => {
+    const sh = await shop();
+    const dust = await Promise.all(Array.from({ length: 25 }, (_, i) => receipt(sh, `dust-${i}`, 5)));
+    const small = await receipt(sh, 'dust-small', 0.01);
+    const other = await shop();
+    const real = await receipt(other, 'dust-real', 8);
+    await step();
+    const before = await minedNonce();
+    for (const d of dust) await pay(8, d.payTo, 1n);
+    await payMined(8, small.payTo, 10_000n);
+    await payMined(1, real.payTo, 8_000_000n);
+    await step();
+    await step();
+    assert.equal((await status(other, 'dust-real')).status, 'completed');
+    assert.equal((await status(sh, 'dust-small')).status, 'completed', 'a covered receipt is swept however small');
+    for (const d of dust) assert.deepEqual(await sweepsOf(db(), d.payTo), [], 'dust is not swept');
+    assert.equal(await minedNonce(), before + 2, 'two sweeps in all: the covered receipts');
+    assert.equal(worker().sweepHealth().dustWaiting, 25);
+    // The buyer tops one up: one sweep moves everything.
+    await payMined(8, dust[0]!.payTo, 4_999_999n);
+    await step();
+    await step();
+    assert.equal((await status(sh, 'dust-0')).status, 'completed');
+    assert.deepEqual(await swept(dust[0]!.payTo), [5_000_000n]);
+  });
+});
+
+describe('a node that answers stale nonces', () => {
+  let proxy: Server;
+  let staleAt: bigint | undefined;
+  before(async () => {
+    // A load-balanced provider with a lagging node behind it: the pending count is the one from
+    // when the proxy started, and every other answer for the latest count is that old one too.
+    let flip = false;
+    proxy = createServer(async (req, res) => {
+      const chunks: Buffer[] = [];
+      for await (const c of req) chunks.push(c as Buffer);
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      const one = (call: { id: number; method: string; params: unknown[] }) => {
+        if (call.method === 'eth_getTransactionCount' && staleAt !== undefined) {
+          flip = !flip;
+          if (call.params[1] === 'pending' || flip) return { jsonrpc: '2.0', id: call.id, result: `0x${staleAt.toString(16)}` };
+        }
+        return undefined;
+      };
+      const calls = Array.isArray(body) ? body : [body];
+      const answers = await Promise.all(
+        calls.map(async (call) => {
+          const stale = one(call);
+          if (stale !== undefined) return stale;
+          const upstream = await fetch(tc.chain.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(call) });
+          return upstream.json();
+        }),
+      );
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify(Array.isArray(body) ? answers : answers[0]));
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  });
+  after(() => new Promise<void>((resolve) => proxy.close(() => resolve())));
+
+  test('sweeps sent through it never reuse a nonce, and every receipt completes', async () => {
+    const sh = await shop();
+    const url = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+    const chain = tc.chain.publicClient.chain;
+    const publicClient = createPublicClient({ chain, transport: http(url), pollingInterval: 50 }) as ChainPublicClient;
+    const walletClient = createWalletClient({ chain, transport: http(url), account: devAccount(DEV_DEPLOYER_INDEX) }) as ChainWalletClient;
+    const lagging: ChainDeps = { ...tc.chain, publicClient, walletClient };
+    const w = new ChainWorker({ db: db(), chain: lagging, logger: testLogger(), confirmations: 1, platformRecipient: PLATFORM, startBlock: 0n });
+    staleAt = BigInt(await minedNonce());
+    const rs = await Promise.all([1, 2, 3].map((i) => receipt(sh, `lag-${i}`, i)));
+    for (const [i, r] of rs.entries()) {
+      await payMined(2, r.payTo, BigInt(i + 1) * 1_000_000n);
+      await step(w);
+    }
+    await step(w);
+    await step(w);
+    staleAt = undefined;
+    for (const r of rs) {
+      assert.equal((await status(sh, r.id)).status, 'completed', r.id);
+      const rows = await sweepsOf(db(), r.payTo);
+      assert.deepEqual(rows.map((x) => [x.state, x.attempts.length]), [['mined', 1]], 'sent once, mined');
+    }
+    const nonces = (await Promise.all(rs.map((r) => sweepsOf(db(), r.payTo)))).map((x) => x[0]!.nonce);
+    assert.deepEqual(nonces, [nonces[0]!, nonces[0]! + 1n, nonces[0]! + 2n]);
+  });
+});
