@@ -272,7 +272,11 @@ function planKeys(sub: string, rest: string[], values: Values): Action {
 async function runKeys(db: Database, action: Action, out: Output): Promise<void> {
   switch (action.kind) {
     case 'create': {
-      const { primaryKey, secondaryKey, ...subscription } = await createSubscription(db.db, action.params);
+      const { primaryKey, secondaryKey, ...subscription } = await createSubscription(db.db, {
+        ...action.params,
+        // The operator, with the database in hand, grants what a superadmin may.
+        grantedBySuperadmin: true,
+      });
       const note = 'Store these keys now: they are kept only as hashes and cannot be shown again.';
       out.print(
         [

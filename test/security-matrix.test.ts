@@ -63,7 +63,7 @@ function assertRefused(res: Res, status: 401 | 403, code: string): void {
 }
 
 async function keyWith(scopes: Scope[]): Promise<string> {
-  return (await createSubscription(t.deps.database.db, { wallet: merchant, scopes, rateLimitPerMinute: 100_000, maxActive: MATRIX_KEYS })).primaryKey;
+  return (await createSubscription(t.deps.database.db, { wallet: merchant, scopes, rateLimitPerMinute: 100_000, maxActive: MATRIX_KEYS, grantedBySuperadmin: true })).primaryKey;
 }
 
 interface Case {

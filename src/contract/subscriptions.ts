@@ -86,7 +86,7 @@ export const CreateSubscriptionBody = Type.Object(
     wallet: Type.Optional(HandlerCheckedWallet({ description: 'The merchant; the signed-in wallet by default. Another: superadmin only' })),
     product: Type.Optional(handlerCheckedEnum(PRODUCT_NAMES, { description: `The product; ${DEFAULT_PRODUCT} by default` })),
     scopes: Type.Optional(
-      Type.Array(handlerCheckedEnum(SCOPES), { maxItems: 20, description: "A subset of the product's scopes; all of them by default" }),
+      Type.Array(handlerCheckedEnum(SCOPES), { maxItems: 20, description: "A subset of the product's scopes; all of them by default. users:read only when a superadmin creates it (else 403); a product's users:read is left out otherwise" }),
     ),
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
     rateLimitPerMinute: Type.Optional(

@@ -22,8 +22,10 @@ export const User = Type.Object({
   pfpUrl: Nullable(Type.String({ description: 'URL; null when the user has no picture' })),
   xp: Type.Number({ minimum: 0, examples: [1200] }),
   live: Type.Boolean({ description: `The presence rule's result: ${PRESENCE_RULE}` }),
-  lastSeen: Nullable(Type.Integer({ description: 'Unix ms; null when never seen' })),
-  lastHeartbeat: Nullable(Type.Integer({ description: 'Unix ms; null when no heartbeat was ever received' })),
+  lastSeen: Nullable(Type.Integer({ description: 'Unix ms; null when never seen. For a user whose space is not public, the start of that UTC day' })),
+  lastHeartbeat: Nullable(
+    Type.Integer({ description: 'Unix ms; null when no heartbeat was ever received. For a user whose space is not public, the start of that UTC day' }),
+  ),
   domains: Type.Array(Type.String()),
   platforms: Type.Array(Type.String()),
   languages: Type.Array(Type.String()),

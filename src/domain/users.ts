@@ -175,8 +175,8 @@ export async function searchUsers(directory: UserDirectory, params: SearchParams
         pfpUrl: row.pfpUrl,
         xp: row.xp,
         live,
-        lastSeen: row.lastSeen,
-        lastHeartbeat: row.lastHeartbeat,
+        lastSeen: row.spacePublic ? row.lastSeen : utcDayOf(row.lastSeen),
+        lastHeartbeat: row.spacePublic ? row.lastHeartbeat : utcDayOf(row.lastHeartbeat),
         domains: row.domains,
         platforms: row.platforms,
         languages: row.languages,
@@ -184,6 +184,16 @@ export async function searchUsers(directory: UserDirectory, params: SearchParams
     }
   }
   return { users: found, total };
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * The start of the UTC day of a Unix ms time. A user whose space is not public shows when they
+ * were last seen only to the day: polling the directory must not tell when they are online.
+ */
+export function utcDayOf(ms: number | null): number | null {
+  return ms === null ? null : ms - (((ms % DAY_MS) + DAY_MS) % DAY_MS);
 }
 
 /** GET /api/users/live: users meeting the presence rule, freshest heartbeat first. */

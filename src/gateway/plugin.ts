@@ -13,7 +13,7 @@ import type { KeyResolver } from './key-resolver.ts';
 import { looksLikeKey, safeEqual } from './keys.ts';
 import type { RateDecision, RateLimiter } from './rate-limit.ts';
 import type { Principal } from './subscriptions.ts';
-import type { Scope } from './scopes.ts';
+import { GRANTED_SCOPES, type Scope } from './scopes.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -110,6 +110,11 @@ async function authenticate(
       await opts.sessionFallback(request);
       const wallet = request.session?.wallet;
       if (wallet === undefined) throw new Unauthorized();
+      // A wallet signs in for free: a session carries no scope a superadmin must grant, unless
+      // it is a superadmin's.
+      if (scope !== undefined && GRANTED_SCOPES.has(scope) && request.session?.roles.includes('superadmin') !== true) {
+        throw new Forbidden(`${scope} is granted to subscriptions by a superadmin; a session does not carry it`);
+      }
       applyDecision(reply, await opts.limiter.hit(`wallet:${wallet}`, SESSION_RATE_LIMIT_PER_MINUTE));
       return;
     }

@@ -6,11 +6,11 @@ import { and, desc, eq, isNull } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
 import { releaseSlot, takeSlot } from '../db/counters.ts';
 import { subscriptionKeys, subscriptions } from '../db/schema.ts';
-import { InvalidInput, NotFound } from '../domain/errors.ts';
+import { Forbidden, InvalidInput, NotFound } from '../domain/errors.ts';
 import { normalizeWallet, isAddress } from '../domain/wallet.ts';
 import { generateKey, hashKey, keyPrefix } from './keys.ts';
 import { newId } from '../domain/ids.ts';
-import { DEFAULT_PRODUCT, PRODUCTS, isScope, type Scope } from './scopes.ts';
+import { DEFAULT_PRODUCT, GRANTED_SCOPES, PRODUCTS, isScope, type Scope } from './scopes.ts';
 
 export type KeySlot = 'primary' | 'secondary';
 
@@ -50,6 +50,12 @@ export interface CreateSubscriptionParams {
    * that is not a merchant (a test building a matrix of keys) sets another.
    */
   maxActive?: number | undefined;
+  /**
+   * A superadmin (or the operator, through the CLI) creates it: only then may it carry the
+   * scopes in GRANTED_SCOPES. Otherwise a product's granted scopes are left out and asking for
+   * one by name is 403.
+   */
+  grantedBySuperadmin?: boolean | undefined;
 }
 
 export async function createSubscription(
@@ -69,7 +75,12 @@ export async function createSubscription(
     const bad = params.scopes.filter((s) => !isScope(s));
     if (bad.length > 0) throw new InvalidInput(`Unknown scopes: ${bad.join(', ')}`);
     scopes = [...new Set(params.scopes as Scope[])];
+    const granted = scopes.filter((s) => GRANTED_SCOPES.has(s));
+    if (granted.length > 0 && params.grantedBySuperadmin !== true) {
+      throw new Forbidden(`Only a superadmin grants ${granted.join(', ')}`);
+    }
   }
+  if (params.grantedBySuperadmin !== true) scopes = scopes.filter((s) => !GRANTED_SCOPES.has(s));
   const rate = params.rateLimitPerMinute ?? product.rateLimitPerMinute;
   if (!Number.isInteger(rate) || rate < 1 || rate > 1_000_000) {
     throw new InvalidInput('rateLimitPerMinute must be an integer from 1 to 1000000');

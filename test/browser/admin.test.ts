@@ -11,7 +11,7 @@ import { devAccount } from '../../src/chain/dev-accounts.ts';
 import { receipts, rejectedWrites } from '../../src/db/schema.ts';
 import { ensureWebBuild } from '../../scripts/ensure-web-build.ts';
 import type { TestApp } from '../helpers/app.ts';
-import { admin, signIn } from '../helpers/session.ts';
+import { admin, newAccount, signIn } from '../helpers/session.ts';
 import { CHAIN_WAIT_MS, startChainApp, startTestChain, type TestChain } from '../chain/helpers.ts';
 import { eventually, until, waitFor } from '../helpers/wait.ts';
 import {
@@ -31,8 +31,10 @@ if (skipReason) console.log(skipReason);
 
 describe('admin web app', { skip: skipReason, timeout: 150_000 }, () => {
   let h: Harness;
+  /** The user directory is a superadmin's (or a granted key's): this wallet is one. */
+  const superAccount = newAccount();
   before(async () => {
-    h = await startHarness();
+    h = await startHarness({ SUPERADMIN_WALLETS: superAccount.address });
   });
   after(async () => {
     await h?.close();
@@ -542,7 +544,8 @@ describe('admin web app', { skip: skipReason, timeout: 150_000 }, () => {
         platform: 'web',
       },
     ], now);
-    const m = await merchant();
+    const m = await h.open({ account: superAccount });
+    await signInThroughPage(m);
     await m.page.goto('/admin/users');
     const intro = await m.page.getByTestId('users-intro').innerText();
     assert.match(intro, /imported from another system/);

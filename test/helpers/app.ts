@@ -132,6 +132,8 @@ export async function startTestApp(env: Record<string, string> = {}, opts: { cha
         rateLimitPerMinute: opts.rateLimitPerMinute ?? 100_000,
         // Test set-up, not a merchant: the per-merchant cap has tests of its own.
         maxActive: 1_000,
+        // As a superadmin would: every scope asked for (all by default) is granted.
+        grantedBySuperadmin: true,
       });
       return sub.primaryKey;
     },

@@ -53,7 +53,8 @@ export async function setUpMerchant(t: TestApp, opts: MerchantOptions = {}): Pro
  */
 export async function keyedMerchant(db: Db, platform: string): Promise<{ wallet: string; key: string }> {
   const wallet = randomWallet();
-  const key = (await createSubscription(db, { wallet, rateLimitPerMinute: 1_000_000 })).primaryKey;
+  // Every scope, as the operator would grant them (users:read included).
+  const key = (await createSubscription(db, { wallet, rateLimitPerMinute: 1_000_000, grantedBySuperadmin: true })).primaryKey;
   await storeSplitConfig(db, wallet, {
     address: null,
     recipients: [

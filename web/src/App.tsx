@@ -35,7 +35,7 @@ const NAV: { to: string; label: string; roles?: Role[] }[] = [
   { to: 'shop', label: 'Shop' },
   { to: 'keys', label: 'API keys' },
   { to: 'webhooks', label: 'Webhooks' },
-  { to: 'users', label: 'Users' },
+  { to: 'users', label: 'Users', roles: ['superadmin'] },
   { to: 'devices', label: 'Devices', roles: ['admin', 'superadmin'] },
 ];
 

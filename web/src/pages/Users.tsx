@@ -62,8 +62,9 @@ export function Users() {
         The people this Splitline server knows, each identified by a wallet: profiles a superadmin imported from another
         system (<code>POST /api/admin/users</code>) or that a signed-in wallet saved for itself (<code>PUT /api/users/me</code>),
         with a display name, XP and skills. Someone is <em>live</em> while their app sends a presence heartbeat (at least
-        every 2 minutes) and their space is public; nothing here comes from your receipts or payments. Developers read the
-        same directory with an API key holding the <code>users:read</code> scope.
+        every 2 minutes) and their space is public; nothing here comes from your receipts or payments. The directory is
+        open to superadmins and to API keys a superadmin granted the <code>users:read</code> scope; a user whose space is
+        not public shows only the day they were last seen.
       </p>
       <div className="split-layout split-layout-wide">
         <div>

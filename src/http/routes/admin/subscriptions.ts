@@ -101,6 +101,7 @@ export function adminSubscriptionRoutes(app: App, deps: Deps): void {
         scopes: body.scopes,
         name: body.name,
         rateLimitPerMinute: body.rateLimitPerMinute,
+        grantedBySuperadmin: isSuper(session),
       });
       return reply.status(201).send(created);
     },
