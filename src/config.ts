@@ -68,6 +68,16 @@ export interface Config {
   devChainPort: number;
   /** Seconds between dev chain blocks; 0 mines each transaction at once. */
   devChainBlockTime: number;
+  /** Seconds per block of the chain (2 on Base; on the dev chain DEV_CHAIN_BLOCK_TIME, or 1). */
+  chainBlockSeconds: number;
+  /** Milliseconds between chain worker passes: the block time (100 on a dev chain that mines per transaction). */
+  chainPollMs: number;
+  /** Largest block range of one eth_getLogs; shrinks by itself when the provider refuses. */
+  rpcLogsMaxRange: number;
+  /** eth_getLogs calls one chain worker pass may make (catch-up is spread over passes). */
+  rpcLogsCallsPerPass: number;
+  /** Newest blocks read one by one, pinned to their hash, because a load-balanced node may lag. */
+  rpcLagHorizonBlocks: number;
   containerType: ContainerType;
   brandKey: string;
   brandName: string;
@@ -318,6 +328,8 @@ export function loadConfig(env: Env = process.env): Config {
 
   const chain = oneOf('CHAIN', ['dev', 'base', 'base-sepolia'] as const, 'dev');
   const rpcUrl = url('RPC_URL', ['http:', 'https:', 'ws:', 'wss:']);
+  const devChainBlockTime = int('DEV_CHAIN_BLOCK_TIME', 0, 0, 3600);
+  const chainBlockSeconds = chain === 'dev' ? Math.max(1, devChainBlockTime) : 2;
   if (chain !== 'dev' && rpcUrl === undefined) problems.push(`RPC_URL is required when CHAIN=${chain}`);
   const usdc = str('USDC_ADDRESS');
   if (usdc !== undefined && !isAddress(usdc)) problems.push('USDC_ADDRESS must be a 0x-prefixed 40-hex address');
@@ -401,7 +413,12 @@ export function loadConfig(env: Env = process.env): Config {
     // The dev chain's gas is test ETH: no platform budget there unless one is set.
     splitDeploysPerDay: int('SPLIT_DEPLOYS_PER_DAY', chain === 'dev' ? 1_000_000 : 100, 0, 1_000_000),
     devChainPort: int('DEV_CHAIN_PORT', 0, 0, 65535),
-    devChainBlockTime: int('DEV_CHAIN_BLOCK_TIME', 0, 0, 3600),
+    devChainBlockTime,
+    chainBlockSeconds,
+    chainPollMs: int('CHAIN_POLL_MS', chain === 'dev' && devChainBlockTime === 0 ? 100 : chainBlockSeconds * 1000, 10, 600_000),
+    rpcLogsMaxRange: int('RPC_LOGS_MAX_RANGE', 2000, 1, 1_000_000),
+    rpcLogsCallsPerPass: int('RPC_LOGS_CALLS_PER_PASS', 32, 1, 10_000),
+    rpcLagHorizonBlocks: int('RPC_LAG_HORIZON_BLOCKS', 64, 1, 100_000),
     containerType: oneOf('CONTAINER_TYPE', ['platform', 'partner'] as const, 'platform'),
     brandKey,
     brandName: str('BRAND_NAME') ?? 'Splitline',

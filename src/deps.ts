@@ -193,7 +193,13 @@ export async function createDeps(config: Config, opts: DepsOptions = {}): Promis
           sweepDustCents: config.sweepDustCents,
           platformRecipient: config.platformRecipientAddress,
           leaseTtlMs: config.leaseTtlMs,
-          ...(chain.dev !== undefined ? { startBlock: 0n, intervalMs: 100 } : {}),
+          intervalMs: config.chainPollMs,
+          blockTimeSeconds: config.chainBlockSeconds,
+          scanLimits: {
+            maxRange: BigInt(config.rpcLogsMaxRange),
+            callsPerPass: config.rpcLogsCallsPerPass,
+            horizon: BigInt(config.rpcLagHorizonBlocks),
+          },
         });
   return {
     config,

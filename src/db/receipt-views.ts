@@ -126,11 +126,12 @@ export async function listReceiptsJson(db: Db, wallet: string, limit: number, fa
  * Compact, as the service's own serializer writes it.
  */
 const detailJson = (() => {
-  // The address that sent the receipt's first counted transfer (its token, the earliest log); the
-  // token is the chain's, given with the query (null without a chain: no payer).
+  // The address that sent the receipt's first counted transfer (its token, more than zero, the
+  // earliest log); the token is the chain's, given with the query (null without a chain: no payer).
+  // The scanner records no zero-value transfer; rows stored before it did are passed over here.
   const t = receiptTransfers;
   const payer = sql`coalesce((select to_json(${t.fromAddress})::text from ${t}
-    where ${t.wallet} = ${outer(receipts.wallet)} and ${t.receiptId} = ${outer(receipts.id)} and ${t.kind} = 'in' and ${t.token} = ${sql.placeholder('token')}::text
+    where ${t.wallet} = ${outer(receipts.wallet)} and ${t.receiptId} = ${outer(receipts.id)} and ${t.kind} = 'in' and ${t.token} = ${sql.placeholder('token')}::text and ${t.amountUnits} <> '0'
     order by ${t.blockNumber}, ${t.logIndex} limit 1), 'null')`;
   return sql<string>`'{' || coalesce(${receipts.summaryJson}, ${renderedSummary})
     || ',"brandName":' || ${brandNameJson}

@@ -148,3 +148,39 @@ export async function recordSplitTransaction(tx: Tx, row: NewSplitTransaction): 
     .returning({ id: splitTransactions.id });
   return inserted.length > 0;
 }
+
+/**
+ * Sets the fees of a split's payments from `from` on (block number, log index) as differences of
+ * cumulative floors, as PaymentSplitter computes a payee's share: floor(total received × bps /
+ * 10,000) after the payment minus the same before it. The fees of any run of payments then add up
+ * to the contract's figure for them to the base unit, where flooring each payment alone would fall
+ * short (1 + 4,999,999 units at 50 bps: 0 + 24,999 instead of 25,000). The running total is taken
+ * in log order, whatever order rows were inserted in; a reorganisation removes only the newest
+ * rows, so the older rows' fees stay right.
+ */
+export async function applyCumulativeFees(
+  tx: Tx,
+  s: { wallet: string; splitAddress: string; platformBps: number; from: { blockNumber: bigint; logIndex: number } },
+): Promise<void> {
+  const mine = and(eq(splitTransactions.wallet, s.wallet), eq(splitTransactions.splitAddress, s.splitAddress), eq(splitTransactions.kind, 'payment'));
+  const before = sql`(${splitTransactions.blockNumber}, ${splitTransactions.logIndex}) < (${s.from.blockNumber}, ${s.from.logIndex})`;
+  const [prior] = await tx
+    .select({ total: sql<string | null>`sum(${splitTransactions.amountUnits}::numeric)::text` })
+    .from(splitTransactions)
+    .where(and(mine, before));
+  const rows = await tx
+    .select({ id: splitTransactions.id, amountUnits: splitTransactions.amountUnits, feeUnits: splitTransactions.feeUnits })
+    .from(splitTransactions)
+    .where(and(mine, sql`not ${before}`))
+    .orderBy(splitTransactions.blockNumber, splitTransactions.logIndex);
+  let total = BigInt(prior?.total ?? '0');
+  const bps = BigInt(s.platformBps);
+  for (const r of rows) {
+    const next = total + BigInt(r.amountUnits);
+    const fee = ((next * bps) / 10_000n - (total * bps) / 10_000n).toString();
+    total = next;
+    if (fee !== r.feeUnits) {
+      await tx.update(splitTransactions).set({ feeUnits: fee }).where(and(eq(splitTransactions.wallet, s.wallet), eq(splitTransactions.id, r.id)));
+    }
+  }
+}

@@ -1,47 +1,112 @@
 /**
- * Reads the chain block range by block range and records what concerns the service:
+ * Reads the chain block by block and records what concerns the service:
  *
- *   Transfer(any ERC-20) into a receipt's payment address   → receipt_transfers 'in'
- *   Transfer out of a payment address into its split (sweep) → receipt_transfers 'sweep'
- *                                                             + a split transaction of that receipt
- *   Transfer of the token straight into a split              → a split transaction, receiptId null
- *   ERC20PaymentReleased out of a split                       → a split transaction (release)
+ *   Transfer of the token into a receipt's payment address    → receipt_transfers 'in'
+ *   Transfer of the token out of a payment address into its split (sweep)
+ *                                                              → receipt_transfers 'sweep'
+ *                                                                + a split transaction of that receipt
+ *   Transfer of the token straight into a split                → a split transaction, receiptId null
+ *   ERC20PaymentReleased of the token out of a known split      → a split transaction (release)
  *
- * The cost per range is fixed, whatever the number of open receipts: two getLogs calls (every
- * Transfer and every release in the range, matched against stored addresses with one indexed
- * query), the range's last block twice, and one header per block that holds a match.
+ * Zero-value transfers are never recorded: they move no money, so they never count as an arrival,
+ * never name a payer and never hold a receipt short of its depth.
  *
- * Reorganisations: the hash of every block read is kept for a window far beyond any confirmation
- * depth. A pass first checks that the last block read is still on the chain; when it is not, it
- * finds the newest block that is, withdraws every row derived from the blocks above it, and reads
- * them again. A range whose last block changed while it was read is not recorded at all.
+ * **What is asked.** Every eth_getLogs names its contracts: the token (chain.usdc) and the split
+ * contracts of split_configs, SPLIT_ADDRESSES_PER_CALL at a time, with topic0 one of Transfer and
+ * ERC20PaymentReleased. What strangers put on the chain (another contract's Transfer logs, 48,000
+ * of them in one block) is never downloaded. The `to` topic is not filtered: the addresses whose
+ * money matters are every payment address ever issued (late money, top-ups and sweeps of closed
+ * receipts are credited) and every split, a list that grows without bound while provider limits
+ * on topic lists and request size do not; a provider charges an eth_getLogs the same whatever
+ * its filter, so filtering by `to` would only save bytes of the token's own traffic, at the price
+ * of more calls per block as the list grows. The logs are matched against stored addresses with
+ * one indexed query.
+ *
+ * **Proof of coverage.** A load-balanced provider sends each request to any of its nodes, and a
+ * node a few blocks behind answers eth_getLogs over [from, to] silently cut at its own head. So a
+ * block is recorded only when its logs are known complete:
+ *
+ *   - Near the head (the newest `horizon` blocks) each block is read pinned: its header by number
+ *     (eth_getBlockByNumber), then eth_getLogs({blockHash}) of that header's hash. A node that does
+ *     not have that block answers an error (EIP-234), never a short list, and a header the node
+ *     does not have is null. Either ends the pass with nothing recorded or withdrawn; the block is
+ *     read again next pass.
+ *   - Deeper than `horizon` blocks below the newest head seen (64 by default: every node of a
+ *     healthy provider is within a few blocks of the head), blocks are read by range, for catch-up
+ *     after a pause. The range's last header is then fetched: null ends the pass, and a log of that
+ *     block with another hash means the range changed while it was read: nothing is recorded.
+ *
+ * **Reorganisations.** The hash of every block read near the head is kept for REORG_WINDOW blocks
+ * (and the last block of every range). Each pass begins with one call, the newest header
+ * (`latest`): when its number and hash are what was read last, the pass ends there. A header whose
+ * parent hash is not the hash recorded for the block before it, or a `latest` at a recorded
+ * height with another hash, shows another chain: the newest recorded block that the node still
+ * has is found (header by header, newest first), every row from above it is withdrawn, and those
+ * blocks are read again. A node that answers null for a block (it is behind) is never taken for
+ * a reorganisation: the pass ends and withdraws nothing. A `latest` below the newest block read
+ * is a lagging node unless it names another hash for a recorded block.
+ *
+ * **Refusals.** A provider may refuse an eth_getLogs answer (-32005 "more than 10000 results",
+ * Alchemy's "Log response size exceeded ... this block range should work: [0x.., 0x..]", a block
+ * range too large, HTTP 413, viem's ResponseBodyTooLargeError). The range is then split: to the
+ * provider's suggested range when the refusal names one, otherwise in half, down to one block.
+ * The range size that worked is remembered and grows back slowly. A one-block read that is still
+ * refused ends the pass (logged, `stopped` in the result): it is read again next pass, never
+ * skipped, and the worker's other work goes on.
+ *
+ * **Cost.** A pass makes at most `callsPerPass` eth_getLogs calls, so catching up never starves
+ * settling, expiry and new blocks; the worker runs the next pass at once while behind. At the head
+ * a pass costs one header for `latest` plus, per new block, one eth_getLogs (and one header when
+ * more than one block arrived). When the head has not moved, the pass makes that one call.
+ * Calls are counted per method (rpcCalls) for the bench's compute units (src/chain/compute-units.ts).
+ *
+ * **Where to start.** An empty cursor starts at the block before the oldest receipt that still
+ * waits for money (found by timestamp, 10 minutes early for clock differences), or at the head when
+ * there is none: a fresh install reads nothing of the past.
  */
-import { and, desc, eq, gt, inArray, lt, sql } from 'drizzle-orm';
-import { getAbiItem, type Address, type Hex } from 'viem';
+import { and, desc, eq, gt, inArray, isNotNull, lt, min, sql } from 'drizzle-orm';
+import { decodeEventLog, getAbiItem, toEventSelector, type Hex } from 'viem';
 import { erc20Abi } from 'viem';
 import type { Logger } from 'pino';
 import type { ChainDeps } from '../chain/client.ts';
 import { paymentSplitterAbi } from '../chain/split-contract.ts';
 import type { Db, Tx } from '../db/client.ts';
-import { chainBlocks, chainCursors, receipts, receiptTransfers, receiptWatch, splitConfigs, splitTransactions } from '../db/schema.ts';
-import { splitterShare } from '../domain/money.ts';
-import { recordSplitTransaction } from '../domain/split-transactions.ts';
+import { chainBlocks, chainCursors, receiptCanExpire, receipts, receiptTransfers, receiptWatch, splitConfigs, splitTransactions } from '../db/schema.ts';
+import { applyCumulativeFees, recordSplitTransaction } from '../domain/split-transactions.ts';
 
 export const CURSOR = 'payments';
 const TRANSFER = getAbiItem({ abi: erc20Abi, name: 'Transfer' });
 const RELEASED = getAbiItem({ abi: paymentSplitterAbi, name: 'ERC20PaymentReleased' });
+const TRANSFER_TOPIC = toEventSelector(TRANSFER);
+const RELEASED_TOPIC = toEventSelector(RELEASED);
 /** Block hashes kept, counted back from the newest read: far deeper than any confirmation depth. */
 export const REORG_WINDOW = 1024n;
+/** Contract addresses named in one eth_getLogs filter. */
+export const SPLIT_ADDRESSES_PER_CALL = 500;
+/** How much earlier than a receipt's creation an empty cursor starts, for clock differences. */
+const START_SLACK_SECONDS = 600n;
+
+export interface ScanLimits {
+  /** Largest block range of one eth_getLogs (RPC_LOGS_MAX_RANGE). */
+  maxRange: bigint;
+  /** Blocks below the head read one by one, pinned to their hash (RPC_LAG_HORIZON_BLOCKS). */
+  horizon: bigint;
+  /** eth_getLogs calls one pass may make (RPC_LOGS_CALLS_PER_PASS). */
+  callsPerPass: number;
+}
+
+export const DEFAULT_SCAN_LIMITS: ScanLimits = { maxRange: 2000n, horizon: 64n, callsPerPass: 32 };
 
 export interface ScannerOptions {
   db: Db;
   chain: ChainDeps;
   logger: Logger;
   platformRecipient: string | undefined;
-  /** Where to start on an empty cursor; defaults to the chain's head minus a day's worth of blocks. */
+  /** Where to start on an empty cursor; by default the oldest receipt waiting for money, or the head. */
   startBlock?: bigint;
-  /** Blocks per getLogs call. */
-  maxRange?: bigint;
+  limits?: Partial<ScanLimits>;
+  /** Seconds per block, for the first guess of the block at a time (it is then checked). */
+  blockTimeSeconds?: number;
 }
 
 export interface ReceiptKey {
@@ -50,106 +115,353 @@ export interface ReceiptKey {
 }
 
 export interface ScanResult {
-  /** The newest block read. */
+  /** The newest block read (the cursor): depth is counted from it. */
   head: bigint;
+  /** The newest head the node named this pass. */
+  chainHead: bigint;
   /** Receipts whose transfers changed (new ones recorded, or withdrawn by a reorganisation). */
   touched: ReceiptKey[];
   /** Receipts whose transfers a reorganisation withdrew. */
   withdrawn: ReceiptKey[];
+  /** True when blocks up to chainHead remain to be read: the worker runs the next pass at once. */
+  behind: boolean;
+  /** Why the pass stopped before chainHead, when it did (a lagging node, a refused block). */
+  stopped: string | null;
   /** RPC calls this pass made. */
   rpcCalls: number;
 }
 
-interface TransferLog {
-  address: Address;
-  blockNumber: bigint;
-  blockHash: Hex;
-  transactionHash: Hex;
-  logIndex: number;
-  args: { from: Address; to: Address; value: bigint };
+export interface Header {
+  number: bigint;
+  hash: string;
+  parentHash: string;
+  /** Unix ms. */
+  timestamp: number;
 }
 
+interface RawLog {
+  address: Hex;
+  topics: [Hex, ...Hex[]];
+  data: Hex;
+  blockNumber: Hex;
+  blockHash: Hex;
+  transactionHash: Hex;
+  logIndex: Hex;
+  blockTimestamp?: Hex;
+}
+
+interface ChainLog {
+  address: string;
+  blockNumber: bigint;
+  blockHash: string;
+  transactionHash: string;
+  logIndex: number;
+  /** Unix ms when the node sent it with the log. */
+  timestamp: number | undefined;
+  event: { kind: 'transfer'; from: string; to: string; value: bigint } | { kind: 'release'; token: string; to: string; amount: bigint };
+}
+
+/** Ends a pass without recording or withdrawing anything; the work is taken up again next pass. */
+class PassStop extends Error {}
+
 export class PaymentScanner {
-  private rpcCalls = 0;
+  /** Every RPC call this scanner made, per method, since it was made. */
+  readonly rpcCalls: Record<string, number> = {};
+  private passCalls = 0;
+  private readonly limits: ScanLimits;
+  /** The range size that last worked; halves on a refusal, grows back after RANGE_GROWTH successes. */
+  private range: bigint;
+  private rangeSuccesses = 0;
 
-  constructor(private readonly o: ScannerOptions) {}
-
-  /** The chain's newest block. */
-  async head(): Promise<bigint> {
-    this.rpcCalls = 0;
-    return this.rpc(() => this.o.chain.publicClient.getBlockNumber({ cacheTime: 0 }));
+  constructor(private readonly o: ScannerOptions) {
+    this.limits = { ...DEFAULT_SCAN_LIMITS, ...o.limits };
+    this.range = this.limits.maxRange;
   }
 
-  /** Reads every block up to `head` (from head()). */
-  async pass(head: bigint): Promise<ScanResult> {
-    const { db } = this.o;
-    const touched = new Map<string, ReceiptKey>();
-    const withdrawn = await this.followReorganisation();
-    for (const r of withdrawn) touched.set(keyOf(r), r);
-    const [cursor] = await db.select().from(chainCursors).where(eq(chainCursors.name, CURSOR));
-    let from = cursor === undefined ? (this.o.startBlock ?? (head > 43_200n ? head - 43_200n : 0n)) : cursor.block + 1n;
-    const maxRange = this.o.maxRange ?? 2000n;
-    while (from <= head) {
-      const to = from + maxRange - 1n < head ? from + maxRange - 1n : head;
-      const range = await this.readRange(from, to);
-      if (range === null) break;
-      for (const r of range) touched.set(keyOf(r), r);
-      from = to + 1n;
-    }
-    await db.delete(chainBlocks).where(and(eq(chainBlocks.cursor, CURSOR), lt(chainBlocks.number, head - REORG_WINDOW)));
-    return { head, touched: [...touched.values()], withdrawn, rpcCalls: this.rpcCalls };
-  }
-
-  private rpc<T>(call: () => Promise<T>): Promise<T> {
-    this.rpcCalls++;
-    return call();
-  }
-
-  private blockHash(number: bigint): Promise<Hex | null> {
-    return this.rpc(() =>
-      this.o.chain.publicClient.getBlock({ blockNumber: number }).then(
-        (b) => b.hash,
-        (err: unknown) => {
-          if ((err as { name?: string }).name === 'BlockNotFoundError') return null;
-          throw err;
-        },
-      ),
-    );
+  /** The range size eth_getLogs uses now (adapted to the provider's refusals). */
+  get rangeSize(): bigint {
+    return this.range;
   }
 
   /**
-   * When the newest block read is no longer on the chain, withdraws what the removed blocks gave
-   * and moves the cursor back to the newest block both chains share.
+   * The node's newest header: the one call of a pass when nothing is new. Taken before the
+   * worker stores new payment addresses, so a payment in a block up to it went to an address
+   * whose receipt was committed before and is then stored.
    */
-  private async followReorganisation(): Promise<ReceiptKey[]> {
-    const { db, logger } = this.o;
-    const known = await db
-      .select({ number: chainBlocks.number, hash: chainBlocks.hash })
+  async head(): Promise<Header> {
+    this.passCalls = 0;
+    const latest = await this.header('latest');
+    if (latest === null) throw new Error('the node has no latest block');
+    return latest;
+  }
+
+  /** Reads what is new up to `latest` (from head()), within this pass's budget. */
+  async pass(latest: Header): Promise<ScanResult> {
+    const touched = new Map<string, ReceiptKey>();
+    const withdrawn: ReceiptKey[] = [];
+    let stopped: string | null = null;
+    let cursor = (await this.cursor()) ?? (await this.startCursor(latest));
+    try {
+      if (latest.number <= cursor) {
+        // The head has not moved, or this node is behind: one call, unless it names another hash for a recorded block.
+        const known = await this.knownHash(latest.number);
+        if (known !== undefined && known !== latest.hash) {
+          cursor = await this.reorganise(latest.number, withdrawn);
+        }
+      }
+      let calls = 0;
+      const rangeEnd = latest.number - this.limits.horizon;
+      while (cursor < rangeEnd && calls < this.limits.callsPerPass) {
+        const read = await this.readRange(cursor + 1n, rangeEnd, this.limits.callsPerPass - calls);
+        calls += read.calls;
+        for (const r of read.touched) touched.set(keyOf(r), r);
+        if (read.to === null) break;
+        cursor = read.to;
+      }
+      while (cursor < latest.number && calls < this.limits.callsPerPass) {
+        const n = cursor + 1n;
+        const header = n === latest.number ? latest : await this.header(n);
+        if (header === null) throw new PassStop(`block ${n}: the node does not have it yet`);
+        const parent = await this.knownHash(n - 1n);
+        if (parent !== undefined && parent !== header.parentHash) {
+          cursor = await this.reorganise(n - 1n, withdrawn);
+          calls++;
+          continue;
+        }
+        const read = await this.readPinned(header);
+        calls += read.calls;
+        for (const r of read.touched) touched.set(keyOf(r), r);
+        cursor = n;
+      }
+    } catch (err) {
+      if (!(err instanceof PassStop)) throw err;
+      stopped = err.message;
+      this.o.logger.info({ reason: err.message }, 'chain scan: pass ended early; the rest is read next pass');
+    } finally {
+      for (const r of withdrawn) touched.set(keyOf(r), r);
+    }
+    await this.o.db.delete(chainBlocks).where(and(eq(chainBlocks.cursor, CURSOR), lt(chainBlocks.number, cursor - REORG_WINDOW)));
+    return {
+      head: cursor,
+      chainHead: latest.number,
+      touched: [...touched.values()],
+      withdrawn,
+      behind: stopped === null && cursor < latest.number,
+      stopped,
+      rpcCalls: this.passCalls,
+    };
+  }
+
+  /** A raw JSON-RPC call, counted per method. */
+  private request<T>(method: string, params: unknown[], retry = true): Promise<T> {
+    this.rpcCalls[method] = (this.rpcCalls[method] ?? 0) + 1;
+    this.passCalls++;
+    return this.o.chain.publicClient.request({ method: method as never, params: params as never }, retry ? undefined : { retryCount: 0 }) as Promise<T>;
+  }
+
+  private async header(block: bigint | 'latest'): Promise<Header | null> {
+    const raw = await this.request<{ number: Hex; hash: Hex; parentHash: Hex; timestamp: Hex } | null>('eth_getBlockByNumber', [
+      block === 'latest' ? 'latest' : `0x${block.toString(16)}`,
+      false,
+    ]);
+    if (raw === null || raw.hash === null) return null;
+    return {
+      number: BigInt(raw.number),
+      hash: raw.hash.toLowerCase(),
+      parentHash: raw.parentHash.toLowerCase(),
+      timestamp: Number(BigInt(raw.timestamp)) * 1000,
+    };
+  }
+
+  private async cursor(): Promise<bigint | null> {
+    const [row] = await this.o.db.select({ block: chainCursors.block }).from(chainCursors).where(eq(chainCursors.name, CURSOR));
+    return row?.block ?? null;
+  }
+
+  private async knownHash(number: bigint): Promise<string | undefined> {
+    const [row] = await this.o.db
+      .select({ hash: chainBlocks.hash })
       .from(chainBlocks)
-      .where(eq(chainBlocks.cursor, CURSOR))
-      .orderBy(desc(chainBlocks.number))
-      .limit(1);
-    const newest = known[0];
-    if (newest === undefined || (await this.blockHash(newest.number)) === newest.hash) return [];
+      .where(and(eq(chainBlocks.cursor, CURSOR), eq(chainBlocks.number, number)));
+    return row?.hash;
+  }
+
+  /** Stores the cursor just before the first block to read (startBlock). */
+  private async startCursor(latest: Header): Promise<bigint> {
+    const cursor = (await this.startBlock(latest)) - 1n;
+    await this.o.db.transaction((tx) => this.moveCursor(tx, cursor));
+    this.o.logger.info({ block: cursor + 1n }, 'chain scan: first block to read');
+    return cursor;
+  }
+
+  /**
+   * The first block to read on an empty cursor: the configured one, else a block no later than
+   * the oldest receipt still waiting for money was created, else the head.
+   */
+  private async startBlock(latest: Header): Promise<bigint> {
+    if (this.o.startBlock !== undefined) return this.o.startBlock;
+    const [oldest] = await this.o.db
+      .select({ at: min(receipts.createdAt) })
+      .from(receipts)
+      .where(and(isNotNull(receipts.payAddress), receiptCanExpire(receipts)));
+    if (oldest?.at == null) return latest.number;
+    const target = BigInt(Math.floor(oldest.at / 1000)) - START_SLACK_SECONDS;
+    return this.blockAtOrBefore(latest, target);
+  }
+
+  /**
+   * A block whose timestamp is at or before `seconds`: a guess from the block time, then steps
+   * back that double until one is early enough (block timestamps never decrease).
+   */
+  private async blockAtOrBefore(latest: Header, seconds: bigint): Promise<bigint> {
+    const latestSeconds = BigInt(latest.timestamp / 1000);
+    if (latestSeconds <= seconds) return latest.number;
+    const perBlock = BigInt(Math.max(1, this.o.blockTimeSeconds ?? 2));
+    let step = (latestSeconds - seconds + perBlock - 1n) / perBlock;
+    for (;;) {
+      const n = latest.number > step ? latest.number - step : 0n;
+      if (n === 0n) return 0n;
+      const h = await this.header(n);
+      // A node without this old block is broken rather than behind: the pass fails and is retried.
+      if (h === null) throw new Error(`block ${n}: the node does not have it`);
+      if (BigInt(h.timestamp / 1000) <= seconds) return n;
+      step *= 2n;
+    }
+  }
+
+  /** The contracts whose logs are read: the token first, then every known split. */
+  private async filterAddresses(): Promise<{ batches: string[][]; splits: Map<string, { wallet: string; platformBps: number }> }> {
+    const rows = await this.o.db
+      .select({ wallet: splitConfigs.wallet, address: splitConfigs.address, recipients: splitConfigs.recipients })
+      .from(splitConfigs)
+      .where(isNotNull(splitConfigs.address));
+    const platform = this.o.platformRecipient?.toLowerCase();
+    const splits = new Map(
+      rows.map((r) => [
+        r.address!.toLowerCase(),
+        { wallet: r.wallet, platformBps: r.recipients.find((x) => x.address.toLowerCase() === platform)?.sharesBps ?? 0 },
+      ]),
+    );
+    const all = [this.o.chain.usdc.address.toLowerCase(), ...splits.keys()];
+    const batches: string[][] = [];
+    for (let i = 0; i < all.length; i += SPLIT_ADDRESSES_PER_CALL) batches.push(all.slice(i, i + SPLIT_ADDRESSES_PER_CALL));
+    return { batches, splits };
+  }
+
+  private async getLogs(filter: { blockHash: string } | { fromBlock: bigint; toBlock: bigint }, addresses: string[]): Promise<RawLog[]> {
+    const where =
+      'blockHash' in filter ? { blockHash: filter.blockHash } : { fromBlock: `0x${filter.fromBlock.toString(16)}`, toBlock: `0x${filter.toBlock.toString(16)}` };
+    // No transport retries: a refusal is answered by splitting the range, a failure by the next pass.
+    return this.request<RawLog[]>('eth_getLogs', [{ ...where, address: addresses, topics: [[TRANSFER_TOPIC, RELEASED_TOPIC]] }], false);
+  }
+
+  /** One block near the head, pinned to its hash: a node without it errs instead of answering short. */
+  private async readPinned(header: Header): Promise<{ touched: ReceiptKey[]; calls: number }> {
+    const { batches, splits } = await this.filterAddresses();
+    const raw: RawLog[] = [];
+    for (const batch of batches) {
+      try {
+        raw.push(...(await this.getLogs({ blockHash: header.hash }, batch)));
+      } catch (err) {
+        if (refusal(err) !== null) throw new PassStop(`block ${header.number}: the provider refused its logs (${shortMessage(err)}); read again next pass`);
+        // An unknown block (a node behind, or the block left the chain meanwhile): next pass decides.
+        // A transport failure (HTTP error, timeout) fails the pass as any other call's would.
+        if (!isRpcAnswer(err)) throw err;
+        throw new PassStop(`block ${header.number}: logs not read (${shortMessage(err)})`);
+      }
+    }
+    const logs = decodeLogs(raw);
+    for (const l of logs) {
+      if (l.blockHash !== header.hash) throw new PassStop(`block ${header.number}: a log of another block hash; read again next pass`);
+    }
+    const touched = await this.record(logs, splits, new Map([[header.number, header]]), header.number);
+    return { touched, calls: batches.length };
+  }
+
+  /**
+   * Reads ranges from `fromBlock` towards `end` until one is recorded, splitting refused ones;
+   * `to` is the last block recorded, or null when none could be (the pass then moves on).
+   */
+  private async readRange(fromBlock: bigint, end: bigint, budget: number): Promise<{ to: bigint | null; touched: ReceiptKey[]; calls: number }> {
+    const { batches, splits } = await this.filterAddresses();
+    let calls = 0;
+    for (;;) {
+      if (calls > 0 && calls + batches.length > budget) return { to: null, touched: [], calls };
+      const toBlock = fromBlock + this.range - 1n < end ? fromBlock + this.range - 1n : end;
+      const raw: RawLog[] = [];
+      let refused: Refusal | null = null;
+      for (const batch of batches) {
+        calls++;
+        try {
+          raw.push(...(await this.getLogs({ fromBlock, toBlock }, batch)));
+        } catch (err) {
+          refused = refusal(err);
+          if (refused === null) throw err;
+          if (toBlock === fromBlock) throw new PassStop(`block ${fromBlock}: the provider refused its logs (${shortMessage(err)}); read again next pass`);
+          break;
+        }
+      }
+      if (refused !== null) {
+        this.shrink(fromBlock, toBlock, refused);
+        continue;
+      }
+      this.grow();
+      const last = await this.header(toBlock);
+      if (last === null) throw new PassStop(`block ${toBlock}: the node does not have it yet`);
+      const logs = decodeLogs(raw);
+      if (logs.some((l) => l.blockNumber === toBlock && l.blockHash !== last.hash)) {
+        throw new PassStop(`block ${toBlock} changed while its range was read`);
+      }
+      const touched = await this.record(logs, splits, new Map([[toBlock, last]]), toBlock);
+      return { to: toBlock, touched, calls };
+    }
+  }
+
+  /** After a refusal: the provider's suggested range when it names one starting here, else half. */
+  private shrink(fromBlock: bigint, toBlock: bigint, r: Refusal): void {
+    const span = toBlock - fromBlock + 1n;
+    let next = span / 2n;
+    if (r.suggested !== undefined && r.suggested.from === fromBlock && r.suggested.to >= fromBlock && r.suggested.to < toBlock) {
+      next = r.suggested.to - fromBlock + 1n;
+    }
+    this.range = next < 1n ? 1n : next;
+    this.rangeSuccesses = 0;
+    this.o.logger.info({ fromBlock, toBlock, range: this.range, refusal: r.message }, 'eth_getLogs refused: splitting the range');
+  }
+
+  private grow(): void {
+    if (++this.rangeSuccesses < RANGE_GROWTH || this.range >= this.limits.maxRange) return;
+    this.rangeSuccesses = 0;
+    this.range = this.range * 2n > this.limits.maxRange ? this.limits.maxRange : this.range * 2n;
+  }
+
+  /**
+   * When the chain the node follows is not the one read: finds the newest recorded block at or
+   * below `below` that the node still has, withdraws what the blocks above it gave, and returns it
+   * (the new cursor). A block the node does not have ends the pass: lag is not a reorganisation.
+   */
+  private async reorganise(below: bigint, withdrawn: ReceiptKey[]): Promise<bigint> {
+    const { db, logger } = this.o;
     let ancestor: bigint | null = null;
-    let offset = 0;
+    let before = below + 1n;
     // Newest first, a page at a time: most reorganisations are a block or two deep.
     while (ancestor === null) {
       const page = await db
         .select({ number: chainBlocks.number, hash: chainBlocks.hash })
         .from(chainBlocks)
-        .where(and(eq(chainBlocks.cursor, CURSOR), lt(chainBlocks.number, newest.number)))
+        .where(and(eq(chainBlocks.cursor, CURSOR), lt(chainBlocks.number, before)))
         .orderBy(desc(chainBlocks.number))
-        .limit(32)
-        .offset(offset);
+        .limit(32);
       if (page.length === 0) break;
       for (const b of page) {
-        if ((await this.blockHash(b.number)) === b.hash) {
+        const h = await this.header(b.number);
+        if (h === null) throw new PassStop(`block ${b.number}: the node does not have it; no reorganisation is assumed`);
+        if (h.hash === b.hash) {
           ancestor = b.number;
           break;
         }
       }
-      offset += page.length;
+      before = page.at(-1)!.number;
     }
     if (ancestor === null) {
       const [oldest] = await db
@@ -169,12 +481,13 @@ export class PaymentScanner {
       await tx.delete(splitTransactions).where(gt(splitTransactions.blockNumber, ancestor));
       await tx.delete(chainBlocks).where(and(eq(chainBlocks.cursor, CURSOR), gt(chainBlocks.number, ancestor)));
       await this.moveCursor(tx, ancestor);
-      const unique = new Map(gone.map((g) => [keyOf(g), g]));
-      await this.watch(tx, [...unique.values()]);
-      return [...unique.values()];
+      const unique = [...new Map(gone.map((g) => [keyOf(g), g])).values()];
+      await this.watch(tx, unique);
+      return unique;
     });
+    withdrawn.push(...removed);
     logger.warn({ ancestor, receipts: removed.length }, 'chain reorganisation: withdrew what the removed blocks held and reading them again');
-    return removed;
+    return ancestor;
   }
 
   private async moveCursor(tx: Tx, block: bigint): Promise<void> {
@@ -194,105 +507,114 @@ export class PaymentScanner {
       .onConflictDoNothing();
   }
 
-  /** Reads one range and records it, or returns null when its last block changed meanwhile. */
-  private async readRange(fromBlock: bigint, toBlock: bigint): Promise<ReceiptKey[] | null> {
-    const { chain, db, logger } = this.o;
-    const before = await this.blockHash(toBlock);
-    const [transfers, releases] = await Promise.all([
-      this.rpc(() => chain.publicClient.getLogs({ event: TRANSFER, fromBlock, toBlock, strict: true })),
-      this.rpc(() => chain.publicClient.getLogs({ event: RELEASED, fromBlock, toBlock, strict: true })),
-    ]);
-    const after = await this.blockHash(toBlock);
-    if (before === null || before !== after) {
-      logger.info({ block: toBlock }, 'block changed while it was read; reading the range again next pass');
-      return null;
-    }
-    const logs = transfers as unknown as TransferLog[];
-    const addresses = [...new Set(logs.flatMap((l) => [l.args.to.toLowerCase(), l.args.from.toLowerCase()]))];
-    const releaseSplits = [...new Set(releases.map((l) => l.address.toLowerCase()))];
-    const [payAddresses, splits] = await Promise.all([this.receiptsAt(addresses), this.splitsAt([...addresses, ...releaseSplits])]);
-    const timestamps = new Map<bigint, number>();
-    const timeOf = async (block: bigint) => {
-      let ts = timestamps.get(block);
-      if (ts === undefined) {
-        ts = Number((await this.rpc(() => chain.publicClient.getBlock({ blockNumber: block }))).timestamp) * 1000;
-        timestamps.set(block, ts);
-      }
-      return ts;
-    };
+  /**
+   * Records the logs of blocks up to `through` (their coverage already proven) and moves the
+   * cursor there, in one transaction. `headers` are the blocks whose hash was read.
+   */
+  private async record(
+    logs: ChainLog[],
+    splits: Map<string, { wallet: string; platformBps: number }>,
+    headers: Map<bigint, Header>,
+    through: bigint,
+  ): Promise<ReceiptKey[]> {
+    const { chain, db } = this.o;
     const token = chain.usdc.address.toLowerCase();
+    const transfers = logs.filter((l) => l.address === token && l.event.kind === 'transfer' && l.event.value > 0n);
+    const releases = logs.filter((l) => splits.has(l.address) && l.event.kind === 'release' && l.event.token === token && l.event.amount > 0n);
+    const addresses = [...new Set(transfers.flatMap((l) => (l.event.kind === 'transfer' ? [l.event.to, l.event.from] : [])))];
+    const payAddresses = await this.receiptsAt(addresses);
+    const timeOf = async (l: ChainLog): Promise<number> => {
+      if (l.timestamp !== undefined) return l.timestamp;
+      let h = headers.get(l.blockNumber);
+      if (h === undefined) {
+        const read = await this.header(l.blockNumber);
+        if (read === null) throw new PassStop(`block ${l.blockNumber}: the node does not have it yet`);
+        if (read.hash !== l.blockHash) throw new PassStop(`block ${l.blockNumber} changed while it was read`);
+        h = read;
+        headers.set(l.blockNumber, h);
+      }
+      return h.timestamp;
+    };
     const rows: (typeof receiptTransfers.$inferInsert)[] = [];
     const splitRows: Parameters<typeof recordSplitTransaction>[1][] = [];
-    const blocks = new Map<bigint, string>([[toBlock, after]]);
-    for (const log of logs) {
-      const from = log.args.from.toLowerCase();
-      const to = log.args.to.toLowerCase();
-      const logToken = log.address.toLowerCase();
+    const blocks = new Map<bigint, string>([...headers].filter(([n]) => n === through).map(([n, h]) => [n, h.hash]));
+    for (const log of transfers) {
+      if (log.event.kind !== 'transfer') continue;
+      const { from, to, value } = log.event;
       const receiptTo = payAddresses.get(to);
       const receiptFrom = payAddresses.get(from);
       const split = splits.get(to);
       const base = {
-        transactionHash: log.transactionHash.toLowerCase(),
+        transactionHash: log.transactionHash,
         logIndex: log.logIndex,
-        token: logToken,
+        token,
         fromAddress: from,
-        amountUnits: log.args.value.toString(),
+        amountUnits: value.toString(),
         blockNumber: log.blockNumber,
-        blockHash: log.blockHash.toLowerCase(),
+        blockHash: log.blockHash,
       };
       if (receiptTo !== undefined) {
-        rows.push({ ...base, ...receiptTo, kind: 'in', timestamp: await timeOf(log.blockNumber) });
+        rows.push({ ...base, ...receiptTo, kind: 'in', timestamp: await timeOf(log) });
       } else if (receiptFrom !== undefined && split !== undefined && split.wallet === receiptFrom.wallet) {
-        rows.push({ ...base, ...receiptFrom, kind: 'sweep', timestamp: await timeOf(log.blockNumber) });
+        rows.push({ ...base, ...receiptFrom, kind: 'sweep', timestamp: await timeOf(log) });
       }
-      if (split !== undefined && logToken === token) {
+      if (split !== undefined) {
         splitRows.push({
           wallet: split.wallet,
           kind: 'payment',
           splitAddress: to,
           counterparty: from,
           receiptId: receiptFrom !== undefined && receiptFrom.wallet === split.wallet ? receiptFrom.receiptId : null,
-          amountUnits: log.args.value.toString(),
-          feeUnits: splitterShare(log.args.value, split.platformBps).toString(),
+          amountUnits: value.toString(),
+          // Set from the split's running total below (applyCumulativeFees).
+          feeUnits: '0',
           currency: chain.usdc.symbol,
           status: 'received',
           transactionHash: base.transactionHash,
           logIndex: log.logIndex,
           blockNumber: log.blockNumber,
-          timestamp: await timeOf(log.blockNumber),
+          timestamp: await timeOf(log),
         });
       }
-      if (receiptTo !== undefined || receiptFrom !== undefined || split !== undefined) blocks.set(log.blockNumber, base.blockHash);
+      if (receiptTo !== undefined || receiptFrom !== undefined || split !== undefined) blocks.set(log.blockNumber, log.blockHash);
     }
     for (const log of releases) {
-      const split = splits.get(log.address.toLowerCase());
-      if (split === undefined || log.args.token?.toLowerCase() !== token || log.args.to === undefined || log.args.amount === undefined) continue;
-      blocks.set(log.blockNumber, log.blockHash.toLowerCase());
+      if (log.event.kind !== 'release') continue;
+      const split = splits.get(log.address)!;
+      blocks.set(log.blockNumber, log.blockHash);
       splitRows.push({
         wallet: split.wallet,
         kind: 'release',
-        splitAddress: log.address.toLowerCase(),
-        counterparty: log.args.to.toLowerCase(),
-        amountUnits: log.args.amount.toString(),
+        splitAddress: log.address,
+        counterparty: log.event.to,
+        amountUnits: log.event.amount.toString(),
         feeUnits: '0',
         currency: chain.usdc.symbol,
         status: 'released',
-        transactionHash: log.transactionHash.toLowerCase(),
+        transactionHash: log.transactionHash,
         logIndex: log.logIndex,
         blockNumber: log.blockNumber,
-        timestamp: await timeOf(log.blockNumber),
+        timestamp: await timeOf(log),
       });
     }
     const touched = [...new Map(rows.map((r) => [keyOf(r), { wallet: r.wallet, receiptId: r.receiptId }])).values()];
+    const paidSplits = new Map<string, { wallet: string; platformBps: number; first: { blockNumber: bigint; logIndex: number } }>();
+    for (const r of splitRows) {
+      if (r.kind !== 'payment' || paidSplits.has(r.splitAddress)) continue;
+      paidSplits.set(r.splitAddress, { ...splits.get(r.splitAddress)!, first: r });
+    }
     await db.transaction(async (tx) => {
       if (rows.length > 0) await tx.insert(receiptTransfers).values(rows).onConflictDoNothing();
       for (const row of splitRows) await recordSplitTransaction(tx, row);
+      for (const [address, s] of paidSplits) await applyCumulativeFees(tx, { wallet: s.wallet, splitAddress: address, platformBps: s.platformBps, from: s.first });
       await this.watch(tx, touched);
-      await tx
-        .insert(chainBlocks)
-        .values([...blocks].map(([number, hash]) => ({ cursor: CURSOR, number, hash: hash.toLowerCase() })))
-        .onConflictDoUpdate({ target: [chainBlocks.cursor, chainBlocks.number], set: { hash: sql`excluded.hash` } });
-      await this.moveCursor(tx, toBlock);
+      if (blocks.size > 0) {
+        await tx
+          .insert(chainBlocks)
+          .values([...blocks].map(([number, hash]) => ({ cursor: CURSOR, number, hash })))
+          .onConflictDoUpdate({ target: [chainBlocks.cursor, chainBlocks.number], set: { hash: sql`excluded.hash` } });
+      }
+      await this.moveCursor(tx, through);
     });
     return touched;
   }
@@ -306,22 +628,94 @@ export class PaymentScanner {
       .where(inArray(receipts.payAddress, addresses));
     return new Map(rows.map((r) => [r.address!, { wallet: r.wallet, receiptId: r.receiptId }]));
   }
+}
 
-  /** The merchants whose split contract is one of these, with the platform's share of each. */
-  private async splitsAt(addresses: string[]): Promise<Map<string, { wallet: string; platformBps: number }>> {
-    if (addresses.length === 0) return new Map();
-    const rows = await this.o.db
-      .select({ wallet: splitConfigs.wallet, address: splitConfigs.address, recipients: splitConfigs.recipients })
-      .from(splitConfigs)
-      .where(inArray(splitConfigs.address, addresses));
-    const platform = this.o.platformRecipient?.toLowerCase();
-    return new Map(
-      rows.map((r) => [
-        r.address!.toLowerCase(),
-        { wallet: r.wallet, platformBps: r.recipients.find((x) => x.address === platform)?.sharesBps ?? 0 },
-      ]),
-    );
+/** Successful range reads before the range size doubles again after a refusal. */
+const RANGE_GROWTH = 8;
+
+/** Decodes Transfer and ERC20PaymentReleased logs, in log order; others are dropped. */
+function decodeLogs(raw: RawLog[]): ChainLog[] {
+  const out: ChainLog[] = [];
+  for (const r of raw) {
+    const common = {
+      address: r.address.toLowerCase(),
+      blockNumber: BigInt(r.blockNumber),
+      blockHash: r.blockHash.toLowerCase(),
+      transactionHash: r.transactionHash.toLowerCase(),
+      logIndex: Number(BigInt(r.logIndex)),
+      timestamp: r.blockTimestamp === undefined ? undefined : Number(BigInt(r.blockTimestamp)) * 1000,
+    };
+    try {
+      if (r.topics[0] === TRANSFER_TOPIC) {
+        const d = decodeEventLog({ abi: [TRANSFER], topics: r.topics, data: r.data, strict: true });
+        out.push({ ...common, event: { kind: 'transfer', from: d.args.from.toLowerCase(), to: d.args.to.toLowerCase(), value: d.args.value } });
+      } else if (r.topics[0] === RELEASED_TOPIC) {
+        const d = decodeEventLog({ abi: [RELEASED], topics: r.topics, data: r.data, strict: true });
+        out.push({ ...common, event: { kind: 'release', token: d.args.token.toLowerCase(), to: d.args.to.toLowerCase(), amount: d.args.amount } });
+      }
+    } catch {
+      // Not this event's layout (an ERC-721 Transfer has its value indexed): not money the service reads.
+    }
   }
+  return out.sort((a, b) => (a.blockNumber === b.blockNumber ? a.logIndex - b.logIndex : a.blockNumber < b.blockNumber ? -1 : 1));
+}
+
+export interface Refusal {
+  message: string;
+  /** The range the provider said would work, when it said one. */
+  suggested?: { from: bigint; to: bigint };
+}
+
+const REFUSAL_TEXT =
+  /more than \d+ results|response size|size exceeded|too large|too many (results|logs|blocks)|block range|range (is )?too (large|wide|big)|exceeds? (the )?(max|limit)|limit exceeded|query timeout|request entity/i;
+
+/**
+ * Whether an eth_getLogs failure is the provider refusing the answer's size (and so worth
+ * splitting), with the range it suggests, or null for any other failure.
+ */
+export function refusal(err: unknown): Refusal | null {
+  const seen = new Set<unknown>();
+  let e: unknown = err;
+  const texts: string[] = [];
+  let refused = false;
+  let data: unknown;
+  while (e !== null && typeof e === 'object' && !seen.has(e)) {
+    seen.add(e);
+    const o = e as { name?: string; code?: number; status?: number; message?: string; details?: string; shortMessage?: string; data?: unknown; cause?: unknown };
+    if (o.name === 'ResponseBodyTooLargeError' || o.code === -32005 || o.status === 413) refused = true;
+    for (const t of [o.details, o.shortMessage, o.message]) if (typeof t === 'string') texts.push(t);
+    if (o.data !== undefined && data === undefined) data = o.data;
+    e = o.cause;
+  }
+  const text = texts.join(' | ');
+  if (!refused && !REFUSAL_TEXT.test(text)) return null;
+  return { message: texts[0] ?? 'refused', suggested: suggestedRange(text, data) };
+}
+
+/** Alchemy: "this block range should work: [0x1, 0x2]"; Infura: error data {from, to}. */
+function suggestedRange(text: string, data: unknown): { from: bigint; to: bigint } | undefined {
+  const m = /\[\s*(0x[0-9a-f]+)\s*,\s*(0x[0-9a-f]+)\s*\]/i.exec(text);
+  if (m !== null) return { from: BigInt(m[1]!), to: BigInt(m[2]!) };
+  const d = data as { from?: unknown; to?: unknown } | undefined;
+  if (d !== undefined && d !== null && typeof d.from === 'string' && typeof d.to === 'string' && /^0x[0-9a-f]+$/i.test(d.from) && /^0x[0-9a-f]+$/i.test(d.to)) {
+    return { from: BigInt(d.from), to: BigInt(d.to) };
+  }
+  return undefined;
+}
+
+/** Whether the node answered with a JSON-RPC error (it has a code), rather than the transport failing. */
+function isRpcAnswer(err: unknown): boolean {
+  const seen = new Set<unknown>();
+  for (let e: unknown = err; e !== null && typeof e === 'object' && !seen.has(e); e = (e as { cause?: unknown }).cause) {
+    seen.add(e);
+    if (typeof (e as { code?: unknown }).code === 'number' && (e as { name?: string }).name !== 'HttpRequestError') return true;
+  }
+  return false;
+}
+
+function shortMessage(err: unknown): string {
+  const o = err as { shortMessage?: string; message?: string };
+  return (o.shortMessage ?? o.message ?? String(err)).split('\n')[0]!.slice(0, 200);
 }
 
 export function keyOf(r: ReceiptKey): string {

@@ -22,7 +22,7 @@ import { receiptCanExpire, receipts, receiptWatch } from '../db/schema.ts';
 import { LeasedLoop } from '../workers/leased-loop.ts';
 import { followHints } from './hints.ts';
 import { fillPayAddresses } from './pay-address.ts';
-import { keyOf, PaymentScanner, type ReceiptKey } from './scanner.ts';
+import { keyOf, PaymentScanner, type ReceiptKey, type ScanLimits, type ScanResult } from './scanner.ts';
 import { expireReceipt, settleReceipt } from './settle.ts';
 import { Sweeper, type SweepHealth } from './sweeper.ts';
 
@@ -34,6 +34,7 @@ export interface ChainWorkerOptions {
   logger: Logger;
   confirmations: number;
   platformRecipient: string | undefined;
+  /** Between passes: the block time (CHAIN_POLL_MS). A kick() (a payment-page hint) runs one at once. */
   intervalMs?: number;
   leaseTtlMs?: number;
   startBlock?: bigint;
@@ -43,6 +44,9 @@ export interface ChainWorkerOptions {
   sweepDustCents?: number;
   /** Blocks a sweep may stay unmined before it is replaced (default REPLACE_AFTER_BLOCKS). */
   replaceAfterBlocks?: bigint;
+  /** eth_getLogs range, lag horizon and calls per pass (src/payments/scanner.ts). */
+  scanLimits?: Partial<ScanLimits>;
+  blockTimeSeconds?: number;
 }
 
 export class ChainWorker {
@@ -60,7 +64,8 @@ export class ChainWorker {
       logger: o.logger,
       platformRecipient: o.platformRecipient,
       startBlock: o.startBlock,
-      maxRange: o.chain.dev !== undefined ? 2000n : 20n,
+      limits: o.scanLimits,
+      blockTimeSeconds: o.blockTimeSeconds,
     });
     this.sweeper = new Sweeper({
       db: o.db,
@@ -70,14 +75,14 @@ export class ChainWorker {
       dustCents: o.sweepDustCents ?? 100,
       replaceAfterBlocks: o.replaceAfterBlocks,
     });
-    // A steady interval; while passes fail (RPC down or stalling), back off up to 30 s.
+    // One pass per block time; while passes fail (RPC down or stalling), back off up to 30 s.
     this.loop = new LeasedLoop({
       db: o.db,
       logger: o.logger,
       lease: CHAIN_LEASE,
       holder: this.holder,
       what: 'chain worker',
-      intervalMs: o.intervalMs ?? 250,
+      intervalMs: o.intervalMs ?? 2000,
       maxBackoffMs: 30_000,
       leaseTtlMs: o.leaseTtlMs,
       pass: (now) => this.pass(now),
@@ -128,7 +133,13 @@ export class ChainWorker {
     const head = await this.scanner.head();
     const factory = chain.paymentFactory;
     if (factory !== undefined) await fillPayAddresses(db, factory);
-    const scan = await this.scanner.pass(head);
+    // A scan that fails (the node errs or stalls) still lets receipts settle and expire on what is
+    // known; the pass then fails, so the loop backs off.
+    let scanError: unknown;
+    const scan: ScanResult = await this.scanner.pass(head).catch((err: unknown) => {
+      scanError = err;
+      return { head: this.lastPass?.head ?? 0n, chainHead: head.number, touched: [], withdrawn: [], behind: false, stopped: null, rpcCalls: 0 };
+    });
     const watched = await db.select({ wallet: receiptWatch.wallet, receiptId: receiptWatch.receiptId }).from(receiptWatch).limit(WATCH_PER_PASS);
     const keys = new Map<string, ReceiptKey>([...watched, ...scan.touched].map((k) => [keyOf(k), k]));
     const context = {
@@ -150,7 +161,10 @@ export class ChainWorker {
     }
     const expired = await this.expire(now);
     const hints = await followHints(db, chain, scan.head, now);
+    if (scanError !== undefined) throw scanError;
     this.sweeper.start(scan.head, scan.head);
+    // Behind the head (catching up within the pass's budget): the next pass at once.
+    if (scan.behind) this.loop.kick();
     const used = process.cpuUsage(cpu);
     this.lastPass = {
       head: scan.head,
@@ -159,6 +173,8 @@ export class ChainWorker {
       failed,
       expired,
       hints,
+      chainHead: scan.chainHead,
+      stopped: scan.stopped,
       rpcCalls: scan.rpcCalls + hints + this.sweeper.lastRpcCalls,
       cpuMicros: used.user + used.system,
     };
@@ -190,7 +206,12 @@ export class ChainWorker {
 }
 
 export interface PassStats {
+  /** The newest block read. */
   head: bigint;
+  /** The newest block the node named. */
+  chainHead: bigint;
+  /** Why the scan stopped short of chainHead, if it did (a lagging node, a refused block). */
+  stopped: string | null;
   settled: number;
   /** Sweeps sent by the sweeper's run that this pass waited for (started by the pass before). */
   sweeps: number;
