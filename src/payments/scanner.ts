@@ -167,6 +167,10 @@ class PassStop extends Error {}
 export class PaymentScanner {
   /** Every RPC call this scanner made, per method, since it was made. */
   readonly rpcCalls: Record<string, number> = {};
+  /** Reorganisations followed (blocks withdrawn and read again) since this scanner was made. */
+  reorganisations = 0;
+  /** The first block read on what was an empty cursor, when this scanner chose it. */
+  startedAt: bigint | undefined;
   private passCalls = 0;
   private readonly limits: ScanLimits;
   /** The range size that last worked; halves on a refusal, grows back after RANGE_GROWTH successes. */
@@ -288,7 +292,8 @@ export class PaymentScanner {
 
   /** Stores the cursor just before the first block to read (startBlock). */
   private async startCursor(latest: Header): Promise<bigint> {
-    const cursor = (await this.startBlock(latest)) - 1n;
+    this.startedAt = await this.startBlock(latest);
+    const cursor = this.startedAt - 1n;
     await this.o.db.transaction((tx) => this.moveCursor(tx, cursor));
     this.o.logger.info({ block: cursor + 1n }, 'chain scan: first block to read');
     return cursor;
@@ -486,6 +491,7 @@ export class PaymentScanner {
       return unique;
     });
     withdrawn.push(...removed);
+    this.reorganisations++;
     logger.warn({ ancestor, receipts: removed.length }, 'chain reorganisation: withdrew what the removed blocks held and reading them again');
     return ancestor;
   }
