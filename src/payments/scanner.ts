@@ -85,6 +85,8 @@ export const REORG_WINDOW = 1024n;
 export const SPLIT_ADDRESSES_PER_CALL = 500;
 /** How much earlier than a receipt's creation an empty cursor starts, for clock differences. */
 const START_SLACK_SECONDS = 600n;
+/** Blocks an empty cursor's start may lie before the best one: the search stops there. */
+const START_PRECISION = 16n;
 
 export interface ScanLimits {
   /** Largest block range of one eth_getLogs (RPC_LOGS_MAX_RANGE). */
@@ -315,23 +317,33 @@ export class PaymentScanner {
   }
 
   /**
-   * A block whose timestamp is at or before `seconds`: a guess from the block time, then steps
-   * back that double until one is early enough (block timestamps never decrease).
+   * A block whose timestamp is at or before `seconds`, within START_PRECISION blocks of the last
+   * such block: a guess from the block time, steps back that double until one is early enough,
+   * then halving between the two (block timestamps never decrease). A few headers, once.
    */
   private async blockAtOrBefore(latest: Header, seconds: bigint): Promise<bigint> {
-    const latestSeconds = BigInt(latest.timestamp / 1000);
-    if (latestSeconds <= seconds) return latest.number;
-    const perBlock = BigInt(Math.max(1, this.o.blockTimeSeconds ?? 2));
-    let step = (latestSeconds - seconds + perBlock - 1n) / perBlock;
-    for (;;) {
-      const n = latest.number > step ? latest.number - step : 0n;
-      if (n === 0n) return 0n;
+    const timeOf = async (n: bigint): Promise<bigint> => {
       const h = await this.header(n);
-      // A node without this old block is broken rather than behind: the pass fails and is retried.
+      // A node without an old block is broken rather than behind: the pass fails and is retried.
       if (h === null) throw new Error(`block ${n}: the node does not have it`);
-      if (BigInt(h.timestamp / 1000) <= seconds) return n;
+      return BigInt(h.timestamp / 1000);
+    };
+    if (BigInt(latest.timestamp / 1000) <= seconds) return latest.number;
+    const perBlock = BigInt(Math.max(1, this.o.blockTimeSeconds ?? 2));
+    let hi = latest.number;
+    let step = (BigInt(latest.timestamp / 1000) - seconds + perBlock - 1n) / perBlock;
+    let lo = hi > step ? hi - step : 0n;
+    while (lo > 0n && (await timeOf(lo)) > seconds) {
+      hi = lo;
       step *= 2n;
+      lo = hi > step ? hi - step : 0n;
     }
+    while (hi - lo > START_PRECISION) {
+      const mid = (lo + hi) / 2n;
+      if ((await timeOf(mid)) <= seconds) lo = mid;
+      else hi = mid;
+    }
+    return lo;
   }
 
   /** The contracts whose logs are read: the token first, then every known split. */
