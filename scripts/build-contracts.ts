@@ -5,7 +5,11 @@
  *
  *   TestUSDC                 the dev chain's test token (src/chain/contracts/TestUSDC.sol)
  *   PaymentForwarder         a receipt's payment address, deployed as a clone (PaymentForwarder.sol)
- *   PaymentForwarderFactory  deploys and sweeps the forwarders (PaymentForwarder.sol)
+ *   PaymentForwarderFactory  deploys and sweeps the forwarders (PaymentForwarder.sol); version 1, kept
+ *                            for receipts addressed through it
+ *   PaymentForwarderV2, PaymentForwarderFactoryV2
+ *                            version 2 (PaymentForwarderV2.sol): also sweeps native ETH, and relays
+ *                            EIP-3009 authorizations (payAndSweep)
  *
  *   npm run build:contracts            rebuild the artifacts
  *   npm run build:contracts -- --check exit 1 when a committed artifact is out of date
@@ -44,6 +48,18 @@ const TARGETS: readonly Target[] = [
     source: 'src/chain/contracts/PaymentForwarder.sol',
     contract: 'PaymentForwarderFactory',
     artifact: 'src/chain/artifacts/PaymentForwarderFactory.json',
+    deployedBytecode: true,
+  },
+  {
+    source: 'src/chain/contracts/PaymentForwarderV2.sol',
+    contract: 'PaymentForwarderV2',
+    artifact: 'src/chain/artifacts/PaymentForwarderV2.json',
+    deployedBytecode: true,
+  },
+  {
+    source: 'src/chain/contracts/PaymentForwarderV2.sol',
+    contract: 'PaymentForwarderFactoryV2',
+    artifact: 'src/chain/artifacts/PaymentForwarderFactoryV2.json',
     deployedBytecode: true,
   },
 ];

@@ -47,10 +47,16 @@ export interface Config {
    */
   sweepDustCents: number;
   /**
-   * The payment-forwarder factory (src/chain/contracts/PaymentForwarder.sol). Unset: the dev chain
-   * deploys it at start; elsewhere the service deploys it once with SPLIT_DEPLOYER_KEY.
+   * The version-2 payment-forwarder factory new receipts are addressed through
+   * (src/chain/contracts/PaymentForwarderV2.sol). Unset: the dev chain deploys it at start;
+   * elsewhere the service deploys it once with SPLIT_DEPLOYER_KEY.
    */
   paymentFactoryAddress: `0x${string}` | undefined;
+  /**
+   * The version-1 factory that receipts addressed before version 2 were made by, which still
+   * sweeps them. Unset: the one at its fixed CREATE2 address, if deployed there.
+   */
+  paymentFactoryV1Address: `0x${string}` | undefined;
   /** Minutes a receipt may be paid in when its creation names no expiresInMinutes. */
   receiptTtlMinutes: number;
   /** A PostgreSQL statement unanswered this long fails; a write's commit then has an unknown outcome. */
@@ -339,6 +345,8 @@ export function loadConfig(env: Env = process.env): Config {
   }
   const factory = str('PAYMENT_FACTORY_ADDRESS');
   if (factory !== undefined && !isAddress(factory)) problems.push('PAYMENT_FACTORY_ADDRESS must be a 0x-prefixed 40-hex address');
+  const factoryV1 = str('PAYMENT_FACTORY_V1_ADDRESS');
+  if (factoryV1 !== undefined && !isAddress(factoryV1)) problems.push('PAYMENT_FACTORY_V1_ADDRESS must be a 0x-prefixed 40-hex address');
   const deployerKey = str('SPLIT_DEPLOYER_KEY');
   if (deployerKey !== undefined && !/^0x[0-9a-fA-F]{64}$/.test(deployerKey)) {
     problems.push('SPLIT_DEPLOYER_KEY must be a 0x-prefixed 64-hex private key');
@@ -406,6 +414,7 @@ export function loadConfig(env: Env = process.env): Config {
     maxFeeWei: decimal('MAX_FEE_GWEI', 50n * 10n ** 9n, 9, 100_000n * 10n ** 9n),
     sweepDustCents: Number(decimal('SWEEP_DUST_USD', 100n, 2, 1_000_000n * 100n)),
     paymentFactoryAddress: factory !== undefined && isAddress(factory) ? (normalizeWallet(factory) as `0x${string}`) : undefined,
+    paymentFactoryV1Address: factoryV1 !== undefined && isAddress(factoryV1) ? (normalizeWallet(factoryV1) as `0x${string}`) : undefined,
     receiptTtlMinutes: int('RECEIPT_TTL_MINUTES', 60, 1, 43_200),
     dbQueryTimeoutMs: int('DB_QUERY_TIMEOUT_MS', 15_000, 100, 600_000),
     journalWaitMinutes: int('JOURNAL_WAIT_MINUTES', 1440, 0, 43_200),

@@ -9,8 +9,10 @@
  *   CHAIN=base          Base mainnet through RPC_URL, Circle's USDC
  *   CHAIN=base-sepolia  Base Sepolia through RPC_URL, Circle's test USDC
  *
- * The payment-forwarder factory (src/chain/payment-address.ts) is deployed at start on the embedded
- * dev chain; elsewhere PAYMENT_FACTORY_ADDRESS names it, or the deployer key deploys it once.
+ * The payment-forwarder factories (src/chain/payment-address.ts) are deployed at start on the
+ * embedded dev chain, version 2 for new receipts and version 1 for receipts addressed through it;
+ * elsewhere PAYMENT_FACTORY_ADDRESS names version 2 (or the deployer key deploys it once) and
+ * PAYMENT_FACTORY_V1_ADDRESS version 1 (by default the one at its fixed address, if there).
  *
  * USDC_ADDRESS overrides the token on any chain. Every JSON-RPC request gives up after
  * RPC_TIMEOUT_MS, so a stalled node fails a worker pass (which then backs off) instead of hanging it.
@@ -42,7 +44,7 @@ import { DEV_ACCOUNT_COUNT, DEV_DEPLOYER_INDEX, devAccount } from './dev-account
 import { devPublicClient } from './dev-public-client.ts';
 import { DEV_CHAIN_ID, startDevChain, type DevChain } from './dev-chain.ts';
 import { DevChainAttachError } from './errors.ts';
-import { assertPaymentFactory, ensurePaymentFactory } from './payment-address.ts';
+import { assertPaymentFactory, ensurePaymentFactory, factoryAddress } from './payment-address.ts';
 import { ensureTestUsdc } from './test-usdc-setup.ts';
 import type { TokenInfo } from './test-usdc.ts';
 
@@ -71,10 +73,17 @@ export interface ChainDeps {
   /** The token payments are made in. On the dev chain it is re-checked after an anvil restart. */
   usdc: TokenInfo;
   /**
-   * The PaymentForwarderFactory that deploys and sweeps payment addresses; undefined when none is
-   * configured and the service has no key to deploy one (payments then wait at their addresses).
+   * The version-2 PaymentForwarderFactoryV2 that new receipts' payment addresses commit to, which
+   * deploys and sweeps them; undefined when none is configured and the service has no key to deploy
+   * one (payments then wait at their addresses).
    */
   paymentFactory: Address | undefined;
+  /**
+   * The version-1 factory that receipts addressed before version 2 commit to (receipts.pay_factory
+   * null); undefined when none is known (then no such receipt can exist here, or
+   * PAYMENT_FACTORY_V1_ADDRESS must name it).
+   */
+  paymentFactoryV1: Address | undefined;
   /** The node's JSON-RPC URL as the service reaches it (for the dev chain: anvil on loopback). */
   rpcUrl: string;
   dev?: DevChainInfo;
@@ -111,8 +120,16 @@ async function connectPublicChain(p: StartChainParams, name: Exclude<ChainName, 
       : (createWalletClient({ chain, transport, account: privateKeyToAccount(config.splitDeployerKey) }) as ChainWalletClient);
   const usdc: TokenInfo = { address: getAddress(config.usdcAddress ?? USDC_ADDRESSES[name]), decimals: 6, symbol: 'USDC' };
   const paymentFactory = await resolvePaymentFactory({ config, logger: p.logger, publicClient, walletClient });
+  const paymentFactoryV1 = await resolvePaymentFactoryV1({ config, publicClient });
   p.logger.info(
-    { chain: name, chainId: chain.id, usdc: usdc.address, deployer: walletClient?.account.address ?? null, paymentFactory: paymentFactory ?? null },
+    {
+      chain: name,
+      chainId: chain.id,
+      usdc: usdc.address,
+      deployer: walletClient?.account.address ?? null,
+      paymentFactory: paymentFactory ?? null,
+      paymentFactoryV1: paymentFactoryV1 ?? null,
+    },
     'chain: connected',
   );
   return {
@@ -122,6 +139,7 @@ async function connectPublicChain(p: StartChainParams, name: Exclude<ChainName, 
     walletClient,
     usdc,
     paymentFactory,
+    paymentFactoryV1,
     rpcUrl,
     async close() {
       const close = (publicClient.transport as { getRpcClient?: () => Promise<{ close(): void }> }).getRpcClient;
@@ -169,17 +187,25 @@ async function startDevChainDeps(p: StartChainParams): Promise<ChainDeps> {
       walletClient,
       usdc: await ensureUsdc(),
       paymentFactory: undefined,
+      paymentFactoryV1: undefined,
       rpcUrl: dev.rpcUrl,
       dev: { process: dev, accounts },
       close: () => dev.stop(),
     };
-    deps.paymentFactory = await ensurePaymentFactory({ walletClient, publicClient, logger });
-    // A crash may lose the last seconds of state: check the token and the factory again after every restart.
+    const ensureFactories = async (): Promise<void> => {
+      deps.paymentFactoryV1 = await ensurePaymentFactory({ walletClient, publicClient, logger, version: 1 });
+      deps.paymentFactory = await ensurePaymentFactory({ walletClient, publicClient, logger, version: 2 });
+    };
+    await ensureFactories();
+    // A crash may lose the last seconds of state: check the token and the factories again after every restart.
     dev.onRestart(async () => {
       deps.usdc = await ensureUsdc();
-      deps.paymentFactory = await ensurePaymentFactory({ walletClient, publicClient, logger });
+      await ensureFactories();
     });
-    logger.info({ rpcUrl: dev.rpcUrl, usdc: deps.usdc.address, deployer: account.address, paymentFactory: deps.paymentFactory }, 'dev chain: ready');
+    logger.info(
+      { rpcUrl: dev.rpcUrl, usdc: deps.usdc.address, deployer: account.address, paymentFactory: deps.paymentFactory, paymentFactoryV1: deps.paymentFactoryV1 },
+      'dev chain: ready',
+    );
     return deps;
   } catch (err) {
     await dev.stop();
@@ -214,7 +240,11 @@ async function joinDevChain(p: StartChainParams, rpcUrl: string): Promise<ChainD
   const walletClient = createWalletClient({ chain, transport, account, pollingInterval: 50 }) as ChainWalletClient;
   if (config.splitDeployerKey !== undefined) await fundWithTestEth(chain, transport, publicClient, account.address);
   const paymentFactory = await resolvePaymentFactory({ config, logger, publicClient, walletClient });
-  logger.info({ rpcUrl, usdc: usdc.address, deployer: account.address, paymentFactory: paymentFactory ?? null }, 'dev chain: joined an existing node');
+  const paymentFactoryV1 = await resolvePaymentFactoryV1({ config, publicClient });
+  logger.info(
+    { rpcUrl, usdc: usdc.address, deployer: account.address, paymentFactory: paymentFactory ?? null, paymentFactoryV1: paymentFactoryV1 ?? null },
+    'dev chain: joined an existing node',
+  );
   return {
     name: 'dev',
     chainId: chain.id,
@@ -222,6 +252,7 @@ async function joinDevChain(p: StartChainParams, rpcUrl: string): Promise<ChainD
     walletClient,
     usdc,
     paymentFactory,
+    paymentFactoryV1,
     rpcUrl,
     dev: { accounts: Array.from({ length: DEV_ACCOUNT_COUNT }, (_, i) => devAccount(i).address) },
     // The node belongs to whoever started it.
@@ -230,8 +261,8 @@ async function joinDevChain(p: StartChainParams, rpcUrl: string): Promise<ChainD
 }
 
 /**
- * The payment-forwarder factory on a chain the service does not own: PAYMENT_FACTORY_ADDRESS when
- * set (it must hold code), else the one the deployer key deploys (or finds) at its fixed address.
+ * The version-2 payment-forwarder factory on a chain the service does not own: PAYMENT_FACTORY_ADDRESS
+ * when set (it must be a version-2 factory), else the one the deployer key deploys (or finds) at its fixed address.
  * Without either, payments wait safely at their addresses until someone sweeps them.
  */
 async function resolvePaymentFactory(p: {
@@ -241,11 +272,25 @@ async function resolvePaymentFactory(p: {
   walletClient: ChainWalletClient | undefined;
 }): Promise<Address | undefined> {
   if (p.config.paymentFactoryAddress !== undefined) {
-    return assertPaymentFactory({ publicClient: p.publicClient, address: getAddress(p.config.paymentFactoryAddress) });
+    return assertPaymentFactory({ publicClient: p.publicClient, address: getAddress(p.config.paymentFactoryAddress), version: 2, setting: 'PAYMENT_FACTORY_ADDRESS' });
   }
-  if (p.walletClient !== undefined) return ensurePaymentFactory({ walletClient: p.walletClient, publicClient: p.publicClient, logger: p.logger });
+  if (p.walletClient !== undefined) return ensurePaymentFactory({ walletClient: p.walletClient, publicClient: p.publicClient, logger: p.logger, version: 2 });
   p.logger.warn('chain: no PAYMENT_FACTORY_ADDRESS and no SPLIT_DEPLOYER_KEY, so payments cannot be swept into splits (they wait at their payment addresses)');
   return undefined;
+}
+
+/**
+ * The version-1 factory of receipts addressed before version 2: PAYMENT_FACTORY_V1_ADDRESS when set
+ * (it must hold code), else the one at its fixed CREATE2 address when deployed there, else none
+ * (nothing is deployed: a deployment that never had version 1 has no such receipts).
+ */
+async function resolvePaymentFactoryV1(p: { config: Config; publicClient: ChainPublicClient }): Promise<Address | undefined> {
+  if (p.config.paymentFactoryV1Address !== undefined) {
+    return assertPaymentFactory({ publicClient: p.publicClient, address: getAddress(p.config.paymentFactoryV1Address), version: 1, setting: 'PAYMENT_FACTORY_V1_ADDRESS' });
+  }
+  const fixed = factoryAddress(1);
+  const code = await p.publicClient.getCode({ address: fixed });
+  return code !== undefined && code !== '0x' ? fixed : undefined;
 }
 
 /** A SPLIT_DEPLOYER_KEY on the dev chain is usually not a test account: give it test ETH for gas. */

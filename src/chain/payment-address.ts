@@ -7,6 +7,12 @@
  *
  * The factory lands at the same address on every chain that has the standard CREATE2 deployment
  * proxy (anvil by default, Base): its address depends only on its bytecode and a fixed salt.
+ *
+ * Two versions exist, each its own immutable contract at its own address. Version 1 sweeps ERC-20
+ * tokens only; version 2 (PaymentForwarderV2.sol) also sweeps native ETH (token = the zero address)
+ * and relays EIP-3009 authorizations (payAndSweep). New receipts are addressed through version 2;
+ * a receipt addressed through version 1 keeps that address and is swept through that factory
+ * (src/payments/pay-address.ts sweepCall).
  */
 import {
   getAddress,
@@ -19,11 +25,21 @@ import {
 } from 'viem';
 import type { Logger } from 'pino';
 import factoryArtifact from './artifacts/PaymentForwarderFactory.json' with { type: 'json' };
+import factoryV2Artifact from './artifacts/PaymentForwarderFactoryV2.json' with { type: 'json' };
 import type { ChainPublicClient, ChainWalletClient } from './client.ts';
-import { ChainError } from './errors.ts';
+import { ChainError, isContractRefusal } from './errors.ts';
+import { paymentForwarderFactoryV2Abi } from './payment-forwarder-v2-abi.ts';
 import { sendSerially } from './wallet-queue.ts';
 
-/** PaymentForwarder's ABI as the artifact has it, typed (tests compare the two). */
+export { paymentForwarderFactoryV2Abi, paymentForwarderV2Abi } from './payment-forwarder-v2-abi.ts';
+
+/** A forwarder factory version: 1 sweeps ERC-20 tokens; 2 also sweeps native ETH and relays EIP-3009. */
+export type FactoryVersion = 1 | 2;
+
+/** The token argument of a version-2 sweep that means native ETH. */
+export const NATIVE_TOKEN: Address = '0x0000000000000000000000000000000000000000';
+
+/** PaymentForwarder's (version 1) ABI as the artifact has it, typed (tests compare the two). */
 export const paymentForwarderAbi = [
   { inputs: [], stateMutability: 'nonpayable', type: 'constructor' },
   { inputs: [], name: 'AlreadyInitialized', type: 'error' },
@@ -60,7 +76,7 @@ export const paymentForwarderAbi = [
   },
 ] as const;
 
-/** PaymentForwarderFactory's ABI as the artifact has it, typed (tests compare the two). */
+/** PaymentForwarderFactory's (version 1) ABI as the artifact has it, typed (tests compare the two). */
 export const paymentForwarderFactoryAbi = [
   { inputs: [], stateMutability: 'nonpayable', type: 'constructor' },
   { inputs: [], name: 'ZeroSplit', type: 'error' },
@@ -111,9 +127,11 @@ export const paymentForwarderFactoryAbi = [
 /** The deterministic CREATE2 deployment proxy present on anvil (by default) and on Base. */
 export const CREATE2_DEPLOYER: Address = '0x4e59b44847b379578588920cA78FbF26c0B4956C';
 
-/** The salt the factory is deployed with through CREATE2_DEPLOYER; a new version gets a new salt. */
-const FACTORY_SALT: Hex = keccak256(toBytes('splitline.payment-forwarder-factory.v1'));
-const FACTORY_BYTECODE = factoryArtifact.bytecode as Hex;
+/** Per version, the salt the factory is deployed with through CREATE2_DEPLOYER, and its creation code. */
+const FACTORY_CODE: Record<FactoryVersion, { salt: Hex; bytecode: Hex }> = {
+  1: { salt: keccak256(toBytes('splitline.payment-forwarder-factory.v1')), bytecode: factoryArtifact.bytecode as Hex },
+  2: { salt: keccak256(toBytes('splitline.payment-forwarder-factory.v2')), bytecode: factoryV2Artifact.bytecode as Hex },
+};
 
 const HEX_ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 const HEX_BYTES32 = /^0x[0-9a-fA-F]{64}$/;
@@ -122,7 +140,7 @@ const HEX_BYTES32 = /^0x[0-9a-fA-F]{64}$/;
 export class PaymentFactoryError extends ChainError {
   constructor(
     readonly address: string,
-    readonly reason: 'no_create2_deployer' | 'no_code' | 'deploy' | 'rpc',
+    readonly reason: 'no_create2_deployer' | 'no_code' | 'not_v2' | 'deploy' | 'rpc',
     readonly transactionHash: string | undefined,
     message: string,
     options?: { cause?: unknown },
@@ -149,12 +167,17 @@ export class PaymentSweepError extends ChainError {
   }
 }
 
-let factoryAddressMemo: Address | undefined;
+const factoryAddressMemo = new Map<FactoryVersion, Address>();
 
-/** Where the factory lands when deployed through CREATE2_DEPLOYER with the fixed salt. Pure, no RPC. */
-export function factoryAddress(): Address {
-  factoryAddressMemo ??= getContractAddress({ opcode: 'CREATE2', from: CREATE2_DEPLOYER, salt: FACTORY_SALT, bytecode: FACTORY_BYTECODE });
-  return factoryAddressMemo;
+/** Where a factory version lands when deployed through CREATE2_DEPLOYER with its fixed salt. Pure, no RPC. */
+export function factoryAddress(version: FactoryVersion): Address {
+  let address = factoryAddressMemo.get(version);
+  if (address === undefined) {
+    const { salt, bytecode } = FACTORY_CODE[version];
+    address = getContractAddress({ opcode: 'CREATE2', from: CREATE2_DEPLOYER, salt, bytecode });
+    factoryAddressMemo.set(version, address);
+  }
+  return address;
 }
 
 /** The forwarder implementation the factory deploys in its constructor (its first CREATE, nonce 1). Pure. */
@@ -205,16 +228,18 @@ async function hasCode(publicClient: ChainPublicClient, address: Address): Promi
 }
 
 /**
- * Deploys the factory through CREATE2_DEPLOYER unless it is already at factoryAddress(), and
- * returns that address. Two instances racing both end with the same factory: the loser's
+ * Deploys a factory version through CREATE2_DEPLOYER unless it is already at factoryAddress(version),
+ * and returns that address. Two instances racing both end with the same factory: the loser's
  * transaction reverts (the address is taken) and the code is found there afterwards.
  */
 export async function ensurePaymentFactory(p: {
   walletClient: ChainWalletClient;
   publicClient: ChainPublicClient;
   logger: Logger;
+  version: FactoryVersion;
 }): Promise<Address> {
-  const address = factoryAddress();
+  const address = factoryAddress(p.version);
+  const { salt, bytecode } = FACTORY_CODE[p.version];
   const chainId = p.publicClient.chain.id;
   try {
     if (await hasCode(p.publicClient, address)) return address;
@@ -230,12 +255,12 @@ export async function ensurePaymentFactory(p: {
     if (err instanceof PaymentFactoryError) throw err;
     throw new PaymentFactoryError(address, 'rpc', undefined, `Checking the payment-forwarder factory at ${address} failed`, { cause: err });
   }
-  p.logger.info({ factory: address, via: CREATE2_DEPLOYER, deployer: p.walletClient.account.address }, 'chain: deploying the payment-forwarder factory');
+  p.logger.info({ factory: address, version: p.version, via: CREATE2_DEPLOYER, deployer: p.walletClient.account.address }, 'chain: deploying the payment-forwarder factory');
   let transactionHash: Hex | undefined;
   let failure: unknown;
   try {
     await sendSerially(p.walletClient, async () => {
-      transactionHash = await p.walletClient.sendTransaction({ to: CREATE2_DEPLOYER, data: concat([FACTORY_SALT, FACTORY_BYTECODE]) });
+      transactionHash = await p.walletClient.sendTransaction({ to: CREATE2_DEPLOYER, data: concat([salt, bytecode]) });
       const receipt = await p.publicClient.waitForTransactionReceipt({ hash: transactionHash });
       if (receipt.status !== 'success') throw new Error(`deployment ${receipt.status}`);
     });
@@ -251,16 +276,23 @@ export async function ensurePaymentFactory(p: {
       { cause: failure },
     );
   }
-  if (failure !== undefined) p.logger.info({ factory: address }, 'chain: the payment-forwarder factory was deployed by someone else meanwhile');
-  else p.logger.info({ factory: address, transactionHash }, 'chain: payment-forwarder factory deployed');
+  if (failure !== undefined) p.logger.info({ factory: address, version: p.version }, 'chain: the payment-forwarder factory was deployed by someone else meanwhile');
+  else p.logger.info({ factory: address, version: p.version, transactionHash }, 'chain: payment-forwarder factory deployed');
   return address;
 }
 
 /**
- * Throws PaymentFactoryError (no_code) unless a contract is deployed at `address`; used for a
- * factory named in the configuration.
+ * Throws PaymentFactoryError unless a factory of `version` is deployed at `address`: no_code when
+ * nothing is there; for version 2, not_v2 when the contract does not answer version() = 2 (a
+ * version-1 factory named as the current one). Used for factories named in the configuration.
  */
-export async function assertPaymentFactory(p: { publicClient: ChainPublicClient; address: Address }): Promise<Address> {
+export async function assertPaymentFactory(p: {
+  publicClient: ChainPublicClient;
+  address: Address;
+  version: FactoryVersion;
+  /** The setting that named it, for the messages. */
+  setting: string;
+}): Promise<Address> {
   let present: boolean;
   try {
     present = await hasCode(p.publicClient, p.address);
@@ -268,14 +300,30 @@ export async function assertPaymentFactory(p: { publicClient: ChainPublicClient;
     throw new PaymentFactoryError(p.address, 'rpc', undefined, `Checking the payment-forwarder factory at ${p.address} failed`, { cause: err });
   }
   if (!present) {
+    throw new PaymentFactoryError(p.address, 'no_code', undefined, `${p.setting} ${p.address} holds no contract on chain ${p.publicClient.chain.id}`);
+  }
+  if (p.version === 2 && (await factoryVersion(p.publicClient, p.address)) !== 2n) {
     throw new PaymentFactoryError(
       p.address,
-      'no_code',
+      'not_v2',
       undefined,
-      `PAYMENT_FACTORY_ADDRESS ${p.address} holds no contract on chain ${p.publicClient.chain.id}`,
+      `${p.setting} ${p.address} is not a version-2 payment-forwarder factory (it does not answer version() = 2). ` +
+        `If it is the version-1 factory your existing receipts were addressed through, set PAYMENT_FACTORY_V1_ADDRESS=${p.address} ` +
+        `and set PAYMENT_FACTORY_ADDRESS to the version-2 factory (${factoryAddress(2)} where the CREATE2 deployment proxy exists), ` +
+        'or leave it unset for SPLIT_DEPLOYER_KEY to deploy it',
     );
   }
   return p.address;
+}
+
+/** version() of a factory; 0 for a contract without it (version 1 has none). */
+async function factoryVersion(publicClient: ChainPublicClient, address: Address): Promise<bigint> {
+  try {
+    return await publicClient.readContract({ address, abi: paymentForwarderFactoryV2Abi, functionName: 'version' });
+  } catch (err) {
+    if (isContractRefusal(err)) return 0n;
+    throw new PaymentFactoryError(address, 'rpc', undefined, `Reading version() of the payment-forwarder factory at ${address} failed`, { cause: err });
+  }
 }
 
 /** Calls factory.sweep(split, salt, token), waits for the receipt, throws PaymentSweepError if it failed. */

@@ -114,14 +114,24 @@ export type SplitBalances = Static<typeof SplitBalances>;
 // GET /api/admin/receipts/:id/sweep
 
 export const SweepParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, description: 'The receipt id', examples: ['order-1001'] }) });
-export const SweepQuery = Type.Object({ token: Type.Optional(Type.String({ ...WALLET, description: "The token to sweep; the receipt's by default" })) });
+export const SweepQuery = Type.Object({
+  token: Type.Optional(
+    Type.String({
+      pattern: '^(eth|0x[0-9a-fA-F]{40})$',
+      description:
+        "The ERC-20 token to sweep, the receipt's by default; `eth` or the zero address for native ETH (payment addresses of " +
+        'forwarder version 2 only: a receipt addressed before it answers 400). An address that is not a token contract answers 400.',
+      examples: ['eth', WALLET.examples[0]],
+    }),
+  ),
+});
 
 export const SweepTransaction = Type.Object(
   {
     payTo: Wallet,
     splitAddress: Wallet,
-    token: Wallet,
-    waiting: Type.String({ pattern: '^(0|[1-9][0-9]*)$', description: 'Token base units at the payment address now', examples: ['7000000'] }),
+    token: Type.String({ ...WALLET, description: 'The token swept; the zero address for native ETH' }),
+    waiting: Type.String({ pattern: '^(0|[1-9][0-9]*)$', description: 'Token base units (wei for ETH) at the payment address now', examples: ['7000000'] }),
     transaction: Type.Object({ to: Wallet, data: Type.String({ pattern: '^0x[0-9a-fA-F]*$', examples: ['0x3a5be8cb'] }), chainId: Type.Integer({ examples: [31337] }) }),
   },
   { description: 'The transaction to send with eth_sendTransaction' },

@@ -119,6 +119,7 @@ function receiptRecords(rows: InsertReceiptParams[]): string {
         stateJson: newStateJson(p),
         detailJson: newDetailJson(p),
         payAddress: null,
+        payFactory: null,
         expiresAt: p.expiresAt,
         exception: null,
         paidUnits: '0',

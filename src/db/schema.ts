@@ -127,6 +127,12 @@ export const receipts = pgTable(
      * a journal replay gives the same address.
      */
     payAddress: text('pay_address'),
+    /**
+     * The forwarder factory payAddress commits to (src/payments/pay-address.ts): the version-2
+     * factory, lowercase, for every address stored since factory versions exist. Null with an
+     * address: stored before, a version-1 address, swept through PAYMENT_FACTORY_V1_ADDRESS.
+     */
+    payFactory: text('pay_factory'),
     /** After this, a receipt with nothing received becomes failed (exception expired). */
     expiresAt: ms('expires_at').notNull(),
     /** null, underpaid, overpaid, wrong_token, expired or paid_late (src/payments/states.ts). */

@@ -30,7 +30,7 @@
  *     the sweep waits (waitingForGas) and health() says the deployer is low.
  *
  * The transaction is any contract call: a target (the receipt's factory) and its calldata, so a
- * factory version with another sweep function needs only another sweepCallOf.
+ * factory version with another sweep function needs only another sweepCall (src/payments/pay-address.ts).
  */
 import { and, asc, eq, sql } from 'drizzle-orm';
 import { encodeFunctionData, erc20Abi, keccak256, zeroAddress, type Address, type Hex, type LocalAccount } from 'viem';
@@ -38,11 +38,11 @@ import type { Logger } from 'pino';
 import type { ChainDeps } from '../chain/client.ts';
 import { firstFees, gwei, replacementFees, type Fees } from '../chain/fees.ts';
 import { NonceKeeper } from '../chain/nonce-keeper.ts';
-import { paymentForwarderFactoryAbi, paymentSalt, predictPaymentAddress } from '../chain/payment-address.ts';
 import { sendSerially } from '../chain/wallet-queue.ts';
 import type { Db } from '../db/client.ts';
 import { chainStatus, receipts, receiptWatch, splitConfigs, sweeps, type SweepAttempt } from '../db/schema.ts';
 import { centsToTokenUnits } from '../domain/money.ts';
+import { sweepCall, SweepUnavailable, type SweepCall } from './pay-address.ts';
 import type { ReceiptKey } from './scanner.ts';
 import { amountOf } from './settle.ts';
 
@@ -123,12 +123,12 @@ function messagesOf(err: unknown): string {
   return parts.join(' | ');
 }
 
-/** The calldata of a v1 factory sweep: factory.sweep(split, salt, token). */
-export function sweepCallOf(p: { factory: Address; split: Address; wallet: string; receiptId: string; token: Address }): { target: Address; data: Hex } {
-  return {
-    target: p.factory,
-    data: encodeFunctionData({ abi: paymentForwarderFactoryAbi, functionName: 'sweep', args: [p.split, paymentSalt(p.wallet, p.receiptId), p.token] }),
-  };
+/**
+ * The calldata of a receipt's sweep, through the factory its payment address commits to
+ * (src/payments/pay-address.ts sweepCall: version 1 for receipts addressed before version 2).
+ */
+export function sweepTransactionOf(call: SweepCall): { target: Address; data: Hex } {
+  return { target: call.factory, data: encodeFunctionData({ abi: call.abi, functionName: call.functionName, args: call.args }) };
 }
 
 interface RunState {
@@ -424,7 +424,6 @@ export class Sweeper {
   /** Sends a new sweep for a receipt, after every check of the module comment. */
   private async sendNew(need: SweepNeed, keeper: NonceKeeper, account: LocalAccount, s: RunState): Promise<'sent' | 'skip' | 'no_gas' | 'fee_cap'> {
     const { db, chain, logger } = this.o;
-    const factory = chain.paymentFactory!;
     const [inFlight] = await db
       .select({ id: sweeps.id })
       .from(sweeps)
@@ -439,16 +438,24 @@ export class Sweeper {
     if (SWEEP_GAS * fees.maxFeePerGas > s.spendable) return 'no_gas';
     const [split] = await db.select({ address: splitConfigs.address }).from(splitConfigs).where(eq(splitConfigs.wallet, need.wallet));
     if (split?.address == null) return 'skip';
-    const predicted = predictPaymentAddress({ factory, split: split.address as Address, salt: paymentSalt(need.wallet, need.receiptId) });
-    if (predicted !== need.payAddress.toLowerCase()) {
-      // The merchant's split changed after this address was paid: the sweep would move nothing.
-      logger.warn({ wallet: need.wallet, receiptId: need.receiptId, payAddress: need.payAddress }, 'sweep: the payment address belongs to an earlier split; sweep it from the admin app');
+    const [addressed] = await db
+      .select({ wallet: receipts.wallet, id: receipts.id, payAddress: receipts.payAddress, payFactory: receipts.payFactory })
+      .from(receipts)
+      .where(and(eq(receipts.wallet, need.wallet), eq(receipts.id, need.receiptId)));
+    if (addressed === undefined) return 'skip';
+    let sweep: SweepCall;
+    try {
+      sweep = sweepCall(chain, addressed, split.address, chain.usdc.address);
+    } catch (err) {
+      if (!(err instanceof SweepUnavailable)) throw err;
+      // E.g. the merchant's split changed after this address was paid: the sweep would move nothing.
+      logger.warn({ wallet: need.wallet, receiptId: need.receiptId, payAddress: need.payAddress, reason: err.reason }, `sweep: ${err.message}; sweep it from the admin app`);
       return 'skip';
     }
     const token = chain.usdc.address;
     const balance = await this.balanceAt(token, need.payAddress as Address);
     if (balance === 0n) return 'skip';
-    const call = sweepCallOf({ factory, split: split.address as Address, wallet: need.wallet, receiptId: need.receiptId, token });
+    const call = sweepTransactionOf(sweep);
     const estimate = await this.rpc(() => chain.publicClient.estimateGas({ account: account.address, to: call.target, data: call.data }));
     const gas = (estimate * GAS_MARGIN_PER_CENT) / 100n;
     if (gas * fees.maxFeePerGas > s.spendable) return 'no_gas';

@@ -1,7 +1,8 @@
 /**
- * Payment addresses on the real dev chain: the factory the chain starts with, offline prediction,
- * one-transaction deploy-and-sweep into the split, later top-ups and other tokens, and attempts
- * to steal, redirect or strand the money. Gas is measured and bounded.
+ * Payment addresses on the real dev chain: the factories the chain starts with (version 2 for new
+ * receipts, version 1 for older ones), offline prediction, one-transaction deploy-and-sweep into
+ * the split, later top-ups, other tokens and native ETH, EIP-3009 payAndSweep, and attempts to
+ * steal, redirect or strand the money or replay an authorization. Gas is measured and bounded.
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -15,7 +16,10 @@ import {
   erc20Abi,
   getAddress,
   http,
+  keccak256,
   parseEther,
+  toBytes,
+  toFunctionSelector,
   parseEventLogs,
   type Abi,
   type Account,
@@ -25,6 +29,8 @@ import {
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import forwarderArtifact from '../../src/chain/artifacts/PaymentForwarder.json' with { type: 'json' };
 import factoryArtifact from '../../src/chain/artifacts/PaymentForwarderFactory.json' with { type: 'json' };
+import forwarderV2Artifact from '../../src/chain/artifacts/PaymentForwarderV2.json' with { type: 'json' };
+import factoryV2Artifact from '../../src/chain/artifacts/PaymentForwarderFactoryV2.json' with { type: 'json' };
 import { startChain, type ChainDeps, type ChainPublicClient, type ChainWalletClient } from '../../src/chain/client.ts';
 import { devAccount } from '../../src/chain/dev-accounts.ts';
 import { anvilBinary } from '../../src/chain/dev-chain.ts';
@@ -35,22 +41,35 @@ import {
   ensurePaymentFactory,
   factoryAddress,
   forwarderImplementation,
+  NATIVE_TOKEN,
   paymentForwarderAbi,
   paymentForwarderFactoryAbi,
+  paymentForwarderFactoryV2Abi,
+  paymentForwarderV2Abi,
   paymentSalt,
   predictPaymentAddress,
   sweepPayment,
 } from '../../src/chain/payment-address.ts';
 import { deploySplit } from '../../src/chain/split-contract.ts';
-import { deployTestUsdc } from '../../src/chain/test-usdc.ts';
+import { deployTestUsdc, testUsdcAbi } from '../../src/chain/test-usdc.ts';
+import { eip3009Abi, signatureParts, tokenDomain, transferAuthorizationTypedData } from '../../src/chain/eip3009.ts';
 import { loadConfig } from '../../src/config.ts';
 import { CHAIN_WAIT_MS, PLATFORM, startTestChain, testLogger, type TestChain } from './helpers.ts';
 import { waitFor } from '../helpers/wait.ts';
 
+/** PaymentSplitter's native-ETH release, open to anyone. */
+const splitterEthAbi = [
+  { type: 'function', name: 'release', stateMutability: 'nonpayable', inputs: [{ name: 'account', type: 'address' }], outputs: [] },
+  { type: 'function', name: 'released', stateMutability: 'view', inputs: [{ name: 'account', type: 'address' }], outputs: [{ name: '', type: 'uint256' }] },
+] as const;
+
 let t: TestChain;
 let chain: ChainDeps;
 let service: ChainWalletClient;
+/** The version-2 factory, which new receipts are addressed through. */
 let factory: Address;
+/** The version-1 factory, kept for older receipts. */
+let factoryV1: Address;
 let buyer: ChainWalletClient;
 let stranger: ChainWalletClient;
 
@@ -61,6 +80,8 @@ before(async () => {
   service = chain.walletClient;
   assert.ok(chain.paymentFactory, 'the dev chain starts with a payment factory');
   factory = chain.paymentFactory;
+  assert.ok(chain.paymentFactoryV1, 'the dev chain starts with the version-1 factory too');
+  factoryV1 = chain.paymentFactoryV1;
   const wallet = (account: Account) =>
     createWalletClient({ chain: chain.publicClient.chain, transport: http(chain.rpcUrl), account, pollingInterval: 50 }) as ChainWalletClient;
   buyer = wallet(devAccount(1));
@@ -136,15 +157,21 @@ describe('the factory and its addresses', () => {
   test('the typed ABIs are the artifacts’ ABIs', () => {
     assert.deepEqual(JSON.parse(JSON.stringify(paymentForwarderAbi)), forwarderArtifact.abi);
     assert.deepEqual(JSON.parse(JSON.stringify(paymentForwarderFactoryAbi)), factoryArtifact.abi);
+    assert.deepEqual(JSON.parse(JSON.stringify(paymentForwarderV2Abi)), forwarderV2Artifact.abi);
+    assert.deepEqual(JSON.parse(JSON.stringify(paymentForwarderFactoryV2Abi)), factoryV2Artifact.abi);
   });
 
-  test('the factory sits at factoryAddress(), ensurePaymentFactory again is a no-op, and its implementation is where expected', async () => {
-    assert.equal(factory, factoryAddress());
+  test('each factory sits at factoryAddress(version), ensurePaymentFactory again is a no-op, and its implementation is where expected', async () => {
+    assert.equal(factory, factoryAddress(2));
+    assert.equal(factoryV1, factoryAddress(1));
+    assert.notEqual(factory, factoryV1);
+    assert.equal(await pub().readContract({ address: factory, abi: paymentForwarderFactoryV2Abi, functionName: 'version' }), 2n);
     assert.ok(await hasCode(factory));
     assert.ok(await hasCode(CREATE2_DEPLOYER), 'anvil has the CREATE2 deployment proxy by default');
     const nonce = await pub().getTransactionCount({ address: service.account.address });
-    assert.equal(await ensurePaymentFactory({ walletClient: service, publicClient: pub(), logger: testLogger() }), factory);
-    assert.equal(await ensurePaymentFactory({ walletClient: service, publicClient: pub(), logger: testLogger() }), factory);
+    assert.equal(await ensurePaymentFactory({ walletClient: service, publicClient: pub(), logger: testLogger(), version: 2 }), factory);
+    assert.equal(await ensurePaymentFactory({ walletClient: service, publicClient: pub(), logger: testLogger(), version: 2 }), factory);
+    assert.equal(await ensurePaymentFactory({ walletClient: service, publicClient: pub(), logger: testLogger(), version: 1 }), factoryV1);
     assert.equal(await pub().getTransactionCount({ address: service.account.address }), nonce, 'no transaction was sent');
 
     const implementation = await pub().readContract({ address: factory, abi: paymentForwarderFactoryAbi, functionName: 'implementation' });
@@ -200,7 +227,8 @@ describe('the factory and its addresses', () => {
     const first = await startTestChain();
     try {
       const address = first.chain.paymentFactory;
-      assert.equal(address, factoryAddress());
+      assert.equal(address, factoryAddress(2));
+      assert.equal(first.chain.paymentFactoryV1, factoryAddress(1));
       assert.ok(first.chain.walletClient);
       const deployer = first.chain.walletClient.account.address;
       const nonce = await first.chain.publicClient.getTransactionCount({ address: deployer });
@@ -208,6 +236,7 @@ describe('the factory and its addresses', () => {
       const second = await startTestChain({ dataDir: first.dataDir });
       try {
         assert.equal(second.chain.paymentFactory, address);
+        assert.equal(second.chain.paymentFactoryV1, factoryAddress(1));
         assert.equal(await second.chain.publicClient.getTransactionCount({ address: deployer }), nonce, 'nothing was deployed again');
       } finally {
         await second.stop();
@@ -225,7 +254,18 @@ describe('the factory and its addresses', () => {
       });
     const found = await join({});
     assert.equal(found.paymentFactory, factory);
+    assert.equal(found.paymentFactoryV1, factoryV1, 'version 1 is found at its fixed address');
     await found.close();
+    const v1Named = await join({ PAYMENT_FACTORY_V1_ADDRESS: factoryV1.toLowerCase() });
+    assert.equal(v1Named.paymentFactoryV1, factoryV1);
+    await v1Named.close();
+    // A merchant who upgrades without changing the setting: the version-1 factory is not taken for version 2.
+    await assert.rejects(join({ PAYMENT_FACTORY_ADDRESS: factoryV1 }), (err: unknown) => {
+      assert.ok(err instanceof PaymentFactoryError, String(err));
+      assert.equal(err.reason, 'not_v2');
+      assert.match(err.message, new RegExp(`PAYMENT_FACTORY_V1_ADDRESS=${factoryV1}`));
+      return true;
+    });
     const named = await join({ PAYMENT_FACTORY_ADDRESS: factory.toLowerCase() });
     assert.equal(named.paymentFactory, factory);
     await named.close();
@@ -244,7 +284,7 @@ describe('the factory and its addresses', () => {
       const chainDef = { ...chain.publicClient.chain, rpcUrls: { default: { http: [node.url] } } };
       const publicClient = createPublicClient({ chain: chainDef, transport: http(node.url) }) as ChainPublicClient;
       const walletClient = createWalletClient({ chain: chainDef, transport: http(node.url), account: devAccount(0) }) as ChainWalletClient;
-      await assert.rejects(ensurePaymentFactory({ walletClient, publicClient, logger: testLogger() }), (err: unknown) => {
+      await assert.rejects(ensurePaymentFactory({ walletClient, publicClient, logger: testLogger(), version: 2 }), (err: unknown) => {
         assert.ok(err instanceof PaymentFactoryError, String(err));
         assert.equal(err.reason, 'no_create2_deployer');
         assert.match(err.message, /CREATE2 deployment proxy/);
@@ -427,10 +467,15 @@ describe('attempts to steal, redirect or strand a payment', () => {
     assert.equal(onChain.toLowerCase(), offline);
   });
 
-  test('plain ETH sent to a forwarder is refused', async () => {
-    await assert.rejects(buyer.sendTransaction({ to: forwarder, value: 1n }));
-    assert.equal(await sendAnyway(buyer, { to: forwarder, value: 1_000n }), 'reverted');
-    assert.equal(await pub().getBalance({ address: forwarder }), 0n);
+  test('a deployed version-1 forwarder refuses plain ETH; a version-1 factory cannot sweep ETH', async () => {
+    const v1Salt = newSalt();
+    const v1 = getAddress(predictPaymentAddress({ factory: factoryV1, split, salt: v1Salt }));
+    await sweepPayment({ walletClient: service, publicClient: pub(), factory: factoryV1, split, salt: v1Salt, token: chain.usdc.address });
+    assert.ok(await hasCode(v1));
+    await assert.rejects(buyer.sendTransaction({ to: v1, value: 1n }));
+    assert.equal(await sendAnyway(buyer, { to: v1, value: 1_000n }), 'reverted');
+    assert.equal(await pub().getBalance({ address: v1 }), 0n);
+    await assertRefused(service, factoryV1, '', { abi: paymentForwarderFactoryAbi, functionName: 'sweep', args: [split, v1Salt, NATIVE_TOKEN] });
   });
 
   test('a sweep for the zero split is refused', async () => {
@@ -439,6 +484,223 @@ describe('attempts to steal, redirect or strand a payment', () => {
       functionName: 'sweep',
       args: ['0x0000000000000000000000000000000000000000', salt, chain.usdc.address],
     });
+  });
+});
+
+describe('native ETH (version 2)', () => {
+  const releasedEth = (split: Address, account: Address) =>
+    pub().readContract({ address: split, abi: splitterEthAbi, functionName: 'released', args: [account] });
+
+  test('ETH sent before the forwarder exists is kept by its deployment and swept into the split, which releases it', async () => {
+    const merchant = privateKeyToAccount(generatePrivateKey()).address;
+    const split = (await deploySplit({ walletClient: service, publicClient: pub(), recipients: [{ address: merchant, sharesBps: 9950 }, { address: PLATFORM, sharesBps: 50 }] })).address;
+    const salt = newSalt();
+    const address = getAddress(predictPaymentAddress({ factory, split, salt }));
+    const hash = await buyer.sendTransaction({ to: address, value: parseEther('1') });
+    assert.equal((await pub().waitForTransactionReceipt({ hash })).status, 'success');
+    assert.equal(await hasCode(address), false);
+    assert.equal(await pub().getBalance({ address }), parseEther('1'));
+
+    const watched: Address[] = [factory, forwarderImplementation(factory), stranger.account.address, PLATFORM, merchant];
+    const before = await Promise.all(watched.map((a) => pub().getBalance({ address: a })));
+    // A stranger sends the sweep: who sends it does not matter.
+    const swept = await sweepPayment({ walletClient: stranger, publicClient: pub(), factory, split, salt, token: NATIVE_TOKEN });
+    assert.ok(await hasCode(address));
+    assert.equal(await pub().getBalance({ address }), 0n);
+    assert.equal(await pub().getBalance({ address: split }), parseEther('1'));
+    assert.deepEqual((await sweptEvents(swept.hash))[0]?.args, { forwarder: address, split, token: NATIVE_TOKEN, amount: parseEther('1') });
+    const after = await Promise.all(watched.map((a) => pub().getBalance({ address: a })));
+    const sweptReceipt = await pub().getTransactionReceipt({ hash: swept.hash });
+    const gas = sweptReceipt.gasUsed * sweptReceipt.effectiveGasPrice;
+    assert.deepEqual(after, before.map((b, i) => (watched[i] === stranger.account.address ? b - gas : b)), 'only the sender paid, and only gas');
+
+    // PaymentSplitter releases ETH with release(account), open to anyone.
+    const release = await stranger.writeContract({ address: split, abi: splitterEthAbi, functionName: 'release', args: [merchant] });
+    assert.equal((await pub().waitForTransactionReceipt({ hash: release })).status, 'success');
+    assert.equal(await pub().getBalance({ address: merchant }), (parseEther('1') * 9950n) / 10000n);
+    assert.equal(await releasedEth(split, merchant), (parseEther('1') * 9950n) / 10000n);
+  });
+
+  test('ETH sent to a deployed forwarder is accepted and swept; anyone may sweep it directly, into the split only', async () => {
+    const split = await newSplit();
+    const salt = newSalt();
+    const address = getAddress(predictPaymentAddress({ factory, split, salt }));
+    await sweepPayment({ walletClient: service, publicClient: pub(), factory, split, salt, token: chain.usdc.address });
+    assert.ok(await hasCode(address));
+    const hash = await buyer.sendTransaction({ to: address, value: 5_000n });
+    assert.equal((await pub().waitForTransactionReceipt({ hash })).status, 'success');
+    assert.equal(await pub().getBalance({ address }), 5_000n);
+    const direct = await stranger.writeContract({ address, abi: paymentForwarderV2Abi, functionName: 'sweepNative' });
+    assert.equal((await pub().waitForTransactionReceipt({ hash: direct })).status, 'success');
+    assert.equal(await pub().getBalance({ address: split }), 5_000n);
+    assert.equal(await pub().getBalance({ address }), 0n);
+    // An empty ETH sweep moves nothing, harmlessly.
+    const empty = await sweepPayment({ walletClient: service, publicClient: pub(), factory, split, salt, token: NATIVE_TOKEN });
+    assert.equal((await sweptEvents(empty.hash))[0]?.args.amount, 0n);
+  });
+
+  test('ETH cannot be redirected: another split’s sweep with the same salt moves nothing; the implementation refuses ETH and sweeps', async () => {
+    const splitA = await newSplit();
+    const splitB = await newSplit();
+    const shared = newSalt();
+    const atA = getAddress(predictPaymentAddress({ factory, split: splitA, salt: shared }));
+    const hash = await buyer.sendTransaction({ to: atA, value: 7_000n });
+    await pub().waitForTransactionReceipt({ hash });
+    const wrong = await sweepPayment({ walletClient: stranger, publicClient: pub(), factory, split: splitB, salt: shared, token: NATIVE_TOKEN });
+    assert.equal((await sweptEvents(wrong.hash))[0]?.args.amount, 0n);
+    assert.equal(await pub().getBalance({ address: atA }), 7_000n);
+    assert.equal(await pub().getBalance({ address: splitB }), 0n);
+
+    const implementation = forwarderImplementation(factory);
+    assert.equal(await sendAnyway(buyer, { to: implementation, value: 1_000n }), 'reverted', 'nothing can be stranded at the implementation');
+    assert.equal(await pub().getBalance({ address: implementation }), 0n);
+    await assert.rejects(pub().simulateContract({ account: stranger.account, address: implementation, abi: paymentForwarderV2Abi, functionName: 'sweepNative' }), /NotInitialized/);
+
+    await sweepPayment({ walletClient: stranger, publicClient: pub(), factory, split: splitA, salt: shared, token: NATIVE_TOKEN });
+    assert.equal(await pub().getBalance({ address: splitA }), 7_000n);
+  });
+
+  test('a split that refuses ETH makes the sweep revert, and the ETH stays at the payment address', async () => {
+    // The test USDC has no receive(): a "split" that refuses ETH.
+    const refusing = chain.usdc.address;
+    const salt = newSalt();
+    const address = getAddress(predictPaymentAddress({ factory, split: refusing, salt }));
+    await pub().waitForTransactionReceipt({ hash: await buyer.sendTransaction({ to: address, value: 3_000n }) });
+    await assert.rejects(
+      pub().simulateContract({ account: stranger.account, address: factory, abi: paymentForwarderFactoryV2Abi, functionName: 'sweep', args: [refusing, salt, NATIVE_TOKEN] }),
+      // The forwarder's error, bubbled through the factory: NativeTransferFailed().
+      new RegExp(toFunctionSelector('NativeTransferFailed()')),
+    );
+    assert.equal(await pub().getBalance({ address }), 3_000n);
+  });
+});
+
+describe('payAndSweep: an EIP-3009 authorization paid and swept in one transaction', () => {
+  let payer: ReturnType<typeof privateKeyToAccount>;
+  before(async () => {
+    // A payer with test USDC and no ETH at all.
+    payer = privateKeyToAccount(generatePrivateKey());
+    const hash = await service.writeContract({ address: chain.usdc.address, abi: testUsdcAbi, functionName: 'mint', args: [payer.address, 1_000_000_000n] });
+    await pub().waitForTransactionReceipt({ hash });
+    assert.equal(await pub().getBalance({ address: payer.address }), 0n);
+  });
+
+  async function authorize(to: Address, value: bigint, opts: { validBefore?: bigint; validAfter?: bigint } = {}) {
+    const domain = await tokenDomain(pub(), chain.usdc.address);
+    const now = BigInt(Math.floor(Date.now() / 1000));
+    const message = {
+      from: payer.address,
+      to,
+      value,
+      validAfter: opts.validAfter ?? 0n,
+      validBefore: opts.validBefore ?? now + 3600n,
+      nonce: keccak256(toBytes(randomUUID())),
+    };
+    const signature = await payer.signTypedData(transferAuthorizationTypedData(domain, message));
+    const { v, r, s } = signatureParts(signature);
+    return { message, auth: { from: message.from, value, validAfter: message.validAfter, validBefore: message.validBefore, nonce: message.nonce, v, r, s } };
+  }
+
+  type Auth = Awaited<ReturnType<typeof authorize>>['auth'];
+  const payAndSweep = (wallet: ChainWalletClient, split: Address, salt: Hex, auth: Auth) =>
+    wallet.writeContract({ address: factory, abi: paymentForwarderFactoryV2Abi, functionName: 'payAndSweep', args: [split, salt, chain.usdc.address, auth] });
+  const simulatePayAndSweep = (wallet: ChainWalletClient, split: Address, salt: Hex, auth: Auth) =>
+    pub().simulateContract({ account: wallet.account, address: factory, abi: paymentForwarderFactoryV2Abi, functionName: 'payAndSweep', args: [split, salt, chain.usdc.address, auth] });
+
+  test('the token’s domain is read from the token: name and version as FiatTokenV2 has them', async () => {
+    const domain = await tokenDomain(pub(), chain.usdc.address);
+    assert.equal(domain.name, 'USD Coin (test)');
+    assert.equal(domain.version, '2');
+    assert.equal(domain.chainId, pub().chain.id);
+  });
+
+  test('one transaction moves the money to the payment address and sweeps it, with what was there before', async () => {
+    const split = await newSplit();
+    const salt = newSalt();
+    const address = getAddress(predictPaymentAddress({ factory, split, salt }));
+    await pay(address, 1_000n); // a payment that arrived earlier is swept along
+    const { auth } = await authorize(address, 4_000_000n);
+    const payerBefore = await balanceOf(payer.address);
+    const hash = await payAndSweep(service, split, salt, auth);
+    const mined = await pub().waitForTransactionReceipt({ hash });
+    assert.equal(mined.status, 'success');
+    assert.equal(await balanceOf(split), 4_001_000n);
+    assert.equal(await balanceOf(address), 0n);
+    assert.equal(payerBefore - (await balanceOf(payer.address)), 4_000_000n);
+    const transfers = parseEventLogs({ abi: erc20Abi, eventName: 'Transfer', logs: mined.logs });
+    assert.deepEqual(
+      transfers.map((l) => [l.args.from, l.args.to, l.args.value]),
+      [
+        [payer.address, address, 4_000_000n],
+        [address, split, 4_001_000n],
+      ],
+      'an ordinary transfer to the payment address, then the sweep',
+    );
+    console.log(`gas: payAndSweep (authorization + deploy + sweep) ${mined.gasUsed}`);
+    assert.ok(mined.gasUsed < 200_000n, `payAndSweep used ${mined.gasUsed}`);
+
+    // Replayed, by anyone: the token refuses a used authorization.
+    for (const wallet of [service, stranger]) await assert.rejects(simulatePayAndSweep(wallet, split, salt, auth), /authorization is used/);
+    assert.equal(await balanceOf(split), 4_001_000n);
+  });
+
+  test('front-run: whoever submits first only pays the gas; the money lands at the split, and the late submission is refused', async () => {
+    const split = await newSplit();
+    const salt = newSalt();
+    const address = getAddress(predictPaymentAddress({ factory, split, salt }));
+    const { auth } = await authorize(address, 2_000_000n);
+    const strangerTokens = await balanceOf(stranger.account.address);
+    const hash = await payAndSweep(stranger, split, salt, auth);
+    assert.equal((await pub().waitForTransactionReceipt({ hash })).status, 'success');
+    assert.equal(await balanceOf(split), 2_000_000n);
+    assert.equal(await balanceOf(stranger.account.address), strangerTokens);
+    await assert.rejects(simulatePayAndSweep(service, split, salt, auth), /authorization is used/);
+
+    // Front-run on the token itself: the money can only reach the payment address, and its sweep the split.
+    const second = await authorize(address, 3_000_000n);
+    const m = second.message;
+    const direct = await stranger.writeContract({
+      address: chain.usdc.address,
+      abi: eip3009Abi,
+      functionName: 'transferWithAuthorization',
+      args: [m.from, m.to, m.value, m.validAfter, m.validBefore, m.nonce, second.auth.v, second.auth.r, second.auth.s],
+    });
+    assert.equal((await pub().waitForTransactionReceipt({ hash: direct })).status, 'success');
+    assert.equal(await balanceOf(address), 3_000_000n);
+    await assert.rejects(simulatePayAndSweep(service, split, salt, second.auth), /authorization is used/);
+    await sweepPayment({ walletClient: service, publicClient: pub(), factory, split, salt, token: chain.usdc.address });
+    assert.equal(await balanceOf(split), 5_000_000n);
+  });
+
+  test('an authorization cannot be redirected: another split, another salt, a wrong to, another value, an expired or early one', async () => {
+    const split = await newSplit();
+    const salt = newSalt();
+    const address = getAddress(predictPaymentAddress({ factory, split, salt }));
+    const { auth } = await authorize(address, 1_000_000n);
+    const strangerSplit = await newSplit();
+    await assert.rejects(simulatePayAndSweep(stranger, strangerSplit, salt, auth), /invalid signature/, 'another split');
+    await assert.rejects(simulatePayAndSweep(stranger, split, newSalt(), auth), /invalid signature/, 'another salt');
+    await assert.rejects(simulatePayAndSweep(stranger, split, salt, { ...auth, value: 2_000_000n }), /invalid signature/, 'another value');
+    await assert.rejects(simulatePayAndSweep(stranger, split, salt, { ...auth, from: stranger.account.address }), /invalid signature/, 'another payer');
+
+    const toStranger = await authorize(stranger.account.address, 1_000_000n);
+    await assert.rejects(simulatePayAndSweep(stranger, split, salt, toStranger.auth), /invalid signature/, 'signed to another address');
+
+    const now = BigInt((await pub().getBlock()).timestamp);
+    const expired = await authorize(address, 1_000_000n, { validBefore: now - 1n });
+    await assert.rejects(simulatePayAndSweep(service, split, salt, expired.auth), /authorization is expired/);
+    const early = await authorize(address, 1_000_000n, { validAfter: now + 3600n });
+    await assert.rejects(simulatePayAndSweep(service, split, salt, early.auth), /authorization is not yet valid/);
+    // Sent anyway (no estimation), every one of them reverts and moves nothing.
+    const payerBefore = await balanceOf(payer.address);
+    const data = encodeFunctionData({ abi: paymentForwarderFactoryV2Abi, functionName: 'payAndSweep', args: [strangerSplit, salt, chain.usdc.address, auth] });
+    assert.equal(await sendAnyway(stranger, { to: factory, data }), 'reverted');
+    assert.equal(await balanceOf(payer.address), payerBefore);
+    assert.equal(await balanceOf(strangerSplit), 0n);
+
+    // The genuine one still works afterwards.
+    await pub().waitForTransactionReceipt({ hash: await payAndSweep(service, split, salt, auth) });
+    assert.equal(await balanceOf(split), 1_000_000n);
   });
 });
 

@@ -118,7 +118,7 @@ export async function startSim(opts: SimOptions = {}): Promise<Sim> {
     const logger = testLogger();
     const holders = Array.from({ length: DEV_ACCOUNT_COUNT }, (_, i) => devAccount(i).address);
     const usdc = (await ensureTestUsdc({ walletClient: deployer, publicClient, holders, recordPath: path.join(workDir, 'deployment.json'), logger })).address;
-    const paymentFactory = await ensurePaymentFactory({ walletClient: deployer, publicClient, logger });
+    const paymentFactory = await ensurePaymentFactory({ walletClient: deployer, publicClient, logger, version: 2 });
     const deployTraffic = async (index: number): Promise<Address> => {
       const hash = await wallet(index).deployContract({ abi: [], bytecode: simTrafficBytecode() });
       return (await publicClient.waitForTransactionReceipt({ hash })).contractAddress!;

@@ -20,12 +20,13 @@ export function adminSweepRoutes(app: App, deps: Deps): void {
         summary: "The transaction that sweeps a receipt's payment address into the split",
         description:
           'For the merchant to send from their own wallet (eth_sendTransaction with `transaction`): when no key here pays ' +
-          "the sweeps' gas, or for a token the worker does not sweep (`token`, default the receipt's token). The money can " +
-          'only reach the split, whoever sends it.',
+          "the sweeps' gas, or for a token the worker does not sweep (`token`, default the receipt's token), or for native " +
+          'ETH (`token=eth`). The money can only reach the split, whoever sends it. 400 `invalid_input` for an address that ' +
+          'is not a token contract, and for ETH at a payment address made by forwarder version 1 (which sweeps tokens only).',
         security: cookieAuth,
         params: SweepParams,
         querystring: SweepQuery,
-        errorCodes: { 503: ['chain_unavailable'] },
+        errorCodes: { 400: ['invalid_input'], 503: ['chain_unavailable'] },
         response: {
           200: SweepTransaction,
           ...adminErrors, 404: errorRef,
