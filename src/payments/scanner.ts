@@ -29,7 +29,8 @@
  *   - Near the head (the newest `horizon` blocks) each block is read pinned: its header by number
  *     (eth_getBlockByNumber), then eth_getLogs({blockHash}) of that header's hash. A node that does
  *     not have that block answers an error (EIP-234), never a short list, and a header the node
- *     does not have is null. Either ends the pass with nothing recorded or withdrawn; the block is
+ *     does not have is null. Either is asked again at once (twice: the next request usually
+ *     reaches another node), then ends the pass with nothing recorded or withdrawn; the block is
  *     read again next pass.
  *   - Deeper than `horizon` blocks below the newest head seen (64 by default: every node of a
  *     healthy provider is within a few blocks of the head), blocks are read by range, for catch-up
@@ -43,7 +44,8 @@
  * height with another hash, shows another chain: the newest recorded block that the node still
  * has is found (header by header, newest first), every row from above it is withdrawn, and those
  * blocks are read again. A node that answers null for a block (it is behind) is never taken for
- * a reorganisation: the pass ends and withdraws nothing. A `latest` below the newest block read
+ * a reorganisation: the pass ends and withdraws nothing; nor is a walk whose first block turns out
+ * to be the recorded one after all (two nodes answered from two views). A `latest` below the newest block read
  * is a lagging node unless it names another hash for a recorded block.
  *
  * **Refusals.** A provider may refuse an eth_getLogs answer (-32005 "more than 10000 results",
@@ -226,7 +228,7 @@ export class PaymentScanner {
       }
       while (cursor < latest.number && calls < this.limits.callsPerPass) {
         const n = cursor + 1n;
-        const header = n === latest.number ? latest : await this.header(n);
+        const header = n === latest.number ? latest : await this.headerFromAnyNode(n);
         if (header === null) throw new PassStop(`block ${n}: the node does not have it yet`);
         const parent = await this.knownHash(n - 1n);
         if (parent !== undefined && parent !== header.parentHash) {
@@ -372,13 +374,35 @@ export class PaymentScanner {
     return this.request<RawLog[]>('eth_getLogs', [{ ...where, address: addresses, topics: [[TRANSFER_TOPIC, RELEASED_TOPIC]] }], false);
   }
 
+  /**
+   * A header by number, asked again (up to LAG_RETRIES times) while the answer is null: behind a
+   * load balancer the next request usually reaches a node that has the block.
+   */
+  private async headerFromAnyNode(n: bigint): Promise<Header | null> {
+    for (let i = 0; ; i++) {
+      const h = await this.header(n);
+      if (h !== null || i >= LAG_RETRIES) return h;
+    }
+  }
+
+  /** Logs by block hash, asked again (up to LAG_RETRIES times) while a node answers it does not know the block. */
+  private async pinnedLogs(hash: string, addresses: string[]): Promise<RawLog[]> {
+    for (let i = 0; ; i++) {
+      try {
+        return await this.getLogs({ blockHash: hash }, addresses);
+      } catch (err) {
+        if (i >= LAG_RETRIES || !isRpcAnswer(err) || refusal(err) !== null) throw err;
+      }
+    }
+  }
+
   /** One block near the head, pinned to its hash: a node without it errs instead of answering short. */
   private async readPinned(header: Header): Promise<{ touched: ReceiptKey[]; calls: number }> {
     const { batches, splits } = await this.filterAddresses();
     const raw: RawLog[] = [];
     for (const batch of batches) {
       try {
-        raw.push(...(await this.getLogs({ blockHash: header.hash }, batch)));
+        raw.push(...(await this.pinnedLogs(header.hash, batch)));
       } catch (err) {
         if (refusal(err) !== null) throw new PassStop(`block ${header.number}: the provider refused its logs (${shortMessage(err)}); read again next pass`);
         // An unknown block (a node behind, or the block left the chain meanwhile): next pass decides.
@@ -471,7 +495,7 @@ export class PaymentScanner {
         .limit(32);
       if (page.length === 0) break;
       for (const b of page) {
-        const h = await this.header(b.number);
+        const h = await this.headerFromAnyNode(b.number);
         if (h === null) throw new PassStop(`block ${b.number}: the node does not have it; no reorganisation is assumed`);
         if (h.hash === b.hash) {
           ancestor = b.number;
@@ -479,6 +503,11 @@ export class PaymentScanner {
         }
       }
       before = page.at(-1)!.number;
+    }
+    if (ancestor === below) {
+      // The block that looked replaced is the one recorded after all: two nodes answered from two
+      // views. Nothing is proven removed, so nothing is withdrawn.
+      throw new PassStop(`block ${below}: the node's answers disagree; read again next pass`);
     }
     if (ancestor === null) {
       const [oldest] = await db
@@ -648,6 +677,8 @@ export class PaymentScanner {
   }
 }
 
+/** Immediate re-asks of a header or pinned logs that a lagging node did not have. */
+const LAG_RETRIES = 2;
 /** Successful range reads before the range size doubles again after a refusal. */
 const RANGE_GROWTH = 8;
 
