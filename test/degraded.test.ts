@@ -15,7 +15,7 @@ import { pino } from 'pino';
 import { buildApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import { openDatabase, type Database } from '../src/db/client.ts';
-import { receipts, receiptStatusHistory } from '../src/db/schema.ts';
+import { receipts, receiptStatusHistory, rejectedWrites } from '../src/db/schema.ts';
 import { createDeps, type Deps } from '../src/deps.ts';
 import { createSubscription } from '../src/gateway/subscriptions.ts';
 import { holdToContract, randomWallet, type Res } from './helpers/app.ts';
@@ -98,6 +98,7 @@ class Ledger {
   readonly failures: string[] = [];
   degradedReceipts = 0;
   degradedStatuses = 0;
+  refusedStatuses = 0;
   direct = 0;
 
   receipt(id: string, res: Res): void {
@@ -112,6 +113,11 @@ class Ledger {
 
   status(id: string, status: string, res: Res): void {
     const k = `${id} ${status}`;
+    // A receipt the journal does not hold: not journaled while the database is away, 503, nothing written.
+    if (res.status === 503 && res.body.error === 'database_unavailable') {
+      this.refusedStatuses++;
+      return;
+    }
     if (res.status !== 200 || res.body.ok !== true) {
       this.failures.push(`POST /api/receipts/status ${k}: ${res.status} ${JSON.stringify(res.body)}`);
       this.unackedStatuses.set(k, (this.unackedStatuses.get(k) ?? 0) + 1);
@@ -257,7 +263,10 @@ describe('degraded mode on a real PostgreSQL', { skip, timeout: 110_000 }, () =>
         ledger.status(`r-${i - 1}`, 'link_opened', await first.call(null, 'POST', '/api/receipts/status', { receiptId: `r-${i - 1}`, wallet, status: 'link_opened' }));
       }
       assert.deepEqual(ledger.failures, []);
-      assert.equal(first.deps.journal.pending, 10);
+      // r-0 is in the database, not the journal: its status was refused 503 (nobody may plant
+      // statuses for receipts the journal does not hold); the other four were journaled.
+      assert.equal(ledger.refusedStatuses, 1);
+      assert.equal(first.deps.journal.pending, 9);
     } finally {
       await first.close();
     }
@@ -266,7 +275,7 @@ describe('degraded mode on a real PostgreSQL', { skip, timeout: 110_000 }, () =>
     await pg.start();
     const second = await instance(dataDir);
     try {
-      assert.equal(second.deps.journal.pending, 10, 'the journal was recovered from disk');
+      assert.equal(second.deps.journal.pending, 9, 'the journal was recovered from disk');
       second.deps.journal.start();
       await deadline(second.deps.journal.whenDrained(), 20_000, 'the journal to drain after the restart');
       await assertLanded(wallet, ledger, { exact: true });
@@ -345,6 +354,43 @@ describe('degraded mode on a real PostgreSQL', { skip, timeout: 110_000 }, () =>
     } finally {
       b.child.kill('SIGTERM');
       await b.exited;
+    }
+  });
+
+  test('statuses for made-up receipts during an outage: 503 with Retry-After, nothing journaled, no rejected writes planted', async () => {
+    const t = await instance(tempDir());
+    try {
+      const wallet = randomWallet();
+      const key = await newKey(wallet);
+      assert.equal((await t.call(key, 'POST', '/api/receipts', receiptBody('real-1'))).status, 201);
+      await pg.stop('fast');
+      let held: Res;
+      try {
+        const created = await t.call(key, 'POST', '/api/receipts', receiptBody('held-1'));
+        assert.equal(created.status, 201);
+        assert.equal(created.body.degraded, true);
+        // The attacker's 60 made-up receipt ids of the victim's wallet, and one real receipt in the database.
+        for (const id of [...Array.from({ length: 60 }, (_, i) => `planted-${i}`), 'real-1']) {
+          const res = await t.call(null, 'POST', '/api/receipts/status', { receiptId: id, wallet, status: 'link_opened' });
+          assert.equal(res.status, 503, `${id}: ${JSON.stringify(res.body)}`);
+          assert.equal(res.body.error, 'database_unavailable');
+          assert.ok(Number(res.headers['retry-after']) > 0, 'Retry-After: nothing happened, send it again later');
+        }
+        // A receipt the journal holds still takes its statuses, in order behind it.
+        held = await t.call(null, 'POST', '/api/receipts/status', { receiptId: 'held-1', wallet, status: 'link_opened' });
+        assert.equal(t.deps.journal.pending, 2, 'the receipt and its one status');
+      } finally {
+        await pg.start();
+      }
+      assert.equal(held.status, 200);
+      assert.equal(held.body.degraded, true);
+      t.deps.journal.start();
+      await deadline(t.deps.journal.whenDrained(), 20_000, `the journal to drain (pending ${t.deps.journal.pending})`);
+      assert.deepEqual(await admin.db.select().from(rejectedWrites).where(eq(rejectedWrites.wallet, wallet)), [], 'nothing planted');
+      const history = await admin.db.select().from(receiptStatusHistory).where(eq(receiptStatusHistory.wallet, wallet));
+      assert.deepEqual(history.filter((h) => h.source === 'tracking').map((h) => h.receiptId), ['held-1']);
+    } finally {
+      await t.close();
     }
   });
 });

@@ -16,7 +16,7 @@
 import type { Db } from '../db/client.ts';
 import { isDbDown } from '../db/client.ts';
 import type { Journal } from '../journal/journal.ts';
-import { DatabaseUnavailable, NotFound } from './errors.ts';
+import { CommitOutcomeUnknown, DatabaseUnavailable, NotFound } from './errors.ts';
 import {
   createReceipt,
   findReceipt,
@@ -112,6 +112,11 @@ export class ReceiptService {
   /**
    * A tracking status (POST /api/receipts/status, no credential). Answers the same whether or
    * not the receipt exists, so the route tells nobody which receipts there are.
+   *
+   * While the database is away, only a status for a receipt the journal holds is journaled: for
+   * any other the service cannot tell a real receipt from a made-up id, and journaling it would
+   * let a stranger plant "rejected writes" (and write.rejected webhooks) in any merchant's
+   * account. Those answer 503 with Retry-After: nothing was written, retry later.
    */
   async track(merchant: string, receiptId: string, status: TrackingStatus, write: Write): Promise<{ ok: true } | ({ ok: true } & Degraded)> {
     const { db, journal } = this.o;
@@ -122,11 +127,14 @@ export class ReceiptService {
         return { ok: true };
       } catch (err) {
         if (err instanceof NotFound) return { ok: true };
-        if (!isDbDown(err)) throw err;
+        // A commit whose outcome is unknown found the receipt first (it exists): the journal's
+        // copy carries the same write id, so it changes nothing at replay if the first one landed.
+        if (!(err instanceof CommitOutcomeUnknown)) {
+          if (isDbDown(err)) throw err instanceof DatabaseUnavailable ? err : new DatabaseUnavailable(err);
+          throw err;
+        }
       }
     }
-    // Also after a commit whose outcome is unknown: the journal's copy carries the same write id,
-    // so it changes nothing at replay if the first one landed.
     await journal.recordTrackingStatus({ wallet: merchant, receiptId, status }, write);
     return { ok: true, ...DEGRADED };
   }

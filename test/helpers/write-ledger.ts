@@ -40,7 +40,7 @@ export class WriteLedger {
   readonly unacked = { receipts: new Set<string>(), orders: 0, statuses: new Map<string, number>() };
   /** Answers no client should ever see: 5xx other than 503 database_unavailable and 500 failed for a commit of unknown outcome, bodies not {error, message}. */
   readonly failures: string[] = [];
-  degraded = { receipts: 0, statuses: 0, lists: 0, orders503: 0 };
+  degraded = { receipts: 0, statuses: 0, lists: 0, orders503: 0, statuses503: 0 };
   outOfStock = 0;
   direct = 0;
   /** Orders answered 500 failed because their commit's outcome was unknown. */
@@ -84,6 +84,12 @@ export class WriteLedger {
 
   status(receiptId: string, status: string, res: Answer): void {
     const k = `${receiptId} ${status}`;
+    // A tracking status for a receipt this instance's journal does not hold is not journaled
+    // while the database is away (nobody may plant alerts): 503, and nothing was acknowledged.
+    if (res.status === 503 && res.body.error === 'database_unavailable') {
+      this.degraded.statuses503++;
+      return;
+    }
     if (res.status !== 200 || res.body.ok !== true) {
       this.failures.push(`POST /api/receipts/status ${k}: ${res.status} ${JSON.stringify(res.body)}`);
       return;

@@ -20,6 +20,14 @@ export function receiptStatusRoutes(app: App, deps: Deps): void {
     {
       config: { auth: 'public' },
       attachValidation: true,
+      // A sensitive status's Idempotency-Key belongs to the signed-in wallet, not to the client
+      // address (two merchants behind one proxy would share it): the session is known before the
+      // key is looked up. A wrong session is left to the handler, which answers it 403.
+      preValidation: async (request) => {
+        const status = (request.body as { status?: unknown } | undefined)?.status;
+        if (typeof status !== 'string' || !isSensitiveStatus(status)) return;
+        await requireSession(request, deps.auth, siteOrigin).catch(() => undefined);
+      },
       schema: {
         tags: ['receipts'],
         summary: 'Record a tracking status (no credential)',
@@ -27,7 +35,9 @@ export function receiptStatusRoutes(app: App, deps: Deps): void {
           'Tracking statuses (link_opened, buyer_logged_in, checkout_initialized) need no credential and are ' +
           'rate-limited per client address; they answer {ok: true} whether or not the receipt exists, and a status ' +
           "sent again is counted on the receipt's one history entry for it. Sensitive statuses (checkout_success, " +
-          'refund_*) need the admin session.',
+          'refund_*) need the admin session. While the database is unreachable, a tracking status is kept for replay ' +
+          'only for a receipt this instance still holds in its journal (answered with degraded: true); any other is 503 ' +
+          'database_unavailable with Retry-After: nothing was written, send it again later.',
         body: RecordStatusBody,
         errorCodes: { 400: ['missing_receipt_id', 'invalid_wallet', 'missing_status'] },
         response: {
@@ -37,6 +47,7 @@ export function receiptStatusRoutes(app: App, deps: Deps): void {
           404: errorRef,
           429: errorRef,
           500: errorRef,
+          503: errorRef,
         },
       },
     },
