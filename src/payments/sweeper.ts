@@ -303,7 +303,7 @@ export class Sweeper {
 
   private localAccount(): LocalAccount | undefined {
     const account = this.o.chain.walletClient?.account;
-    return account?.type === 'local' ? (account as LocalAccount) : undefined;
+    return account?.type === 'local' ? account : undefined;
   }
 
   /**

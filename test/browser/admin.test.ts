@@ -8,7 +8,8 @@ import { chromium, type Browser } from 'playwright-core';
 import { and, eq } from 'drizzle-orm';
 import { createWalletClient, erc20Abi, http, type Hex } from 'viem';
 import { devAccount } from '../../src/chain/dev-accounts.ts';
-import { receipts, rejectedWrites } from '../../src/db/schema.ts';
+import { chainStatus, receipts, rejectedWrites } from '../../src/db/schema.ts';
+import { SWEEP_STATUS } from '../../src/payments/sweeper.ts';
 import { ensureWebBuild } from '../../scripts/ensure-web-build.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { admin, newAccount, signIn } from '../helpers/session.ts';
@@ -434,6 +435,30 @@ describe('admin web app', { skip: skipReason, timeout: 150_000 }, () => {
     assert.match(text, /2 requests accepted during a database outage could not be applied/);
     assert.match(text, /Receipt clash-1 was created twice with different contents/);
     assert.match(text, /receipt ghost-1 arrived, but that receipt never did/);
+    noProblems(m);
+  });
+
+  test('sweeps waiting for gas or fees: a banner on every page until they are sent', async () => {
+    const m = await merchant();
+    const db = h.t.deps.database.db;
+    const data = { waitingForGas: 2, atFeeCap: 1, dustWaiting: 0, deployerBalanceWei: '1500000000000000', deployerLow: true };
+    await db.insert(chainStatus).values({ name: SWEEP_STATUS, data, updatedAt: Date.now() }).onConflictDoUpdate({ target: chainStatus.name, set: { data } });
+    try {
+      await m.page.goto('/admin/');
+      const banner = m.page.getByTestId('sweep-banner');
+      await banner.waitFor();
+      const text = await banner.innerText();
+      assert.match(text, /2 payments wait to be swept/);
+      assert.match(text, /out of ETH \(0\.0015 ETH\)/);
+      assert.match(text, /1 sweep waits for network fees/);
+      await screenshot(m.page, 'sweep-banner');
+      const ok = { waitingForGas: 0, atFeeCap: 0, dustWaiting: 0, deployerBalanceWei: '9000000000000000000', deployerLow: false };
+      await db.update(chainStatus).set({ data: ok }).where(eq(chainStatus.name, SWEEP_STATUS));
+      await m.page.getByRole('link', { name: 'Shop' }).click();
+      await until(async () => (await m.page.getByTestId('sweep-banner').count()) === 0, RENDER_MS, 'the banner to go once sweeps are sent');
+    } finally {
+      await db.delete(chainStatus).where(eq(chainStatus.name, SWEEP_STATUS));
+    }
     noProblems(m);
   });
 

@@ -6,7 +6,7 @@
  * none that moves nothing, and every receipt completing once the chain lets it.
  */
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { and, eq } from 'drizzle-orm';
@@ -325,7 +325,7 @@ describe('a node that answers stale nonces', () => {
     // A load-balanced provider with a lagging node behind it: the pending count is the one from
     // when the proxy started, and every other answer for the latest count is that old one too.
     let flip = false;
-    proxy = createServer(async (req, res) => {
+    const answer = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
       const chunks: Buffer[] = [];
       for await (const c of req) chunks.push(c as Buffer);
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
@@ -347,6 +347,12 @@ describe('a node that answers stale nonces', () => {
       );
       res.setHeader('content-type', 'application/json');
       res.end(JSON.stringify(Array.isArray(body) ? answers : answers[0]));
+    };
+    proxy = createServer((req, res) => {
+      answer(req, res).catch(() => {
+        res.statusCode = 502;
+        res.end();
+      });
     });
     await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
   });

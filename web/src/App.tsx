@@ -17,6 +17,7 @@ import { Keys } from './pages/Keys.tsx';
 import { Webhooks } from './pages/Webhooks.tsx';
 import { Users } from './pages/Users.tsx';
 import { Devices } from './pages/Devices.tsx';
+import { SweepBanner } from './components/SweepBanner.tsx';
 import type { Role } from '../../src/contract/roles.ts';
 
 type State =
@@ -144,6 +145,7 @@ function Shell(props: { session: Session; onSignOut: () => void }) {
         </button>
       </nav>
       <main className="content">
+        <SweepBanner section={section} />
         <Page route={route} session={props.session} />
       </main>
     </div>

@@ -23,6 +23,7 @@ import {
 } from '../../../src/contract/receipts.ts';
 import { RefundList, RefundRecorded, type Refund, type RefundBody, type RefundToken } from '../../../src/contract/refunds.ts';
 import { RejectedWriteList, type RejectedWrite } from '../../../src/contract/rejected-writes.ts';
+import { SweepStatusAnswer } from '../../../src/contract/sweeps.ts';
 import { ShopConfigAnswer, ShopConfigSaved, type SaveShopConfigBody, type ShopConfig } from '../../../src/contract/shop.ts';
 import {
   SplitAnswer,
@@ -118,6 +119,9 @@ export const split = {
 
 /** What the split contract holds and released, per recipient; token base units as decimal strings. */
 export const getSplitBalances = () => call('GET', '/api/admin/split/balances', SplitBalancesSchema);
+
+/** Whether sweeps into splits wait for gas or for fees (the banner on every page). */
+export const getSweepStatus = () => call('GET', '/api/admin/sweeps/status', SweepStatusAnswer);
 
 export const inventory = {
   list: () => call('GET', '/api/inventory', InventoryList),
