@@ -57,6 +57,12 @@ export interface Config {
    * sweeps them. Unset: the one at its fixed CREATE2 address, if deployed there.
    */
   paymentFactoryV1Address: `0x${string}` | undefined;
+  /**
+   * ERC-20 tokens besides the accepted one whose balance at a payment address is checked (a hint,
+   * the payment page, before expiry) and gives wrong_token; native ETH is always checked. Default:
+   * USDT and DAI on Base, none elsewhere (src/payments/other-money.ts).
+   */
+  balanceTokens: `0x${string}`[] | undefined;
   /** Minutes a receipt may be paid in when its creation names no expiresInMinutes. */
   receiptTtlMinutes: number;
   /** A PostgreSQL statement unanswered this long fails; a write's commit then has an unknown outcome. */
@@ -347,6 +353,11 @@ export function loadConfig(env: Env = process.env): Config {
   if (factory !== undefined && !isAddress(factory)) problems.push('PAYMENT_FACTORY_ADDRESS must be a 0x-prefixed 40-hex address');
   const factoryV1 = str('PAYMENT_FACTORY_V1_ADDRESS');
   if (factoryV1 !== undefined && !isAddress(factoryV1)) problems.push('PAYMENT_FACTORY_V1_ADDRESS must be a 0x-prefixed 40-hex address');
+  const balanceTokensText = str('BALANCE_TOKENS');
+  const balanceTokens = balanceTokensText === undefined ? undefined : balanceTokensText.split(',').map((t) => t.trim()).filter((t) => t !== '');
+  if (balanceTokens !== undefined && (balanceTokens.length > 10 || balanceTokens.some((t) => !isAddress(t)))) {
+    problems.push('BALANCE_TOKENS must be a comma-separated list of at most 10 0x-prefixed 40-hex addresses');
+  }
   const deployerKey = str('SPLIT_DEPLOYER_KEY');
   if (deployerKey !== undefined && !/^0x[0-9a-fA-F]{64}$/.test(deployerKey)) {
     problems.push('SPLIT_DEPLOYER_KEY must be a 0x-prefixed 64-hex private key');
@@ -415,6 +426,7 @@ export function loadConfig(env: Env = process.env): Config {
     sweepDustCents: Number(decimal('SWEEP_DUST_USD', 100n, 2, 1_000_000n * 100n)),
     paymentFactoryAddress: factory !== undefined && isAddress(factory) ? (normalizeWallet(factory) as `0x${string}`) : undefined,
     paymentFactoryV1Address: factoryV1 !== undefined && isAddress(factoryV1) ? (normalizeWallet(factoryV1) as `0x${string}`) : undefined,
+    balanceTokens: balanceTokens?.filter((t) => isAddress(t)).map((t) => normalizeWallet(t) as `0x${string}`),
     receiptTtlMinutes: int('RECEIPT_TTL_MINUTES', 60, 1, 43_200),
     dbQueryTimeoutMs: int('DB_QUERY_TIMEOUT_MS', 15_000, 100, 600_000),
     journalWaitMinutes: int('JOURNAL_WAIT_MINUTES', 1440, 0, 43_200),

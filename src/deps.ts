@@ -191,6 +191,7 @@ export async function createDeps(config: Config, opts: DepsOptions = {}): Promis
           confirmations: config.confirmations,
           maxFeeWei: config.maxFeeWei,
           sweepDustCents: config.sweepDustCents,
+          balanceTokens: config.balanceTokens,
           platformRecipient: config.platformRecipientAddress,
           leaseTtlMs: config.leaseTtlMs,
           intervalMs: config.chainPollMs,

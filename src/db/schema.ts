@@ -133,6 +133,16 @@ export const receipts = pgTable(
      * address: stored before, a version-1 address, swept through PAYMENT_FACTORY_V1_ADDRESS.
      */
     payFactory: text('pay_factory'),
+    /**
+     * Money other than the receipt's token found at its payment address by balance, never by logs
+     * (src/payments/other-money.ts): token address (the zero address for native ETH) to the most
+     * base units seen there, positive amounts only. Null: none seen. Gives exception wrong_token.
+     */
+    otherMoney: jsonb('other_money').$type<Record<string, string>>(),
+    /** When the payment address's other balances were last read. */
+    balancesCheckedAt: ms('balances_checked_at'),
+    /** A read of the other balances was asked for (payment page, hint): the worker does it soon. */
+    balancesCheckDue: ms('balances_check_due'),
     /** After this, a receipt with nothing received becomes failed (exception expired). */
     expiresAt: ms('expires_at').notNull(),
     /** null, underpaid, overpaid, wrong_token, expired or paid_late (src/payments/states.ts). */
@@ -152,6 +162,7 @@ export const receipts = pgTable(
     index('receipts_wallet_created_idx').on(t.wallet, t.createdAt.desc(), t.id.desc()),
     uniqueIndex('receipts_pay_address_idx').on(t.payAddress),
     index('receipts_unaddressed_idx').on(t.wallet).where(sql`${t.payAddress} is null`),
+    index('receipts_balances_due_idx').on(t.balancesCheckDue).where(sql`${t.balancesCheckDue} is not null`),
     // Only receipts that can still expire: a receipt that received only another token, or was
     // refunded unpaid, never expires and must not weigh on every expiry pass (docs/decisions.md).
     index('receipts_expiry_idx').on(t.expiresAt).where(receiptCanExpire(t)),

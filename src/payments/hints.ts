@@ -12,6 +12,7 @@ import type { ChainDeps } from '../chain/client.ts';
 import type { Db } from '../db/client.ts';
 import { paymentHints } from '../db/schema.ts';
 import { InvalidInput, RateLimited } from '../domain/errors.ts';
+import { requestBalanceCheck } from './other-money.ts';
 
 const TX_HASH = /^0x[0-9a-fA-F]{64}$/;
 export const MAX_OPEN_HINTS = 5;
@@ -58,6 +59,9 @@ export async function followHints(db: Db, chain: ChainDeps, scanned: bigint, now
       throw err;
     });
     const outcome = mined !== null && mined.blockNumber <= scanned ? 'mined' : mined === null && now - h.createdAt > HINT_TIMEOUT_MS ? 'not_found' : null;
+    // The transaction may have sent ETH or another token, which no log of the receipt's token
+    // shows: read the address's other balances (src/payments/other-money.ts).
+    if (outcome === 'mined') await requestBalanceCheck(db, { wallet: h.wallet, receiptId: h.receiptId }, now, { force: true });
     await db
       .update(paymentHints)
       .set(outcome === null ? { checkedAt: now } : { checkedAt: now, resolvedAt: now, outcome })

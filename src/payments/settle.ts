@@ -9,6 +9,7 @@ import type { Tx } from '../db/client.ts';
 import { inventoryItems, receipts, receiptStatusHistory, receiptTransfers, receiptWatch, type StoredLineItem } from '../db/schema.ts';
 import { centsToTokenUnits, centsToUsd } from '../domain/money.ts';
 import { enqueueEvent, type WebhookEventType } from '../webhooks/outbox.ts';
+import { wrongTokenByBalance } from './other-money.ts';
 import type { ReceiptKey } from './scanner.ts';
 import { chainEvent, dueOf, exceptionOf, isAwaitingMoney, nextStatus, type PaymentFacts, type ReceiptEvent, type ReceiptStatus } from './states.ts';
 
@@ -46,7 +47,8 @@ export function factsOf(row: ReceiptRow, transfers: TransferRow[], c: Pick<Settl
   return {
     amount: amountOf(row, c.decimals),
     paid,
-    wrongToken: ins.some((t) => t.token !== c.token),
+    // wrongTokenByBalance: ETH or another token found at the address by its balance (other-money.ts).
+    wrongToken: ins.some((t) => t.token !== c.token) || wrongTokenByBalance(row),
     atDepth: ins.every(deep),
     swept: paid > 0n && sweptUnits >= paid,
     sweptUnits,

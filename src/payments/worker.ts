@@ -21,6 +21,7 @@ import type { Db } from '../db/client.ts';
 import { receiptCanExpire, receipts, receiptWatch } from '../db/schema.ts';
 import { LeasedLoop } from '../workers/leased-loop.ts';
 import { followHints } from './hints.ts';
+import { BALANCE_CHECKS_PER_PASS, balanceTokensOf, checkOtherMoney, checkRequestedBalances } from './other-money.ts';
 import { fillPayAddresses } from './pay-address.ts';
 import { keyOf, PaymentScanner, type ReceiptKey, type ScanLimits, type ScanResult } from './scanner.ts';
 import { expireReceipt, settleReceipt } from './settle.ts';
@@ -47,6 +48,8 @@ export interface ChainWorkerOptions {
   /** eth_getLogs range, lag horizon and calls per pass (src/payments/scanner.ts). */
   scanLimits?: Partial<ScanLimits>;
   blockTimeSeconds?: number;
+  /** BALANCE_TOKENS: other ERC-20 tokens whose balance at payment addresses is read (src/payments/other-money.ts). */
+  balanceTokens?: readonly string[];
 }
 
 export class ChainWorker {
@@ -161,6 +164,11 @@ export class ChainWorker {
     }
     const expired = await this.expire(now);
     const hints = await followHints(db, chain, scan.head, now);
+    // ETH or other tokens at payment addresses, where a payment page or a hint asked (other-money.ts).
+    const balanceReads = await checkRequestedBalances(db, chain, balanceTokensOf(chain, this.o.balanceTokens), now, logger).catch((err: unknown) => {
+      logger.error({ err }, 'chain worker: reading other balances at payment addresses failed; tried again next pass');
+      return 0;
+    });
     if (scanError !== undefined) throw scanError;
     this.sweeper.start(scan.head, scan.head);
     // Behind the head (catching up within the pass's budget): the next pass at once.
@@ -175,7 +183,7 @@ export class ChainWorker {
       hints,
       chainHead: scan.chainHead,
       stopped: scan.stopped,
-      rpcCalls: scan.rpcCalls + hints + this.sweeper.lastRpcCalls,
+      rpcCalls: scan.rpcCalls + hints + this.sweeper.lastRpcCalls + balanceReads * (1 + balanceTokensOf(chain, this.o.balanceTokens).length),
       cpuMicros: used.user + used.system,
     };
     return this.lastPass;
@@ -187,18 +195,27 @@ export class ChainWorker {
    * will cost a pass nothing and cannot fill its limit; expireReceipt decides again under the lock.
    */
   private async expire(now: number): Promise<number> {
-    const { db } = this.o;
+    const { db, chain, logger } = this.o;
     const due = await db
-      .select({ wallet: receipts.wallet, receiptId: receipts.id })
+      .select({ wallet: receipts.wallet, receiptId: receipts.id, payAddress: receipts.payAddress, expiresAt: receipts.expiresAt, balancesCheckedAt: receipts.balancesCheckedAt })
       .from(receipts)
       .where(and(receiptCanExpire(receipts), lte(receipts.expiresAt, now)))
       .limit(EXPIRE_PER_PASS);
+    const tokens = balanceTokensOf(chain, this.o.balanceTokens);
+    let reads = 0;
     let expired = 0;
     for (const r of due) {
       try {
+        // Before it expires, its address is read once more for ETH and other tokens: money there
+        // gives wrong_token, and a receipt that received it does not expire.
+        if (r.payAddress !== null && (r.balancesCheckedAt === null || r.balancesCheckedAt < r.expiresAt)) {
+          if (reads >= BALANCE_CHECKS_PER_PASS) continue;
+          reads++;
+          if (await checkOtherMoney(db, chain, tokens, r, now, logger)) continue;
+        }
         if (await db.transaction((tx) => expireReceipt(tx, r, now))) expired++;
       } catch (err) {
-        this.o.logger.error({ err, wallet: r.wallet, receiptId: r.receiptId }, 'chain worker: expiring a receipt failed; the others go on');
+        logger.error({ err, wallet: r.wallet, receiptId: r.receiptId }, 'chain worker: expiring a receipt failed; the others go on');
       }
     }
     return expired;

@@ -11,6 +11,7 @@ import { brandNameOf } from '../../db/receipt-views.ts';
 import { lineItemViews, recordTrackingStatus } from '../../domain/receipts.ts';
 import { centsToUsd } from '../../domain/money.ts';
 import { getShopSettings } from '../../domain/shop.ts';
+import { requestBalanceCheck } from '../../payments/other-money.ts';
 import { quoteFor, receiptByPayToken } from '../../payments/quote.ts';
 import { recordHint } from '../../payments/hints.ts';
 import { errorRef } from '../../contract/common.ts';
@@ -60,7 +61,12 @@ export function payRoutes(app: App, deps: Deps): void {
     },
     async (request, reply) => {
       const row = await receiptOf(request, reply, request.params.id, request.query.t);
-      const [brandName, shop] = await Promise.all([brandNameOf(db, row.wallet, deps.config.brandName), getShopSettings(db, row.wallet)]);
+      const [brandName, shop] = await Promise.all([
+        brandNameOf(db, row.wallet, deps.config.brandName),
+        getShopSettings(db, row.wallet),
+        // ETH or another token sent here is found by its balance: the worker reads it soon (throttled per receipt).
+        deps.chain === undefined ? undefined : requestBalanceCheck(db, { wallet: row.wallet, receiptId: row.id }, Date.now()),
+      ]);
       reply.header('cache-control', 'no-store');
       return {
         receiptId: row.id,

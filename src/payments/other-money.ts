@@ -1,0 +1,140 @@
+/**
+ * Money other than the receipt's token at a payment address: native ETH and a short list of other
+ * ERC-20 tokens, found by their balances (eth_getBalance, balanceOf), never by logs, which any
+ * contract can emit (DESIGN.md "Only the receipt's token is money").
+ *
+ * When: the payment page asks for a read when it opens (at most once per PAGE_CHECK_EVERY_MS per
+ * receipt, so page loads cannot flood the RPC node), a hint asks when its transaction is mined, and
+ * the worker reads once more before a receipt expires. The reads themselves run in the chain
+ * worker, a bounded number per pass.
+ *
+ * What it does: the most seen of each such token is kept in receipts.other_money (amounts only
+ * grow: money that arrived and was swept since still arrived), and the receipt is settled again:
+ * settle.ts turns it into exception wrong_token (wrongTokenByBalance). It never counts toward the
+ * total. The merchant sweeps it into the split from the admin app (token=eth or the token's address;
+ * native ETH needs a version-2 payment address).
+ *
+ * Which tokens: ETH always; BALANCE_TOKENS when set, else USDT and DAI on Base and none elsewhere.
+ */
+import { and, asc, eq, isNotNull, lt, or, isNull, sql } from 'drizzle-orm';
+import { erc20Abi, getAddress, type Address } from 'viem';
+import type { Logger } from 'pino';
+import type { ChainDeps } from '../chain/client.ts';
+import type { ChainName } from '../config.ts';
+import { NATIVE_TOKEN } from '../chain/payment-address.ts';
+import type { Db, Tx } from '../db/client.ts';
+import { receipts, receiptWatch } from '../db/schema.ts';
+import type { ReceiptKey } from './scanner.ts';
+
+/** A payment page asks for a read of its address's other balances at most this often. */
+export const PAGE_CHECK_EVERY_MS = 60_000;
+/** Receipts whose other balances the worker reads per pass at most (asked-for reads and pre-expiry reads each). */
+export const BALANCE_CHECKS_PER_PASS = 20;
+
+/** Other tokens checked by default per chain: Tether USD and Dai on Base. */
+export const DEFAULT_BALANCE_TOKENS: Record<ChainName, readonly Address[]> = {
+  base: ['0xfde4C96c8593536E31F229EA8f37b2ADa2699bb2', '0x50c5725949A6F0c72E6C4a641F24049A917DB0Cb'],
+  'base-sepolia': [],
+  dev: [],
+};
+
+/** The ERC-20 tokens to check besides ETH: the configured list (or the chain's default), never the receipt's own token. */
+export function balanceTokensOf(chain: Pick<ChainDeps, 'name' | 'usdc'>, configured: readonly string[] | undefined): Address[] {
+  const list = configured ?? DEFAULT_BALANCE_TOKENS[chain.name];
+  const own = chain.usdc.address.toLowerCase();
+  return [...new Set(list.map((t) => t.toLowerCase()))].filter((t) => t !== own && t !== NATIVE_TOKEN).map((t) => getAddress(t));
+}
+
+/**
+ * Asks the worker to read a receipt's other balances soon. From the payment page: only when the
+ * last read is older than PAGE_CHECK_EVERY_MS and none is pending (one conditional update, which
+ * matches nothing on repeated loads). A hint forces it (`force`).
+ */
+export async function requestBalanceCheck(db: Db | Tx, key: ReceiptKey, now: number, opts: { force?: boolean } = {}): Promise<void> {
+  const where = and(eq(receipts.wallet, key.wallet), eq(receipts.id, key.receiptId), isNotNull(receipts.payAddress), isNull(receipts.balancesCheckDue));
+  await db
+    .update(receipts)
+    .set({ balancesCheckDue: now })
+    .where(
+      opts.force === true
+        ? where
+        : and(where, or(isNull(receipts.balancesCheckedAt), lt(receipts.balancesCheckedAt, now - PAGE_CHECK_EVERY_MS))),
+    );
+}
+
+/** Reads ETH and each token's balance at `holder`; a token that does not answer is skipped (logged). */
+async function balancesAt(chain: ChainDeps, tokens: readonly Address[], holder: Address, logger: Logger): Promise<Map<string, bigint>> {
+  const reads = await Promise.allSettled([
+    chain.publicClient.getBalance({ address: holder }),
+    ...tokens.map((token) => chain.publicClient.readContract({ address: token, abi: erc20Abi, functionName: 'balanceOf', args: [holder] })),
+  ]);
+  const out = new Map<string, bigint>();
+  reads.forEach((r, i) => {
+    const token = i === 0 ? NATIVE_TOKEN : tokens[i - 1]!.toLowerCase();
+    if (r.status === 'fulfilled') out.set(token, r.value);
+    else if (i === 0) throw r.reason;
+    else logger.warn({ token, holder, err: r.reason }, 'other money: balanceOf failed; the token is skipped this time');
+  });
+  return out;
+}
+
+/**
+ * Reads the other balances of one receipt's payment address and records what was found. Returns
+ * true when money other than the receipt's token is (or was) there; the receipt is then watched so
+ * that the next settle gives it wrong_token.
+ */
+export async function checkOtherMoney(db: Db, chain: ChainDeps, tokens: readonly Address[], key: ReceiptKey, now: number, logger: Logger): Promise<boolean> {
+  const [row] = await db
+    .select({ payAddress: receipts.payAddress, otherMoney: receipts.otherMoney })
+    .from(receipts)
+    .where(and(eq(receipts.wallet, key.wallet), eq(receipts.id, key.receiptId)));
+  if (row === undefined) return false;
+  if (row.payAddress === null) {
+    await db.update(receipts).set({ balancesCheckDue: null }).where(and(eq(receipts.wallet, key.wallet), eq(receipts.id, key.receiptId)));
+    return false;
+  }
+  const found = await balancesAt(chain, tokens, getAddress(row.payAddress), logger);
+  const seen: Record<string, string> = { ...(row.otherMoney ?? {}) };
+  let grew = false;
+  for (const [token, amount] of found) {
+    if (amount > BigInt(seen[token] ?? '0')) {
+      seen[token] = amount.toString();
+      grew = true;
+    }
+  }
+  await db.transaction(async (tx) => {
+    await tx
+      .update(receipts)
+      .set({ balancesCheckedAt: now, balancesCheckDue: null, ...(grew ? { otherMoney: seen } : {}) })
+      .where(and(eq(receipts.wallet, key.wallet), eq(receipts.id, key.receiptId)));
+    if (grew) await tx.insert(receiptWatch).values({ wallet: key.wallet, receiptId: key.receiptId, since: now }).onConflictDoNothing();
+  });
+  if (grew) logger.info({ wallet: key.wallet, receiptId: key.receiptId, otherMoney: seen }, 'other money found at a payment address (wrong_token)');
+  return Object.keys(seen).length > 0;
+}
+
+/** Runs the reads asked for, oldest first, BALANCE_CHECKS_PER_PASS at most. Returns how many. */
+export async function checkRequestedBalances(db: Db, chain: ChainDeps, tokens: readonly Address[], now: number, logger: Logger): Promise<number> {
+  const due = await db
+    .select({ wallet: receipts.wallet, receiptId: receipts.id })
+    .from(receipts)
+    .where(isNotNull(receipts.balancesCheckDue))
+    .orderBy(asc(receipts.balancesCheckDue))
+    .limit(BALANCE_CHECKS_PER_PASS);
+  for (const key of due) await checkOtherMoney(db, chain, tokens, key, now, logger);
+  return due.length;
+}
+
+/** Whether a receipt's balances were read at or after `since` (e.g. its expiry time). */
+export async function balancesReadSince(db: Db, key: ReceiptKey, since: number): Promise<boolean> {
+  const [row] = await db
+    .select({ n: sql<number>`1` })
+    .from(receipts)
+    .where(and(eq(receipts.wallet, key.wallet), eq(receipts.id, key.receiptId), sql`${receipts.balancesCheckedAt} >= ${since}`));
+  return row !== undefined;
+}
+
+/** The flag settle.ts takes: money other than the receipt's token was found at its address by balance. */
+export function wrongTokenByBalance(row: { otherMoney: Record<string, string> | null }): boolean {
+  return Object.values(row.otherMoney ?? {}).some((v) => v !== '0');
+}

@@ -1,0 +1,160 @@
+/**
+ * Money other than the receipt's token at a payment address, found by balance (never by logs):
+ * native ETH and configured tokens, read when the payment page opens (throttled per receipt), when
+ * a hint's transaction is mined, and before the receipt expires. It gives wrong_token, never counts
+ * toward the total, keeps the receipt from expiring, and can be swept into the split.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { and, eq } from 'drizzle-orm';
+import { createWalletClient, erc20Abi, http, type Address, type Hex } from 'viem';
+import { devAccount } from '../../src/chain/dev-accounts.ts';
+import { deployTestUsdc } from '../../src/chain/test-usdc.ts';
+import { receipts } from '../../src/db/schema.ts';
+import { balanceTokensOf, PAGE_CHECK_EVERY_MS } from '../../src/payments/other-money.ts';
+import { admin, signIn, type Session } from '../helpers/session.ts';
+import type { TestApp } from '../helpers/app.ts';
+import { CHAIN_WAIT_MS, PLATFORM, startChainApp, startTestChain, type TestChain } from './helpers.ts';
+import { until, waitFor } from '../helpers/wait.ts';
+
+let tc: TestChain;
+let t: TestApp;
+let otherToken: Address;
+before(async () => {
+  tc = await startTestChain();
+  const deployer = tc.chain.walletClient!;
+  otherToken = (await deployTestUsdc({ walletClient: deployer, publicClient: tc.chain.publicClient, holders: [devAccount(2).address], amountEach: 10n ** 12n })).address;
+  t = await startChainApp(tc.chain, { CONFIRMATIONS: '1', PLATFORM_RECIPIENT_ADDRESS: PLATFORM, BALANCE_TOKENS: otherToken });
+  t.deps.startWorkers();
+});
+after(async () => {
+  await t?.close();
+  await tc?.close();
+});
+
+const wallet = (i: number) => createWalletClient({ chain: tc.chain.publicClient.chain, transport: http(tc.chain.rpcUrl), account: devAccount(i) });
+const pub = () => tc.chain.publicClient;
+
+interface Shop {
+  s: Session;
+  wallet: string;
+  key: string;
+  split: Hex;
+}
+
+async function shop(): Promise<Shop> {
+  const s = await signIn(t);
+  const res = await admin(t, s, 'POST', '/api/split/deploy', { recipients: [{ address: s.wallet, sharesBps: 9950 }, { address: PLATFORM, sharesBps: 50 }] });
+  assert.equal(res.status, 200, JSON.stringify(res.body));
+  return { s, wallet: s.wallet.toLowerCase(), key: await t.key(s.wallet), split: res.body.split.address };
+}
+
+async function createReceipt(sh: Shop, id: string) {
+  const res = await t.call(sh.key, 'POST', '/api/receipts', { id, lineItems: [{ label: 'Item', priceUsd: 4 }], totalUsd: 4 });
+  assert.equal(res.status, 201, JSON.stringify(res.body));
+  const search = new URL(res.body.paymentUrl).search;
+  // The worker stores the address within a pass or two.
+  await waitFor(async () => ((await row(sh, id)).payAddress !== null ? true : undefined), CHAIN_WAIT_MS, `${id}'s address to be stored`);
+  return { search, payTo: (await page(id, search)).payment.payTo };
+}
+
+async function page(id: string, search: string) {
+  const res = await t.call(null, 'GET', `/api/pay/${id}${search}`);
+  assert.equal(res.status, 200, JSON.stringify(res.body));
+  return res.body as { status: string; exception: string | null; payment: { payTo: Hex; paid: string } };
+}
+
+async function row(sh: Shop, id: string) {
+  const [r] = await t.deps.database.db.select().from(receipts).where(and(eq(receipts.wallet, sh.wallet), eq(receipts.id, id)));
+  assert.ok(r);
+  return r;
+}
+
+async function send(i: number, tx: { to: Hex; data?: Hex; value?: bigint }): Promise<Hex> {
+  const hash = await wallet(i).sendTransaction(tx);
+  assert.equal((await pub().waitForTransactionReceipt({ hash })).status, 'success');
+  return hash;
+}
+
+const wrongToken = (sh: Shop, id: string) =>
+  waitFor(async () => {
+    const d = (await t.call(sh.key, 'GET', `/api/receipts/${id}`)).body as { status: string; exception: string | null; amountPaid: string };
+    return d.exception === 'wrong_token' ? d : undefined;
+  }, CHAIN_WAIT_MS, `${id} to show wrong_token`);
+
+describe('other money at a payment address, by balance', () => {
+  test('which tokens: ETH always, then the configured ones, never the receipt’s own', () => {
+    assert.deepEqual(balanceTokensOf({ name: 'dev', usdc: tc.chain.usdc }, undefined), []);
+    assert.deepEqual(balanceTokensOf({ name: 'dev', usdc: tc.chain.usdc }, [otherToken, tc.chain.usdc.address, otherToken.toLowerCase()]), [otherToken]);
+    assert.equal(balanceTokensOf({ name: 'base', usdc: tc.chain.usdc }, undefined).length, 2, 'USDT and DAI on Base');
+  });
+
+  test('ETH sent with no log at all: opening the payment page finds it, wrong_token, never counted, and the merchant sweeps it into the split', async () => {
+    const sh = await shop();
+    const r = await createReceipt(sh, 'eth-1');
+    // Let a first page read pass, then the ETH arrives.
+    await until(async () => (await row(sh, 'eth-1')).balancesCheckedAt !== null, CHAIN_WAIT_MS, 'the first read');
+    await send(3, { to: r.payTo, value: 10n ** 15n });
+    await t.deps.database.db.update(receipts).set({ balancesCheckedAt: Date.now() - PAGE_CHECK_EVERY_MS - 1 }).where(and(eq(receipts.wallet, sh.wallet), eq(receipts.id, 'eth-1')));
+    await page('eth-1', r.search);
+    const d = await wrongToken(sh, 'eth-1');
+    assert.equal(d.status, 'tx_mismatch');
+    assert.equal(d.amountPaid, '0', 'ETH never counts toward the total');
+    assert.deepEqual((await row(sh, 'eth-1')).otherMoney, { '0x0000000000000000000000000000000000000000': (10n ** 15n).toString() });
+
+    const offer = await admin(t, sh.s, 'GET', '/api/admin/receipts/eth-1/sweep?token=eth');
+    assert.equal(offer.status, 200, JSON.stringify(offer.body));
+    await send(4, { to: offer.body.transaction.to, data: offer.body.transaction.data });
+    assert.equal(await pub().getBalance({ address: sh.split }), 10n ** 15n);
+    // Swept away, it still arrived: the receipt keeps wrong_token.
+    await page('eth-1', r.search);
+    assert.equal((await wrongToken(sh, 'eth-1')).exception, 'wrong_token');
+  });
+
+  test('page loads cannot flood the node: one read per receipt per PAGE_CHECK_EVERY_MS', async () => {
+    const sh = await shop();
+    const r = await createReceipt(sh, 'flood-1');
+    await page('flood-1', r.search);
+    const first = await waitFor(async () => (await row(sh, 'flood-1')).balancesCheckedAt ?? undefined, CHAIN_WAIT_MS, 'the first read');
+    for (let i = 0; i < 20; i++) await page('flood-1', r.search);
+    const after = await row(sh, 'flood-1');
+    assert.equal(after.balancesCheckDue, null, 'no read asked for within the window');
+    assert.equal(after.balancesCheckedAt, first);
+  });
+
+  test('another token sent: the hint of its transaction finds it by balance', async () => {
+    const sh = await shop();
+    const r = await createReceipt(sh, 'tok-1');
+    await until(async () => (await row(sh, 'tok-1')).balancesCheckedAt !== null, CHAIN_WAIT_MS, 'the first read');
+    const hash = await wallet(2).writeContract({ address: otherToken, abi: erc20Abi, functionName: 'transfer', args: [r.payTo, 4_000_000n] });
+    await pub().waitForTransactionReceipt({ hash });
+    const hint = await t.call(null, 'POST', `/api/pay/tok-1/transaction${r.search}`, { transactionHash: hash });
+    assert.equal(hint.status, 202, JSON.stringify(hint.body));
+    const d = await wrongToken(sh, 'tok-1');
+    assert.equal(d.amountPaid, '0');
+    assert.deepEqual((await row(sh, 'tok-1')).otherMoney, { [otherToken.toLowerCase()]: '4000000' });
+    const offer = await admin(t, sh.s, 'GET', `/api/admin/receipts/tok-1/sweep?token=${otherToken}`);
+    assert.equal(offer.body.waiting, '4000000');
+  });
+
+  test('before a receipt expires its address is read once more: ETH there keeps it from expiring; none, it expires', async () => {
+    const sh = await shop();
+    const withEth = await createReceipt(sh, 'exp-eth');
+    await createReceipt(sh, 'exp-none');
+    await t.deps.chainWorker!.stop();
+    try {
+      await send(5, { to: withEth.payTo, value: 12_345n });
+      const past = Date.now() - 1;
+      for (const id of ['exp-eth', 'exp-none']) {
+        await t.deps.database.db.update(receipts).set({ expiresAt: past }).where(and(eq(receipts.wallet, sh.wallet), eq(receipts.id, id)));
+      }
+    } finally {
+      t.deps.chainWorker!.start();
+    }
+    const d = await wrongToken(sh, 'exp-eth');
+    assert.notEqual(d.status, 'failed');
+    await waitFor(async () => ((await row(sh, 'exp-none')).status === 'failed' ? true : undefined), CHAIN_WAIT_MS, 'exp-none to expire');
+    assert.equal((await row(sh, 'exp-none')).exception, 'expired');
+    assert.equal((await row(sh, 'exp-eth')).expiredAt, null);
+  });
+});
