@@ -5,7 +5,6 @@ export const SweepStatusAnswer = Type.Object(
   {
     waitingForGas: Type.Integer({ minimum: 0, description: 'Sweeps owed (all merchants) that wait because no key here pays gas or the deployer cannot pay it' }),
     atFeeCap: Type.Integer({ minimum: 0, description: 'Sweeps (all merchants) that wait because network fees are above MAX_FEE_GWEI' }),
-    dustWaiting: Type.Integer({ minimum: 0, description: 'Underpaid receipts whose money is below SWEEP_DUST_USD and waits for a top-up' }),
     deployerBalanceWei: Type.Union([Type.String({ pattern: '^(0|[1-9][0-9]*)$' }), Type.Null()], { description: "The sweep deployer's ETH balance in wei when last read; null without a key" }),
     deployerLow: Type.Boolean({ description: 'The deployer cannot pay the sweeps owed now plus 20 more' }),
     updatedAt: Type.Union([Type.Integer(), Type.Null()], { description: 'When the chain worker last published these facts (ms since the epoch); null before its first run' }),

@@ -59,8 +59,6 @@ export interface SweepHealth {
   waitingForGas: number;
   /** Sweeps that wait because the fee they need is above MAX_FEE_GWEI. */
   atFeeCap: number;
-  /** Underpaid receipts whose money is below SWEEP_DUST_USD and waits for a top-up. */
-  dustWaiting: number;
   /** The deployer's balance in wei when last read; null without a key. */
   deployerBalanceWei: string | null;
   /** The deployer cannot pay for the sweeps owed now plus LOW_RESERVE_SWEEPS more. */
@@ -154,7 +152,7 @@ export class Sweeper {
   private calls = 0;
   private published: string | undefined;
   private sent = 0;
-  private last: SweepHealth = { waitingForGas: 0, atFeeCap: 0, dustWaiting: 0, deployerBalanceWei: null, deployerLow: false };
+  private last: SweepHealth = { waitingForGas: 0, atFeeCap: 0, deployerBalanceWei: null, deployerLow: false };
 
   constructor(private readonly o: SweeperOptions) {}
 
@@ -221,7 +219,8 @@ export class Sweeper {
     const dustUnits = centsToTokenUnits(BigInt(this.o.dustCents), chain.usdc.decimals);
     const some = needs.filter((n) => n.unswept > 0n);
     const owed = await this.coveredOrWorth(some, dustUnits);
-    const health: SweepHealth = { waitingForGas: 0, atFeeCap: 0, dustWaiting: some.length - owed.length, deployerBalanceWei: null, deployerLow: false };
+    if (owed.length < some.length) await this.forgetDust(some.filter((n) => !owed.includes(n)));
+    const health: SweepHealth = { waitingForGas: 0, atFeeCap: 0, deployerBalanceWei: null, deployerLow: false };
     const account = this.localAccount();
     if (account === undefined || chain.paymentFactory === undefined) {
       // Nobody here pays gas: everything owed waits at its address (the admin app offers the
@@ -310,6 +309,18 @@ export class Sweeper {
    * The needs worth a sweep: covered receipts whatever their amount, others from the dust
    * threshold on. Whether a small one is covered is read for all of them in one query.
    */
+  /**
+   * Dust of receipts settled short (tx_mismatch: every transfer at depth) leaves the worker's
+   * watch list, so hundreds of dusted addresses cost no pass any work: a top-up is a new transfer,
+   * which the scanner hands to the settle loop again, as it does a reorganisation.
+   */
+  private async forgetDust(dust: SweepNeed[]): Promise<void> {
+    const keys = sql.join(dust.map((n) => sql`(${n.wallet}, ${n.receiptId})`), sql`, `);
+    await this.o.db.execute(sql`delete from ${receiptWatch} w
+      where (w.wallet, w.receipt_id) in (${keys})
+        and exists (select 1 from ${receipts} r where r.wallet = w.wallet and r.id = w.receipt_id and r.status = 'tx_mismatch')`);
+  }
+
   private async coveredOrWorth(worth: SweepNeed[], dustUnits: bigint): Promise<SweepNeed[]> {
     if (worth.length === 0) return [];
     const small = worth.filter((n) => n.unswept < dustUnits);
@@ -560,6 +571,6 @@ export async function sweepStatus(db: Db, wallet: string): Promise<SweepStatus> 
     .from(sweeps)
     .where(and(eq(sweeps.wallet, wallet), eq(sweeps.state, 'pending'), eq(sweeps.atFeeCap, true)))
     .limit(100);
-  const facts = (row?.data as SweepHealth | undefined) ?? { waitingForGas: 0, atFeeCap: 0, dustWaiting: 0, deployerBalanceWei: null, deployerLow: false };
+  const facts = (row?.data as SweepHealth | undefined) ?? { waitingForGas: 0, atFeeCap: 0, deployerBalanceWei: null, deployerLow: false };
   return { ...facts, updatedAt: row?.updatedAt ?? null, receiptsAtFeeCap: atCap.map((r) => r.receiptId) };
 }

@@ -441,7 +441,7 @@ describe('admin web app', { skip: skipReason, timeout: 150_000 }, () => {
   test('sweeps waiting for gas or fees: a banner on every page until they are sent', async () => {
     const m = await merchant();
     const db = h.t.deps.database.db;
-    const data = { waitingForGas: 2, atFeeCap: 1, dustWaiting: 0, deployerBalanceWei: '1500000000000000', deployerLow: true };
+    const data = { waitingForGas: 2, atFeeCap: 1, deployerBalanceWei: '1500000000000000', deployerLow: true };
     await db.insert(chainStatus).values({ name: SWEEP_STATUS, data, updatedAt: Date.now() }).onConflictDoUpdate({ target: chainStatus.name, set: { data } });
     try {
       await m.page.goto('/admin/');
@@ -452,7 +452,7 @@ describe('admin web app', { skip: skipReason, timeout: 150_000 }, () => {
       assert.match(text, /out of ETH \(0\.0015 ETH\)/);
       assert.match(text, /1 sweep waits for network fees/);
       await screenshot(m.page, 'sweep-banner');
-      const ok = { waitingForGas: 0, atFeeCap: 0, dustWaiting: 0, deployerBalanceWei: '9000000000000000000', deployerLow: false };
+      const ok = { waitingForGas: 0, atFeeCap: 0, deployerBalanceWei: '9000000000000000000', deployerLow: false };
       await db.update(chainStatus).set({ data: ok }).where(eq(chainStatus.name, SWEEP_STATUS));
       await m.page.getByRole('link', { name: 'Shop' }).click();
       await until(async () => (await m.page.getByTestId('sweep-banner').count()) === 0, RENDER_MS, 'the banner to go once sweeps are sent');
