@@ -121,8 +121,9 @@ export interface ReceiptKey {
 export interface ScanResult {
   /** The newest block read (the cursor): depth is counted from it. */
   head: bigint;
-  /** The newest head the node named this pass. */
+  /** The newest head the node named this pass, and its timestamp (Unix ms). */
   chainHead: bigint;
+  chainHeadTime: number;
   /** Receipts whose transfers changed (new ones recorded, or withdrawn by a reorganisation). */
   touched: ReceiptKey[];
   /** Receipts whose transfers a reorganisation withdrew. */
@@ -252,6 +253,7 @@ export class PaymentScanner {
     return {
       head: cursor,
       chainHead: latest.number,
+      chainHeadTime: latest.timestamp,
       touched: [...touched.values()],
       withdrawn,
       behind: stopped === null && cursor < latest.number,

@@ -89,6 +89,7 @@ export class ChainWorker {
       maxBackoffMs: 30_000,
       leaseTtlMs: o.leaseTtlMs,
       pass: (now) => this.pass(now),
+      nextIntervalMs: () => this.nextPollMs(),
     });
   }
 
@@ -120,6 +121,22 @@ export class ChainWorker {
     return this.sweeper.health();
   }
 
+  /**
+   * When the next pass should run on a chain with a block time (CHAIN_POLL_MS of a second or
+   * more): just after the next block is due (the newest block's time plus the block time plus
+   * BLOCK_ARRIVAL_MS), so a block is read about when it arrives and not up to a block time later;
+   * when it is overdue, every quarter block time until it comes. A dev chain that mines per
+   * transaction keeps its steady short interval.
+   */
+  private nextPollMs(): number | undefined {
+    const interval = this.o.intervalMs ?? 2000;
+    const pass = this.lastPass;
+    if (interval < 1000 || pass === undefined || this.o.blockTimeSeconds === undefined) return undefined;
+    const blockMs = this.o.blockTimeSeconds * 1000;
+    const due = pass.chainHeadTime + blockMs + BLOCK_ARRIVAL_MS - Date.now();
+    return due > 0 ? Math.min(due, interval) : Math.max(100, Math.floor(blockMs / 4));
+  }
+
   /** One pass: hold the lease, then follow payments. */
   async tick(now = Date.now()): Promise<void> {
     await this.loop.tick(now);
@@ -141,7 +158,7 @@ export class ChainWorker {
     let scanError: unknown;
     const scan: ScanResult = await this.scanner.pass(head).catch((err: unknown) => {
       scanError = err;
-      return { head: this.lastPass?.head ?? 0n, chainHead: head.number, touched: [], withdrawn: [], behind: false, stopped: null, rpcCalls: 0 };
+      return { head: this.lastPass?.head ?? 0n, chainHead: head.number, chainHeadTime: head.timestamp, touched: [], withdrawn: [], behind: false, stopped: null, rpcCalls: 0 };
     });
     const watched = await db.select({ wallet: receiptWatch.wallet, receiptId: receiptWatch.receiptId }).from(receiptWatch).limit(WATCH_PER_PASS);
     const keys = new Map<string, ReceiptKey>([...watched, ...scan.touched].map((k) => [keyOf(k), k]));
@@ -182,6 +199,7 @@ export class ChainWorker {
       expired,
       hints,
       chainHead: scan.chainHead,
+      chainHeadTime: scan.chainHeadTime,
       stopped: scan.stopped,
       rpcCalls: scan.rpcCalls + hints + this.sweeper.lastRpcCalls + balanceReads * (1 + balanceTokensOf(chain, this.o.balanceTokens).length),
       cpuMicros: used.user + used.system,
@@ -225,8 +243,9 @@ export class ChainWorker {
 export interface PassStats {
   /** The newest block read. */
   head: bigint;
-  /** The newest block the node named. */
+  /** The newest block the node named, and its time (Unix ms). */
   chainHead: bigint;
+  chainHeadTime: number;
   /** Why the scan stopped short of chainHead, if it did (a lagging node, a refused block). */
   stopped: string | null;
   settled: number;
@@ -240,6 +259,8 @@ export interface PassStats {
   cpuMicros: number;
 }
 
+/** How long after its timestamp a block is expected at the provider. */
+const BLOCK_ARRIVAL_MS = 400;
 /** Receipts settled per pass besides those whose transfers just changed. */
 const WATCH_PER_PASS = 1000;
 /** Receipts expired per pass at most; the rest wait for the next. */

@@ -27,6 +27,8 @@ export interface LeasedLoopOptions {
   what: string;
   /** Between passes while they succeed. */
   intervalMs: number;
+  /** The wait after a successful pass when it should not be intervalMs (a chain's next block is due). */
+  nextIntervalMs?: () => number | undefined;
   /** The longest wait after failures. */
   maxBackoffMs: number;
   leaseTtlMs?: number;
@@ -145,6 +147,6 @@ export class LeasedLoop {
   /** The wait before the next pass: the steady interval, or after failures twice the last wait, up to maxBackoffMs. */
   get nextDelayMs(): number {
     const base = this.o.intervalMs;
-    return this.failures === 0 ? base : Math.min(this.o.maxBackoffMs, base * 2 ** Math.min(this.failures, 16));
+    return this.failures === 0 ? (this.o.nextIntervalMs?.() ?? base) : Math.min(this.o.maxBackoffMs, base * 2 ** Math.min(this.failures, 16));
   }
 }

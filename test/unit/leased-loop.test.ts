@@ -53,6 +53,18 @@ async function leaseHolder(name: string): Promise<string | undefined> {
 }
 
 describe('LeasedLoop', () => {
+  test("a pass's next wait comes from nextIntervalMs when it names one (a chain's next block due), else the interval", async () => {
+    let passes = 0;
+    let wait: number | undefined = 5;
+    const l = loop({ intervalMs: 60_000, nextIntervalMs: () => wait, pass: async () => void passes++ });
+    l.start();
+    // With the 60 s interval alone only the first pass would run within the wait.
+    await until(() => passes >= 3, 10_000, 'three passes at the named cadence');
+    wait = undefined;
+    await until(() => l.nextPassAt !== undefined && l.nextPassAt - Date.now() > 30_000, 10_000, 'the interval again');
+    await l.stop();
+  });
+
   test('one leader per lease; the other takes over once the leader stops', async () => {
     const ran: string[] = [];
     const a = loop({ lease: 'shared', holder: 'a', intervalMs: 20, pass: async () => void ran.push('a') });
