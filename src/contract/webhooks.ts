@@ -8,6 +8,8 @@ export const WEBHOOK_EVENT_TYPES = [
   'receipt.completed',
   'receipt.tx_mismatch',
   'receipt.expired',
+  'receipt.payment_reversed',
+  'receipt.refund_recorded',
   'receipt.refunded',
   'write.rejected',
 ] as const;

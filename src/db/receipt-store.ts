@@ -123,6 +123,7 @@ function receiptRecords(rows: InsertReceiptParams[]): string {
         otherMoney: null,
         balancesCheckedAt: null,
         balancesCheckDue: null,
+        earlyMoneyCheckedAt: null,
         expiresAt: p.expiresAt,
         exception: null,
         paidUnits: '0',

@@ -143,6 +143,13 @@ export const receipts = pgTable(
     balancesCheckedAt: ms('balances_checked_at'),
     /** A read of the other balances was asked for (payment page, hint): the worker does it soon. */
     balancesCheckDue: ms('balances_check_due'),
+    /**
+     * When the chain worker looked for money that reached the payment address before the address
+     * was stored (src/payments/early-money.ts): the address derives from public data, so a buyer
+     * can pay it before the receipt exists, or before a journaled receipt is replayed. Null while
+     * that is still to do.
+     */
+    earlyMoneyCheckedAt: ms('early_money_checked_at'),
     /** After this, a receipt with nothing received becomes failed (exception expired). */
     expiresAt: ms('expires_at').notNull(),
     /** null, underpaid, overpaid, wrong_token, expired or paid_late (src/payments/states.ts). */
@@ -166,6 +173,7 @@ export const receipts = pgTable(
     // Only receipts that can still expire: a receipt that received only another token, or was
     // refunded unpaid, never expires and must not weigh on every expiry pass (docs/decisions.md).
     index('receipts_expiry_idx').on(t.expiresAt).where(receiptCanExpire(t)),
+    index('receipts_early_money_idx').on(t.wallet).where(sql`${t.payAddress} is not null and ${t.earlyMoneyCheckedAt} is null`),
   ],
 );
 

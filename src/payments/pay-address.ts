@@ -13,6 +13,9 @@
  * its version-1 address (pay_factory null) and is swept through the version-1 factory
  * (PAYMENT_FACTORY_V1_ADDRESS, by default the one at its fixed CREATE2 address). sweepCall() is
  * the one place that turns a receipt into the factory call that sweeps it.
+ *
+ * Money that reached an address before it was stored is looked for once, right after
+ * (src/payments/early-money.ts).
  */
 import { sql } from 'drizzle-orm';
 import { getAddress, type Address, type Hex } from 'viem';
@@ -60,7 +63,7 @@ function rowsOf(res: unknown): unknown[] {
 
 /** Forgets the addresses of a merchant's receipts that received nothing (its split was replaced). */
 export async function forgetUnpaidPayAddresses(db: Tx, wallet: string): Promise<void> {
-  await db.execute(sql`update ${receipts} set pay_address = null, pay_factory = null where wallet = ${wallet} and paid_units = '0'`);
+  await db.execute(sql`update ${receipts} set pay_address = null, pay_factory = null, early_money_checked_at = null where wallet = ${wallet} and paid_units = '0'`);
 }
 
 /** The factories a deployment knows: the current (version 2) one and the version-1 one of older receipts. */

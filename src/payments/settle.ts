@@ -37,24 +37,62 @@ export function amountOf(row: Pick<ReceiptRow, 'totalCents'>, decimals: number):
   return centsToTokenUnits(row.totalCents, decimals);
 }
 
-export function factsOf(row: ReceiptRow, transfers: TransferRow[], c: Pick<SettleContext, 'token' | 'decimals' | 'head' | 'confirmations'>): PaymentFacts & { swept: boolean; sweptUnits: bigint } {
+/**
+ * What a receipt learnt from balances rather than logs: another token or native ETH found at its
+ * payment address (`balanceOf`, `eth_getBalance`). A log is a claim any contract can emit; only a
+ * balance says that something other than the receipt's token is there.
+ */
+export interface BalanceFacts {
+  wrongToken: boolean;
+}
+
+export const NO_BALANCE_FACTS: BalanceFacts = Object.freeze({ wrongToken: false });
+
+/** Log order: block, then log index. */
+function byLogOrder(a: TransferRow, b: TransferRow): number {
+  return a.blockNumber === b.blockNumber ? a.logIndex - b.logIndex : a.blockNumber < b.blockNumber ? -1 : 1;
+}
+
+/**
+ * The receipt's money: transfers of its token, of more than zero, into its payment address, in
+ * log order. Nothing else (another contract's Transfer log, a zero-value transfer) changes its
+ * status, depth, expiry, payer or events.
+ */
+export function countedTransfers(transfers: readonly TransferRow[], token: string): TransferRow[] {
+  return transfers.filter((t) => t.kind === 'in' && t.token === token && BigInt(t.amountUnits) > 0n).sort(byLogOrder);
+}
+
+/** The receipt's sweeps of its token into the split, of more than zero, in log order. */
+function countedSweeps(transfers: readonly TransferRow[], token: string): TransferRow[] {
+  return transfers.filter((t) => t.kind === 'sweep' && t.token === token && BigInt(t.amountUnits) > 0n).sort(byLogOrder);
+}
+
+export function factsOf(
+  row: ReceiptRow,
+  transfers: TransferRow[],
+  c: Pick<SettleContext, 'token' | 'decimals' | 'head' | 'confirmations'>,
+  balance: BalanceFacts = NO_BALANCE_FACTS,
+): PaymentFacts & { swept: boolean; sweptUnits: bigint } {
   const deep = (t: TransferRow) => c.head - t.blockNumber + 1n >= BigInt(c.confirmations);
-  const ins = transfers.filter((t) => t.kind === 'in');
-  const counted = ins.filter((t) => t.token === c.token);
-  const sweeps = transfers.filter((t) => t.kind === 'sweep' && t.token === c.token);
+  const counted = countedTransfers(transfers, c.token);
+  const sweeps = countedSweeps(transfers, c.token);
   const paid = counted.reduce((s, t) => s + BigInt(t.amountUnits), 0n);
   const sweptUnits = sweeps.reduce((s, t) => s + BigInt(t.amountUnits), 0n);
   return {
     amount: amountOf(row, c.decimals),
     paid,
-    // wrongTokenByBalance: ETH or another token found at the address by its balance (other-money.ts).
-    wrongToken: ins.some((t) => t.token !== c.token) || wrongTokenByBalance(row),
-    atDepth: ins.every(deep),
+    wrongToken: balance.wrongToken,
+    atDepth: counted.every(deep),
     swept: paid > 0n && sweptUnits >= paid,
     sweptUnits,
     sweptAtDepth: sweeps.every(deep),
     expiredBefore: row.expiredAt !== null,
   };
+}
+
+/** The key of the transfer an event reports: its transaction and log index. */
+function transferKey(t: Pick<TransferRow, 'transactionHash' | 'logIndex'> | undefined): string {
+  return t === undefined ? 'none' : `${t.transactionHash}:${t.logIndex}`;
 }
 
 /** The webhook payload of a receipt's payment. */
@@ -95,21 +133,19 @@ export async function settleReceipt(tx: Tx, key: ReceiptKey, c: SettleContext): 
     .select()
     .from(receiptTransfers)
     .where(and(eq(receiptTransfers.wallet, key.wallet), eq(receiptTransfers.receiptId, key.receiptId)));
-  const f = factsOf(row, transfers, c);
+  const f = factsOf(row, transfers, c, balanceFactsOf(row));
   const initial = row.source === 'terminal' ? 'generated' : 'pending';
-  const event: ReceiptEvent | null = chainEvent(f) ?? (transfers.length === 0 ? { type: 'withdrawn', initial } : null);
+  // No money of the token (never any, or a reorganisation withdrew it all): back where it began.
+  const event: ReceiptEvent = chainEvent(f) ?? { type: 'withdrawn', initial };
   const status = row.status as ReceiptStatus;
-  const decision = event === null ? null : nextStatus(status, event);
+  const decision = nextStatus(status, event);
   const exception = exceptionOf(f);
-  const newest = transfers
-    .filter((t) => t.kind === 'in' && t.token === c.token)
-    .sort((a, b) => (a.blockNumber === b.blockNumber ? a.logIndex - b.logIndex : a.blockNumber < b.blockNumber ? -1 : 1))
-    .at(-1);
+  const newest = countedTransfers(transfers, c.token).at(-1);
   const to = decision !== null && 'move' in decision ? decision.move : status;
   const paidBefore = BigInt(row.paidUnits);
   const changed = to !== status || exception !== row.exception || f.paid !== paidBefore;
 
-  if (status === 'completed' && event?.type !== 'confirmed' && paidBefore > 0n && f.paid < paidBefore) {
+  if (status === 'completed' && event.type !== 'confirmed' && paidBefore > 0n && f.paid < paidBefore) {
     // Completed at depth, then money withdrawn: a reorganisation deeper than CONFIRMATIONS.
     c.logger.error({ wallet: row.wallet, receiptId: row.id, paid: f.paid.toString(), before: paidBefore.toString() }, 'a completed payment left the chain in a reorganisation deeper than CONFIRMATIONS');
     await history(tx, row, 'completed', `warning: a reorganisation deeper than the confirmation depth removed payments; ${f.paid} of ${f.amount} base units remain on chain`, c.now);
@@ -138,11 +174,26 @@ export async function settleReceipt(tx: Tx, key: ReceiptKey, c: SettleContext): 
       for (const step of stepsBetween(status, to)) await history(tx, row, step, note, c.now);
     }
     if (f.paid > paidBefore) {
+      // Keyed by the transfer it reports, not by the sum: a new payment of the same amount after a
+      // reversal is news again.
       await enqueueEvent(tx, {
         wallet: row.wallet,
         type: 'receipt.payment_received',
-        dedupeKey: `${row.id}:${f.paid}`,
+        dedupeKey: `${row.id}:${transferKey(newest)}`,
         data: paymentEventData(updated, f, to, exception),
+      }, c.now);
+    }
+    if (f.paid < paidBefore && status !== 'completed') {
+      // Money the receipt had left the chain (a reorganisation): the merchant may have shipped.
+      // Once per change of the stored sum, which this transaction moves under the row's lock.
+      await history(tx, row, to, `payment reversed: ${paidBefore - f.paid} base units left the chain in a reorganisation; ${f.paid} of ${f.amount} remain`, c.now);
+    }
+    if (f.paid < paidBefore) {
+      await enqueueEvent(tx, {
+        wallet: row.wallet,
+        type: 'receipt.payment_reversed',
+        dedupeKey: `${row.id}:${paidBefore}>${f.paid}:${c.now}`,
+        data: { ...paymentEventData(updated, f, to, exception), amountReversed: (paidBefore - f.paid).toString() },
       }, c.now);
     }
     const type = to !== status ? EVENT_OF_STATUS[to] : undefined;
@@ -150,7 +201,7 @@ export async function settleReceipt(tx: Tx, key: ReceiptKey, c: SettleContext): 
       await enqueueEvent(tx, {
         wallet: row.wallet,
         type,
-        dedupeKey: type === 'receipt.completed' ? row.id : `${row.id}:${to}:${f.paid}`,
+        dedupeKey: type === 'receipt.completed' ? row.id : `${row.id}:${to}:${transferKey(newest)}`,
         data: paymentEventData(updated, f, to, exception),
       }, c.now);
     }
@@ -158,9 +209,14 @@ export async function settleReceipt(tx: Tx, key: ReceiptKey, c: SettleContext): 
   }
 
   const unswept = f.paid > f.sweptUnits ? f.paid - f.sweptUnits : 0n;
-  const settled = event === null || event.type === 'withdrawn' || event.type === 'confirmed' || event.type === 'short';
+  const settled = event.type === 'withdrawn' || event.type === 'confirmed' || event.type === 'short';
   if (unswept === 0n && settled) await unwatch(tx, key);
   return { unswept, payAddress: row.payAddress };
+}
+
+/** What balances said about the receipt's payment address: ETH or another token found there (other-money.ts). */
+function balanceFactsOf(row: ReceiptRow): BalanceFacts {
+  return { wrongToken: wrongTokenByBalance(row) };
 }
 
 /** The chain statuses from `from` to `to`, in order, `to` last. */
@@ -189,15 +245,20 @@ function stockLines(items: StoredLineItem[]): { sku: string; qty: number }[] {
  * Expires a receipt that received nothing in time: failed, exception expired; an order's reserved
  * stock returns to inventory. Returns false when the receipt was no longer expirable.
  */
-export async function expireReceipt(tx: Tx, key: ReceiptKey, now: number): Promise<boolean> {
+export async function expireReceipt(tx: Tx, key: ReceiptKey, now: number, token: string): Promise<boolean> {
   const [row] = await tx
     .select()
     .from(receipts)
     .where(and(eq(receipts.wallet, key.wallet), eq(receipts.id, key.receiptId)))
     .for('update');
   if (row === undefined || row.expiredAt !== null || row.paidUnits !== '0' || row.expiresAt > now) return false;
-  const [watched] = await tx.select({ since: receiptWatch.since }).from(receiptWatch).where(and(eq(receiptWatch.wallet, key.wallet), eq(receiptWatch.receiptId, key.receiptId)));
-  if (watched !== undefined) return false;
+  // Money recorded but not yet settled keeps it open; a log of another contract or a zero-value
+  // transfer does not (a stranger could otherwise hold an order's stock forever).
+  const transfers = await tx
+    .select()
+    .from(receiptTransfers)
+    .where(and(eq(receiptTransfers.wallet, key.wallet), eq(receiptTransfers.receiptId, key.receiptId), eq(receiptTransfers.kind, 'in')));
+  if (countedTransfers(transfers, token).length > 0) return false;
   const decision = nextStatus(row.status as ReceiptStatus, { type: 'expired' });
   if (decision === null || !('move' in decision)) return false;
   await tx

@@ -10,6 +10,7 @@
  *                            └────────────────▶ tx_mismatch ────┘
  *   unpaid ─ expired ─▶ failed ── late money ─▶ tx_mined … completed (exception paid_late)
  *   money withdrawn by a reorganisation before completion ─▶ back to pending / generated
+ *     (and receipt.payment_reversed whenever money a receipt had left the chain, completed too)
  *   refunds covering the total ─▶ refunded
  *
  * Tracking and sensitive statuses never move a receipt backwards and never stop the chain from
@@ -86,11 +87,11 @@ export function nextStatus(state: ReceiptStatus, event: ReceiptEvent): Decision 
 export interface PaymentFacts {
   /** The receipt's total in token base units. */
   amount: bigint;
-  /** The sum of its counted transfers (the receipt's token only). */
+  /** The sum of its counted transfers (the receipt's token only, more than zero). */
   paid: bigint;
-  /** Some transfer of another token reached the payment address. */
+  /** Another token or native ETH was found at the payment address by its balance (never by a log). */
   wrongToken: boolean;
-  /** Every transfer that arrived (counted or not) is at the confirmation depth. */
+  /** Every counted transfer (the receipt's token, more than zero) is at the confirmation depth. */
   atDepth: boolean;
   /** Everything counted has been swept into the split. */
   swept: boolean;

@@ -2,7 +2,8 @@
  * The chain worker: under the `chain` lease, one instance at a time follows payments. A pass:
  *
  *   1. stores the payment address of every receipt whose merchant's split is known;
- *   2. reads the new blocks (src/payments/scanner.ts), following reorganisations;
+ *   2. reads the new blocks (src/payments/scanner.ts), following reorganisations, and credits money
+ *      that reached newly stored addresses before they were stored (src/payments/early-money.ts);
  *   3. settles every receipt whose transfers changed or that still waits for depth or a sweep
  *      (src/payments/settle.ts), each on its own: one receipt's failure is logged and skipped;
  *   4. expires receipts whose time ran out with nothing received;
@@ -22,6 +23,7 @@ import { receiptCanExpire, receipts, receiptWatch } from '../db/schema.ts';
 import { LeasedLoop } from '../workers/leased-loop.ts';
 import { followHints } from './hints.ts';
 import { BALANCE_CHECKS_PER_PASS, balanceTokensOf, checkOtherMoney, checkRequestedBalances } from './other-money.ts';
+import { creditEarlyMoney } from './early-money.ts';
 import { fillPayAddresses } from './pay-address.ts';
 import { keyOf, PaymentScanner, type ReceiptKey, type ScanLimits, type ScanResult } from './scanner.ts';
 import { expireReceipt, settleReceipt } from './settle.ts';
@@ -160,6 +162,11 @@ export class ChainWorker {
       scanError = err;
       return { head: this.lastPass?.head ?? 0n, chainHead: head.number, chainHeadTime: head.timestamp, touched: [], withdrawn: [], behind: false, stopped: null, rpcCalls: 0 };
     });
+    // Money that reached newly stored addresses before they were stored (src/payments/early-money.ts).
+    const early = await creditEarlyMoney({ db, chain, logger }).catch((err: unknown) => {
+      logger.error({ err }, 'chain worker: looking for money that reached payment addresses early failed; tried again next pass');
+      return { credited: [], rpcCalls: 0 };
+    });
     const watched = await db.select({ wallet: receiptWatch.wallet, receiptId: receiptWatch.receiptId }).from(receiptWatch).limit(WATCH_PER_PASS);
     const keys = new Map<string, ReceiptKey>([...watched, ...scan.touched].map((k) => [keyOf(k), k]));
     const context = {
@@ -214,6 +221,7 @@ export class ChainWorker {
    */
   private async expire(now: number): Promise<number> {
     const { db, chain, logger } = this.o;
+    const token = chain.usdc.address.toLowerCase();
     const due = await db
       .select({ wallet: receipts.wallet, receiptId: receipts.id, payAddress: receipts.payAddress, expiresAt: receipts.expiresAt, balancesCheckedAt: receipts.balancesCheckedAt })
       .from(receipts)
@@ -231,7 +239,7 @@ export class ChainWorker {
           reads++;
           if (await checkOtherMoney(db, chain, tokens, r, now, logger)) continue;
         }
-        if (await db.transaction((tx) => expireReceipt(tx, r, now))) expired++;
+        if (await db.transaction((tx) => expireReceipt(tx, r, now, token))) expired++;
       } catch (err) {
         logger.error({ err, wallet: r.wallet, receiptId: r.receiptId }, 'chain worker: expiring a receipt failed; the others go on');
       }

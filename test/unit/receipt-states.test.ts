@@ -13,6 +13,7 @@ import {
   type ReceiptEvent,
   type ReceiptStatus,
 } from '../../src/payments/states.ts';
+import { countedTransfers, factsOf } from '../../src/payments/settle.ts';
 
 const STATES: ReceiptStatus[] = [
   'pending',
@@ -115,4 +116,43 @@ test('exceptions from payment facts', () => {
   assert.equal(exceptionOf(facts({ paid: 1_000_000n, expiredBefore: true })), 'paid_late');
   assert.equal(dueOf(1_000_000n, 400_000n), 600_000n);
   assert.equal(dueOf(1_000_000n, 2_000_000n), 0n);
+});
+
+const TOKEN = '0x00000000000000000000000000000000000000aa';
+let seq = 0;
+const row = (p: { kind?: 'in' | 'sweep'; token?: string; amount: bigint; block: bigint; from?: string }) => ({
+  transactionHash: `0x${(++seq).toString(16).padStart(64, '0')}`,
+  logIndex: 0,
+  wallet: '0x1',
+  receiptId: 'r',
+  kind: p.kind ?? 'in',
+  token: p.token ?? TOKEN,
+  fromAddress: p.from ?? '0xbuyer',
+  amountUnits: p.amount.toString(),
+  blockNumber: p.block,
+  blockHash: '0x',
+  timestamp: 0,
+});
+const receiptRow = { totalCents: 100n, expiredAt: null } as Parameters<typeof factsOf>[0];
+const ctx = { token: TOKEN, decimals: 6, head: 100n, confirmations: 3 };
+
+test("only the receipt's token, more than zero, is money: other contracts' logs and zero-value transfers change no fact", () => {
+  const paid = row({ amount: 1_000_000n, block: 90n });
+  const sweep = row({ kind: 'sweep', amount: 1_000_000n, block: 91n });
+  const noise = [
+    row({ token: '0x00000000000000000000000000000000000000bb', amount: 5n, block: 100n }),
+    row({ amount: 0n, block: 100n, from: '0xstranger' }),
+    row({ kind: 'sweep', amount: 0n, block: 100n }),
+  ];
+  const clean = factsOf(receiptRow, [paid, sweep], ctx);
+  const noisy = factsOf(receiptRow, [...noise, paid, sweep], ctx);
+  assert.deepEqual(noisy, clean, 'fresh noise at the head does not hold the receipt back from depth');
+  assert.deepEqual(chainEvent(noisy), { type: 'confirmed' });
+  assert.equal(noisy.wrongToken, false, 'another token is found by balance, never by a log');
+  assert.deepEqual(countedTransfers([...noise, paid], TOKEN), [paid]);
+  const onlyNoise = factsOf(receiptRow, noise, ctx);
+  assert.equal(onlyNoise.paid, 0n);
+  assert.equal(chainEvent(onlyNoise), null, 'nothing arrived');
+  assert.equal(exceptionOf(onlyNoise), null);
+  assert.equal(factsOf(receiptRow, noise, ctx, { wrongToken: true }).wrongToken, true, 'a balance says so');
 });

@@ -1,0 +1,175 @@
+/**
+ * Money that reached a payment address before the service knew the address.
+ *
+ * A payment address derives from public data (src/chain/payment-address.ts), so a buyer can pay it
+ * before the receipt exists, before the merchant's split is stored, or while the receipt waits in
+ * the journal during an outage. The scanner records only transfers into addresses it knows when
+ * it reads their block, so such a transfer was read and passed over. Once per stored address, the
+ * chain worker therefore asks the token for the address's balance and, when anything is there,
+ * looks for the transfers that brought it: `Transfer` logs of the token alone, filtered by the
+ * address as `to` (and as `from`, for a sweep someone already sent into the split), newest range
+ * first, back to where those transfers account for the balance or PREPAID_LOOKBACK_BLOCKS back.
+ * They are recorded like the scanner's rows, so the receipt is credited with exactly what
+ * arrived, swept, and follows reorganisations like any other transfer.
+ *
+ * Only up to the scanner's cursor: its reorganisation check covers those blocks, and it reads the
+ * newer ones itself, now that the address is stored. A receipt whose look fails (the RPC) stays
+ * unchecked and is looked at again next pass.
+ */
+import { and, asc, eq, isNotNull, isNull, sql } from 'drizzle-orm';
+import { erc20Abi, getAbiItem, type Address, type Hex } from 'viem';
+import type { Logger } from 'pino';
+import type { ChainDeps } from '../chain/client.ts';
+import type { Db } from '../db/client.ts';
+import { chainCursors, receipts, receiptTransfers, receiptWatch, splitConfigs, splitTransactions } from '../db/schema.ts';
+import { CURSOR, type ReceiptKey } from './scanner.ts';
+
+const TRANSFER = getAbiItem({ abi: erc20Abi, name: 'Transfer' });
+
+/** How far back, in blocks, transfers into a newly stored address are looked for: a day of Base's 2-second blocks. */
+export const PREPAID_LOOKBACK_BLOCKS = 43_200n;
+/** Blocks per getLogs call of that look (filtered by token and address, so answers stay small). */
+const RANGE = 2_000n;
+/** Newly stored addresses looked at per pass; the rest wait for the next. */
+export const EARLY_MONEY_PER_PASS = 20;
+
+export interface EarlyMoneyOptions {
+  db: Db;
+  chain: ChainDeps;
+  logger: Logger;
+}
+
+export interface EarlyMoneyResult {
+  /** Receipts credited with money found this way. */
+  credited: ReceiptKey[];
+  rpcCalls: number;
+}
+
+interface FoundLog {
+  transactionHash: Hex;
+  logIndex: number;
+  blockNumber: bigint;
+  blockHash: Hex;
+  args: { from: Address; to: Address; value: bigint };
+}
+
+/** Looks at a few newly stored payment addresses for money that reached them before; returns whom it credited. */
+export async function creditEarlyMoney(o: EarlyMoneyOptions): Promise<EarlyMoneyResult> {
+  const { db } = o;
+  const [cursor] = await db.select({ block: chainCursors.block }).from(chainCursors).where(eq(chainCursors.name, CURSOR));
+  const result: EarlyMoneyResult = { credited: [], rpcCalls: 0 };
+  // Nothing read yet: the scanner's first range will see every transfer itself.
+  if (cursor === undefined) return result;
+  const due = await db
+    .select({ wallet: receipts.wallet, receiptId: receipts.id, payTo: receipts.payAddress, split: splitConfigs.address })
+    .from(receipts)
+    .leftJoin(splitConfigs, eq(splitConfigs.wallet, receipts.wallet))
+    .where(and(isNotNull(receipts.payAddress), isNull(receipts.earlyMoneyCheckedAt)))
+    .orderBy(asc(receipts.wallet))
+    .limit(EARLY_MONEY_PER_PASS);
+  for (const r of due) {
+    try {
+      if (await creditOne(o, r, cursor.block, result)) result.credited.push({ wallet: r.wallet, receiptId: r.receiptId });
+    } catch (err) {
+      // One address's failing look never holds back another's; it stays unchecked for the next pass.
+      o.logger.error({ err, wallet: r.wallet, receiptId: r.receiptId }, 'looking for money that reached a payment address early failed; tried again next pass');
+    }
+  }
+  return result;
+}
+
+/** Looks at one address; records and watches what it finds. Returns whether money was credited. */
+async function creditOne(
+  o: EarlyMoneyOptions,
+  r: { wallet: string; receiptId: string; payTo: string | null; split: string | null },
+  upTo: bigint,
+  result: EarlyMoneyResult,
+): Promise<boolean> {
+  const { db } = o;
+  const found = await lookFor(o, r.payTo as Address, upTo, result);
+  const ins = found.filter((l) => l.args.to.toLowerCase() === r.payTo && l.args.value > 0n);
+  const outs = found.filter((l) => l.args.from.toLowerCase() === r.payTo && r.split !== null && l.args.to.toLowerCase() === r.split.toLowerCase() && l.args.value > 0n);
+  const times = new Map<bigint, number>();
+  for (const l of [...ins, ...outs]) {
+    if (!times.has(l.blockNumber)) {
+      result.rpcCalls++;
+      times.set(l.blockNumber, Number((await o.chain.publicClient.getBlock({ blockNumber: l.blockNumber })).timestamp) * 1000);
+    }
+  }
+  const token = o.chain.usdc.address.toLowerCase();
+  const row = (l: FoundLog, kind: 'in' | 'sweep') => ({
+    transactionHash: l.transactionHash.toLowerCase(),
+    logIndex: l.logIndex,
+    wallet: r.wallet,
+    receiptId: r.receiptId,
+    kind,
+    token,
+    fromAddress: l.args.from.toLowerCase(),
+    amountUnits: l.args.value.toString(),
+    blockNumber: l.blockNumber,
+    blockHash: l.blockHash.toLowerCase(),
+    timestamp: times.get(l.blockNumber)!,
+  });
+  const now = Date.now();
+  await db.transaction(async (tx) => {
+    const rows = [...ins.map((l) => row(l, 'in')), ...outs.map((l) => row(l, 'sweep'))];
+    if (rows.length > 0) {
+      await tx.insert(receiptTransfers).values(rows).onConflictDoNothing();
+      await tx.insert(receiptWatch).values({ wallet: r.wallet, receiptId: r.receiptId, since: now }).onConflictDoNothing();
+    }
+    // A sweep someone sent before the address was known was indexed with no receipt: now it has one.
+    for (const l of outs) {
+      await tx
+        .update(splitTransactions)
+        .set({ receiptId: r.receiptId })
+        .where(
+          and(
+            eq(splitTransactions.wallet, r.wallet),
+            eq(splitTransactions.transactionHash, l.transactionHash.toLowerCase()),
+            eq(splitTransactions.logIndex, l.logIndex),
+            isNull(splitTransactions.receiptId),
+          ),
+        );
+    }
+    await tx
+      .update(receipts)
+      .set({ earlyMoneyCheckedAt: now })
+      .where(and(eq(receipts.wallet, r.wallet), eq(receipts.id, r.receiptId), sql`${receipts.payAddress} = ${r.payTo}`));
+  });
+  if (ins.length > 0) o.logger.info({ wallet: r.wallet, receiptId: r.receiptId, transfers: ins.length }, 'credited money that reached the payment address before it was stored');
+  return ins.length > 0;
+}
+
+/**
+ * The token's Transfer logs into and out of `payTo` up to `upTo`, newest range first, until they
+ * account for its balance at `upTo` (what arrived minus what left equals it) or the lookback ends.
+ * Nothing at all when the balance is zero.
+ */
+async function lookFor(o: EarlyMoneyOptions, payTo: Address, upTo: bigint, result: EarlyMoneyResult): Promise<FoundLog[]> {
+  const { publicClient, usdc } = o.chain;
+  result.rpcCalls++;
+  const balance = await publicClient.readContract({ address: usdc.address, abi: erc20Abi, functionName: 'balanceOf', args: [payTo], blockNumber: upTo });
+  if (balance === 0n) return [];
+  const floor = upTo > PREPAID_LOOKBACK_BLOCKS ? upTo - PREPAID_LOOKBACK_BLOCKS : 0n;
+  const found: FoundLog[] = [];
+  let net = 0n;
+  for (let to = upTo; to >= floor && net < balance; to -= RANGE) {
+    const from = to - RANGE + 1n > floor ? to - RANGE + 1n : floor;
+    result.rpcCalls += 2;
+    const [ins, outs] = await Promise.all([
+      publicClient.getLogs({ address: usdc.address, event: TRANSFER, args: { to: payTo }, fromBlock: from, toBlock: to, strict: true }),
+      publicClient.getLogs({ address: usdc.address, event: TRANSFER, args: { from: payTo }, fromBlock: from, toBlock: to, strict: true }),
+    ]);
+    for (const l of ins as unknown as FoundLog[]) {
+      found.push(l);
+      net += l.args.value;
+    }
+    for (const l of outs as unknown as FoundLog[]) {
+      found.push(l);
+      net -= l.args.value;
+    }
+    if (from === floor) break;
+  }
+  if (net < balance) o.logger.warn({ payTo, balance: balance.toString(), found: net.toString() }, `money at a payment address older than ${PREPAID_LOOKBACK_BLOCKS} blocks is not credited; it is swept with the rest`);
+  return found;
+}
