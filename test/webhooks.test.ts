@@ -52,7 +52,7 @@ describe('webhook delivery', () => {
   test('a full refund is delivered once, signed per Standard Webhooks', async () => {
     const rx = await receiver([]);
     const s = await signIn(t);
-    const reg = await admin(t, s, 'POST', '/api/admin/webhooks', { url: rx.url });
+    const reg = await admin(t, s, 'POST', '/api/admin/webhooks', { url: rx.url, events: ['receipt.refunded'] });
     assert.equal(reg.status, 201, JSON.stringify(reg.body));
     await fullyRefunded(s, 'wh-1');
     const d = new WebhookDispatcher({ db: t.deps.database.db, logger: silent, allowPrivate: true });
@@ -116,7 +116,7 @@ describe('webhook delivery', () => {
   test('only the lease holder dispatches', async () => {
     const rx = await receiver([]);
     const s = await signIn(t);
-    await admin(t, s, 'POST', '/api/admin/webhooks', { url: rx.url });
+    await admin(t, s, 'POST', '/api/admin/webhooks', { url: rx.url, events: ['receipt.refunded'] });
     const a = new WebhookDispatcher({ db: t.deps.database.db, logger: silent, allowPrivate: true, leaseTtlMs: 60_000 });
     const b = new WebhookDispatcher({ db: t.deps.database.db, logger: silent, allowPrivate: true, leaseTtlMs: 60_000 });
     await a.tick();
@@ -135,9 +135,9 @@ describe('webhook delivery', () => {
   test('at delivery time a private target is refused unless allowed', async () => {
     const rx = await receiver([]);
     const s = await signIn(t);
-    await admin(t, s, 'POST', '/api/admin/webhooks', { url: rx.url });
+    await admin(t, s, 'POST', '/api/admin/webhooks', { url: rx.url, events: ['receipt.refunded'] });
     // A name that resolves to loopback is caught by the connect-time lookup, not just literals.
-    await admin(t, s, 'POST', '/api/admin/webhooks', { url: rx.url.replace('127.0.0.1', 'localhost') });
+    await admin(t, s, 'POST', '/api/admin/webhooks', { url: rx.url.replace('127.0.0.1', 'localhost'), events: ['receipt.refunded'] });
     await fullyRefunded(s, 'wh-4');
     const d = new WebhookDispatcher({ db: t.deps.database.db, logger: silent, allowPrivate: false });
     assert.equal(await d.tick(), 2);

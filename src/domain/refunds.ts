@@ -1,6 +1,8 @@
 /**
- * Refunds: each is logged as an entry and in the receipt's status history; the refunds of a
- * receipt never add up to more than its total, and a full refund leaves it `refunded`.
+ * Refunds: each is logged as an entry and in the receipt's status history and sent as
+ * `receipt.refund_recorded`; the refunds of a receipt never add up to more than what it took (its
+ * total, or what arrived when more arrived: an overpaid receipt's surplus can be refunded), and
+ * refunds reaching the total leave it `refunded` and send `receipt.refunded`.
  *
  * A refund that names its transaction (`txHash`) is checked on the chain before it is stored: the
  * transaction is mined and succeeded, and one of its ERC-20 Transfer logs (decoded by the event's
@@ -86,6 +88,15 @@ export class RefundChainMissing extends AppError {
 }
 
 const TX_HASH = /^0x[0-9a-fA-F]{64}$/;
+
+/**
+ * The most a receipt's refunds may add up to, in cents: its total, or what arrived when more
+ * arrived (token base units, floored to the cent).
+ */
+export function refundCapCents(totalCents: bigint, paidUnits: bigint, decimals: number): bigint {
+  const arrived = decimals >= 2 ? paidUnits / 10n ** BigInt(decimals - 2) : paidUnits * 10n ** BigInt(2 - decimals);
+  return arrived > totalCents ? arrived : totalCents;
+}
 
 /** Checks a refund body in the spec's order of error codes. */
 export function parseRefund(input: RefundInput) {
@@ -252,12 +263,10 @@ export async function refundReceipt(
       .from(refunds)
       .where(and(eq(refunds.wallet, p.wallet), eq(refunds.receiptId, p.receiptId)));
     const already = BigInt(done?.total ?? '0');
-    if (already + p.cents > receipt.totalCents) {
-      throw new InvalidInput(
-        `Refunds would total ${centsToUsd(already + p.cents)}, more than the receipt's ${centsToUsd(receipt.totalCents)}` +
-          ` (already refunded ${centsToUsd(already)})`,
-        'invalid_usd',
-      );
+    const cap = refundCapCents(receipt.totalCents, BigInt(receipt.paidUnits), chain?.token.decimals ?? 6);
+    if (already + p.cents > cap) {
+      const what = cap > receipt.totalCents ? `what arrived, ${centsToUsd(cap)} (its total is ${centsToUsd(receipt.totalCents)})` : `the receipt's ${centsToUsd(cap)}`;
+      throw new InvalidInput(`Refunds would total ${centsToUsd(already + p.cents)}, more than ${what} (already refunded ${centsToUsd(already)})`, 'invalid_usd');
     }
     let proof: TokenTransfer | null = null;
     if (transfers !== null && chain !== undefined && p.txHash !== null) {
@@ -299,7 +308,8 @@ export async function refundReceipt(
       // Another refund took the same transfer between our read and our insert.
       throw new RefundNotVerified('already_used', `The transfer to the buyer in transaction ${p.txHash} is already used by another refund`);
     }
-    const full = already + p.cents === receipt.totalCents;
+    // Refunds reaching the total make it refunded, once; a refund of the surplus beyond is recorded as such.
+    const full = already < receipt.totalCents && already + p.cents >= receipt.totalCents;
     const status = full ? 'refunded' : receipt.status;
     if (full) {
       await tx
@@ -307,7 +317,7 @@ export async function refundReceipt(
         .set({ status: 'refunded', updatedAt: now })
         .where(and(eq(receipts.wallet, p.wallet), eq(receipts.id, p.receiptId)));
     }
-    const where = p.txHash === null ? ' (unverified)' : ` in ${p.txHash} log ${proof!.logIndex} (verified)`;
+    const where = p.txHash === null ? ' (unverified)' : proof === null ? ` in ${p.txHash} (unverified: not sent from the merchant's wallet, split or payment address)` : ` in ${p.txHash} log ${proof.logIndex} (verified)`;
     await tx.insert(receiptStatusHistory).values({
       wallet: p.wallet,
       receiptId: p.receiptId,
@@ -316,26 +326,26 @@ export async function refundReceipt(
       note: `refund ${refundId}: ${centsToUsd(p.cents)} USD to ${p.buyer}${where}`,
       at: now,
     });
-    if (full) {
-      // In the same transaction: the refund and its notification commit together.
-      await enqueueEvent(
-        tx,
-        {
-          wallet: p.wallet,
-          type: 'receipt.refunded',
-          dedupeKey: p.receiptId,
-          data: {
-            receiptId: p.receiptId,
-            merchant: p.wallet,
-            status: 'refunded',
-            totalUsd: centsToUsd(receipt.totalCents),
-            refundedUsd: centsToUsd(already + p.cents),
-            currency: receipt.currency,
-          },
-        },
-        now,
-      );
-    }
+    // In the same transaction: the refund and its notifications commit together.
+    const data = {
+      receiptId: p.receiptId,
+      merchant: p.wallet,
+      status,
+      totalUsd: centsToUsd(receipt.totalCents),
+      refundedUsd: centsToUsd(already + p.cents),
+      currency: receipt.currency,
+    };
+    await enqueueEvent(
+      tx,
+      {
+        wallet: p.wallet,
+        type: 'receipt.refund_recorded',
+        dedupeKey: refundId,
+        data: { ...data, refundId, usd: centsToUsd(p.cents), buyer: p.buyer, txHash: p.txHash, verified: proof !== null },
+      },
+      now,
+    );
+    if (full) await enqueueEvent(tx, { wallet: p.wallet, type: 'receipt.refunded', dedupeKey: p.receiptId, data }, now);
     return { refundId, refundedUsd: centsToUsd(already + p.cents), status, verified: proof !== null };
   });
 }

@@ -9,12 +9,12 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { eq } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import solc from 'solc';
 import { createWalletClient, erc20Abi, http, parseAbi, type Address, type Hex } from 'viem';
 import { devAccount } from '../../src/chain/dev-accounts.ts';
 import { deployTestUsdc } from '../../src/chain/test-usdc.ts';
-import { refunds } from '../../src/db/schema.ts';
+import { refunds, webhookEvents } from '../../src/db/schema.ts';
 import { matchRefundTransfer, type TokenTransfer } from '../../src/domain/refunds.ts';
 import { admin, signIn, type Session } from '../helpers/session.ts';
 import { randomWallet, startTestApp, type TestApp } from '../helpers/app.ts';
@@ -247,6 +247,62 @@ describe('a refund carrying txHash', () => {
     const rows = await t.deps.database.db.select().from(refunds).where(eq(refunds.txHash, hash.toLowerCase()));
     assert.deepEqual(rows.map((r) => r.amountUnits).sort(), ['2000000', '3000000']);
     assert.notEqual(rows[0]!.logIndex, rows[1]!.logIndex);
+  });
+});
+
+describe('refunds of an overpaid receipt, and their events', () => {
+  test('13 USDC arrived for 10: refunds reach 13, never more; every refund is receipt.refund_recorded, and reaching the total receipt.refunded', async () => {
+    const sh = await shop();
+    const created = await t.call(sh.key, 'POST', '/api/receipts', { id: 'rf-over', lineItems: [{ label: 'Item', priceUsd: 10 }], totalUsd: 10 });
+    assert.equal(created.status, 201);
+    const page = await t.call(null, 'GET', `/api/pay/rf-over${new URL(created.body.paymentUrl).search}`);
+    await transfer(BUYER, page.body.payment.payTo, units(13));
+    const paid = await waitFor(async () => {
+      const d = await detail(sh, 'rf-over');
+      return d.status === 'completed' ? d : undefined;
+    }, CHAIN_WAIT_MS, 'rf-over to be completed');
+    assert.equal(paid.exception, 'overpaid');
+    assert.equal(paid.amountPaid, '13000000', 'what arrived is shown');
+
+    const part = await refund(sh, 'rf-over', 2, await transfer(MERCHANT_WALLET, buyerAddress, units(2)));
+    assert.equal(part.status, 200, JSON.stringify(part.body));
+    assert.equal(part.body.status, 'completed');
+    const rest = await refund(sh, 'rf-over', 8, await transfer(MERCHANT_WALLET, buyerAddress, units(8)));
+    assert.equal(rest.status, 200, JSON.stringify(rest.body));
+    assert.equal(rest.body.status, 'refunded', 'refunds cover the total');
+    const tooMuch = await refund(sh, 'rf-over', 3.01);
+    assert.equal(tooMuch.status, 400);
+    assert.equal(tooMuch.body.error, 'invalid_usd');
+    assert.match(tooMuch.body.message, /what arrived, 13/);
+    const surplus = await refund(sh, 'rf-over', 3, await transfer(MERCHANT_WALLET, buyerAddress, units(3)));
+    assert.equal(surplus.status, 200, JSON.stringify(surplus.body));
+    assert.equal(surplus.body.refundedUsd, 13, 'the surplus is refunded too');
+    assert.equal(surplus.body.status, 'refunded');
+    assert.equal((await refund(sh, 'rf-over', 0.01)).status, 400, 'nothing beyond what arrived');
+    assert.equal((await detail(sh, 'rf-over')).refundedUsd, 13);
+
+    const events = async (type: string) =>
+      (await t.deps.database.db.select({ payload: webhookEvents.payload }).from(webhookEvents).where(and(eq(webhookEvents.wallet, sh.s.wallet), eq(webhookEvents.type, type))))
+        .map((r) => (r.payload as { data: Record<string, unknown> }).data)
+        .filter((d) => d.receiptId === 'rf-over');
+    const recordedEvents = await events('receipt.refund_recorded');
+    assert.deepEqual(
+      recordedEvents.map((d) => [d.usd, d.refundedUsd, d.verified, d.status]),
+      [
+        [2, 2, true, 'completed'],
+        [8, 10, true, 'refunded'],
+        [3, 13, true, 'refunded'],
+      ],
+      'one event per refund, partial or full',
+    );
+    assert.equal((await events('receipt.refunded')).length, 1, 'refunded once, when the refunds reached the total');
+  });
+
+  test('a refund of an unpaid receipt is still capped at its total', async () => {
+    const sh = await shop();
+    await t.call(sh.key, 'POST', '/api/receipts', { id: 'rf-unpaid', lineItems: [{ label: 'Item', priceUsd: 4 }], totalUsd: 4 });
+    assert.equal((await refund(sh, 'rf-unpaid', 4.01)).body.error, 'invalid_usd');
+    assert.equal((await refund(sh, 'rf-unpaid', 4)).status, 200);
   });
 });
 

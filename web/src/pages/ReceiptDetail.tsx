@@ -66,6 +66,11 @@ function Detail(props: { receipt: ReceiptDetail; token: RefundToken | null; sess
   const [refunded, setRefunded] = useState<string | null>(null);
   const totalCents = usdToCents(r.totalUsd);
   const refundedCents = usdToCents(r.refundedUsd);
+  const symbol = props.token?.symbol ?? 'USDC';
+  const arrived = arrivedCents(r.amountPaid, props.token?.decimals ?? 6);
+  const surplusCents = arrived > totalCents ? arrived - totalCents : 0;
+  // Refunds may reach what the receipt took: its total, or what arrived when more arrived.
+  const capCents = Math.max(totalCents, arrived);
   return (
     <section>
       <PageHeader
@@ -94,6 +99,22 @@ function Detail(props: { receipt: ReceiptDetail; token: RefundToken | null; sess
               <>
                 <dt>Transaction</dt>
                 <dd className="mono break">{r.transactionHash}</dd>
+              </>
+            )}
+            {r.amountPaid !== '0' && (
+              <>
+                <dt>Arrived</dt>
+                <dd data-testid="receipt-arrived">
+                  {formatCents(arrived)} {symbol}
+                </dd>
+              </>
+            )}
+            {surplusCents > 0 && (
+              <>
+                <dt>Surplus</dt>
+                <dd data-testid="receipt-surplus">
+                  {formatCents(surplusCents)} {symbol} more than the total arrived; it can be refunded
+                </dd>
               </>
             )}
             {r.payer !== null && (
@@ -139,7 +160,8 @@ function Detail(props: { receipt: ReceiptDetail; token: RefundToken | null; sess
             wallet={props.session.wallet}
             token={props.token}
             defaultBuyer={r.refunds.at(-1)?.buyer ?? r.payer ?? ''}
-            remainingCents={totalCents - refundedCents}
+            remainingCents={capCents - refundedCents}
+            capCents={capCents}
             onDone={(message) => {
               setRefunded(message);
               props.onChanged();
@@ -193,10 +215,16 @@ async function waitForMined(wallet: Wallet, hash: string): Promise<void> {
   }
 }
 
-function refundedMessage(cents: number, totalUsd: number, res: { refundedUsd: number; verified: boolean }): string {
-  const left = usdToCents(totalUsd) - usdToCents(res.refundedUsd);
+/** What arrived (token base units) in cents, floored: refunds are recorded in cents. */
+function arrivedCents(amountPaid: string, decimals: number): number {
+  const units = BigInt(amountPaid);
+  return Number(decimals >= 2 ? units / 10n ** BigInt(decimals - 2) : units * 10n ** BigInt(2 - decimals));
+}
+
+function refundedMessage(cents: number, capCents: number, res: { refundedUsd: number; verified: boolean }): string {
+  const left = capCents - usdToCents(res.refundedUsd);
   const verified = res.verified ? ' The transfer was verified on the chain.' : '';
-  return left === 0
+  return left <= 0
     ? `Refunded ${formatCents(cents)}; the receipt is fully refunded.${verified}`
     : `Refunded ${formatCents(cents)}; ${formatCents(usdToCents(res.refundedUsd))} refunded in all, ${formatCents(left)} remains.${verified}`;
 }
@@ -207,6 +235,8 @@ function RefundForm(props: {
   token: RefundToken | null;
   defaultBuyer: string;
   remainingCents: number;
+  /** The most all refunds may add up to: the total, or what arrived when more arrived. */
+  capCents: number;
   onDone: (message: string) => void;
 }) {
   const [buyer, setBuyer] = useState(props.defaultBuyer);
@@ -234,7 +264,7 @@ function RefundForm(props: {
   async function record(refund: { buyer: string; cents: number }, hash: string | undefined) {
     const body = { receiptId: props.receipt.receiptId, wallet: props.wallet, buyer: refund.buyer, usd: centsToUsd(refund.cents), ...(hash === undefined ? {} : { txHash: hash }) };
     const res = await receipts.refund(body);
-    props.onDone(refundedMessage(refund.cents, props.receipt.totalUsd, res));
+    props.onDone(refundedMessage(refund.cents, props.capCents, res));
   }
 
   const onRecord = (e: FormEvent) => {
