@@ -7,7 +7,9 @@
  * A refund that names its transaction (`txHash`) is checked on the chain before it is stored: the
  * transaction is mined and succeeded, and one of its ERC-20 Transfer logs (decoded by the event's
  * signature, so an Approval or any other log never counts) moves the receipt's token to the buyer,
- * at least the refunded amount, and no other refund used that log. The log is stored with the
+ * from the merchant's wallet, split or the receipt's payment address, at least the refunded
+ * amount, and no other refund used that log. A transfer to the buyer from anyone else is recorded
+ * unverified, never verified. The log is stored with the
  * refund (a unique index on the transaction and log index keeps it to one refund, whoever races).
  * Without `txHash` the refund is recorded unverified, as the specification allows.
  */
@@ -16,7 +18,7 @@ import { erc20Abi, parseEventLogs, TransactionReceiptNotFoundError, type Hex } f
 import type { ChainDeps } from '../chain/client.ts';
 import { ChainUnavailable } from '../chain/split-setup-chain.ts';
 import type { Db, Tx } from '../db/client.ts';
-import { receipts, receiptStatusHistory, refunds, type RefundItem } from '../db/schema.ts';
+import { receipts, receiptStatusHistory, refunds, splitConfigs, type RefundItem } from '../db/schema.ts';
 import { newId } from './ids.ts';
 import { enqueueEvent } from '../webhooks/outbox.ts';
 import { AppError, InvalidInput, NotFound } from './errors.ts';
@@ -145,8 +147,12 @@ export function parseRefund(input: RefundInput) {
 export type TransferRefusal = { ok: false; reason: 'no_transfer' | 'too_little' | 'already_used'; largest?: bigint };
 
 /**
- * Picks the Transfer log of `transfers` that proves a refund: the token, to the buyer, at least
- * `minUnits`, not `used` by another refund; the lowest such log index. A refusal names the first
+ * Picks the Transfer log of `transfers` that proves a refund: the token, to the buyer, from one of
+ * the merchant's own `senders` (its wallet, its split, the receipt's payment address) and never
+ * from the buyer itself, at least `minUnits`, not `used` by another refund; the lowest such log
+ * index. `transfer: null`: the transaction does send the token to the buyer, but only from someone
+ * else (another merchant, a stranger, the buyer, a mint): the refund is recorded unverified, never
+ * verified, and the transfer stays free for its sender's own refund. A refusal names the first
  * condition no log meets.
  */
 export function matchRefundTransfer(p: {
@@ -155,11 +161,14 @@ export function matchRefundTransfer(p: {
   buyer: string;
   minUnits: bigint;
   used: ReadonlySet<number>;
-}): { ok: true; transfer: TokenTransfer } | TransferRefusal {
-  const toBuyer = p.transfers.filter((t) => t.token === p.token && t.to === p.buyer);
+  senders: ReadonlySet<string>;
+}): { ok: true; transfer: TokenTransfer | null } | TransferRefusal {
+  const toBuyer = p.transfers.filter((t) => t.token === p.token && t.to === p.buyer && t.from !== t.to);
   if (toBuyer.length === 0) return { ok: false, reason: 'no_transfer' };
-  const enough = toBuyer.filter((t) => t.value >= p.minUnits);
-  if (enough.length === 0) return { ok: false, reason: 'too_little', largest: toBuyer.reduce((m, t) => (t.value > m ? t.value : m), 0n) };
+  const own = toBuyer.filter((t) => p.senders.has(t.from));
+  if (own.length === 0) return { ok: true, transfer: null };
+  const enough = own.filter((t) => t.value >= p.minUnits);
+  if (enough.length === 0) return { ok: false, reason: 'too_little', largest: own.reduce((m, t) => (t.value > m ? t.value : m), 0n) };
   const free = enough.filter((t) => !p.used.has(t.logIndex)).sort((a, b) => a.logIndex - b.logIndex);
   return free.length === 0 ? { ok: false, reason: 'already_used' } : { ok: true, transfer: free[0]! };
 }
@@ -276,12 +285,15 @@ export async function refundReceipt(
         .from(refunds)
         .where(and(eq(refunds.txHash, p.txHash), isNotNull(refunds.logIndex)));
       const minUnits = centsToTokenUnits(p.cents, chain.token.decimals);
+      const [split] = await tx.select({ address: splitConfigs.address }).from(splitConfigs).where(eq(splitConfigs.wallet, p.wallet));
+      const senders = new Set([p.wallet, split?.address?.toLowerCase(), receipt.payAddress?.toLowerCase()].filter((a): a is string => a != null));
       const match = matchRefundTransfer({
         transfers,
         token: chain.token.address,
         buyer: p.buyer,
         minUnits,
         used: new Set(usedRows.map((r) => r.logIndex!)),
+        senders,
       });
       if (!match.ok) throw new RefundNotVerified(match.reason, refusalMessage({ ...p, txHash: p.txHash }, chain, match, minUnits));
       proof = match.transfer;

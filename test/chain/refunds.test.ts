@@ -11,9 +11,9 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { and, eq } from 'drizzle-orm';
 import solc from 'solc';
-import { createWalletClient, erc20Abi, http, parseAbi, type Address, type Hex } from 'viem';
+import { createTestClient, createWalletClient, erc20Abi, http, parseAbi, type Address, type Hex } from 'viem';
 import { devAccount } from '../../src/chain/dev-accounts.ts';
-import { deployTestUsdc } from '../../src/chain/test-usdc.ts';
+import { deployTestUsdc, testUsdcAbi } from '../../src/chain/test-usdc.ts';
 import { refunds, webhookEvents } from '../../src/db/schema.ts';
 import { matchRefundTransfer, type TokenTransfer } from '../../src/domain/refunds.ts';
 import { admin, signIn, type Session } from '../helpers/session.ts';
@@ -36,11 +36,14 @@ after(async () => {
 
 /** Dev accounts: the buyer pays receipts; the merchant's wallet sends refunds; a stranger receives one by mistake. */
 const BUYER = 2;
-const MERCHANT_WALLET = 1;
 const STRANGER = 3;
+/** Mints test USDC into merchants' wallets (anyone may mint it). */
+const MINTER = 4;
 const buyerAddress = devAccount(BUYER).address.toLowerCase();
 
-const walletOf = (i: number) => createWalletClient({ chain: tc.chain.publicClient.chain, transport: http(tc.chain.rpcUrl), account: devAccount(i) });
+/** The wallet of a dev account, or a merchant's own. */
+const walletOf = (who: number | Shop) =>
+  createWalletClient({ chain: tc.chain.publicClient.chain, transport: http(tc.chain.rpcUrl), account: typeof who === 'number' ? devAccount(who) : who.s.account });
 const usdc = () => tc.chain.usdc.address;
 
 async function mined(hash: Hex, status: 'success' | 'reverted' = 'success'): Promise<Hex> {
@@ -49,8 +52,8 @@ async function mined(hash: Hex, status: 'success' | 'reverted' = 'success'): Pro
   return hash;
 }
 
-/** `amount` base units of `token` from dev account `from` to `to`. */
-const transfer = async (from: number, to: string, amount: bigint, token: Address = usdc()) =>
+/** `amount` base units of `token` from dev account `from`, or a merchant's own wallet, to `to`. */
+const transfer = async (from: number | Shop, to: string, amount: bigint, token: Address = usdc()) =>
   mined(await walletOf(from).writeContract({ address: token, abi: erc20Abi, functionName: 'transfer', args: [to as Address, amount] }));
 
 interface Shop {
@@ -58,8 +61,12 @@ interface Shop {
   key: string;
 }
 
+/** A merchant whose own wallet holds test ETH and USDC, to send refunds from. */
 async function shop(): Promise<Shop> {
   const s = await signIn(t);
+  const anvil = createTestClient({ chain: tc.chain.publicClient.chain, mode: 'anvil', transport: http(tc.chain.rpcUrl) });
+  await anvil.setBalance({ address: s.account.address, value: 10n ** 19n });
+  await mined(await walletOf(MINTER).writeContract({ address: usdc(), abi: testUsdcAbi, functionName: 'mint', args: [s.account.address, 10n ** 12n] }));
   const res = await admin(t, s, 'POST', '/api/split/deploy', {
     recipients: [
       { address: s.wallet, sharesBps: 9950 },
@@ -109,7 +116,7 @@ describe('a refund carrying txHash', () => {
     assert.equal(paid.refundedUsd, 0);
     assert.deepEqual(paid.refunds, []);
 
-    const first = await transfer(MERCHANT_WALLET, paid.payer, units(4));
+    const first = await transfer(sh, paid.payer, units(4));
     const part = await refund(sh, 'rf-ok', 4, first);
     assert.equal(part.status, 200, JSON.stringify(part.body));
     assert.deepEqual({ ...part.body, refundId: '' }, { ok: true, refundId: '', refundedUsd: 4, status: 'completed', verified: true });
@@ -127,7 +134,7 @@ describe('a refund carrying txHash', () => {
     assert.equal(typeof row!.logIndex, 'number');
     assert.ok(row!.verifiedAt !== null && row!.verifiedAt > 0);
 
-    const second = await transfer(MERCHANT_WALLET, paid.payer, units(6));
+    const second = await transfer(sh, paid.payer, units(6));
     const rest = await refund(sh, 'rf-ok', 6, second);
     assert.equal(rest.status, 200, JSON.stringify(rest.body));
     assert.equal(rest.body.status, 'refunded');
@@ -144,7 +151,7 @@ describe('a refund carrying txHash', () => {
   test('a transfer of more than the refund proves it; the refunds still never exceed the total', async () => {
     const sh = await shop();
     await paidReceipt(sh, 'rf-more', 3);
-    const generous = await transfer(MERCHANT_WALLET, buyerAddress, units(5));
+    const generous = await transfer(sh, buyerAddress, units(5));
     const over = await refund(sh, 'rf-more', 3.01, generous);
     assert.equal(over.status, 400);
     assert.equal(over.body.error, 'invalid_usd');
@@ -161,15 +168,15 @@ describe('a refund carrying txHash', () => {
     const otherToken = await deployTestUsdc({
       walletClient: walletOf(4),
       publicClient: tc.chain.publicClient,
-      holders: [devAccount(MERCHANT_WALLET).address],
+      holders: [sh.s.account.address as Address],
       amountEach: 10n ** 12n,
     });
     const approveOnly = await mined(
-      await walletOf(MERCHANT_WALLET).writeContract({ address: usdc(), abi: erc20Abi, functionName: 'approve', args: [buyerAddress as Address, units(5)] }),
+      await walletOf(sh).writeContract({ address: usdc(), abi: erc20Abi, functionName: 'approve', args: [buyerAddress as Address, units(5)] }),
     );
     // More than the account holds, with the gas given so that the wallet sends it anyway.
     const reverted = await mined(
-      await walletOf(MERCHANT_WALLET).writeContract({
+      await walletOf(sh).writeContract({
         address: usdc(),
         abi: erc20Abi,
         functionName: 'transfer',
@@ -179,9 +186,9 @@ describe('a refund carrying txHash', () => {
       'reverted',
     );
     const cases: [string, string, RegExp][] = [
-      ['a transfer to someone else', await transfer(MERCHANT_WALLET, devAccount(STRANGER).address, units(5)), /no_transfer/],
-      ['too little', await transfer(MERCHANT_WALLET, buyerAddress, units(4.99)), /too_little/],
-      ['another token', await transfer(MERCHANT_WALLET, buyerAddress, units(5), otherToken.address), /no_transfer/],
+      ['a transfer to someone else', await transfer(sh, devAccount(STRANGER).address, units(5)), /no_transfer/],
+      ['too little', await transfer(sh, buyerAddress, units(4.99)), /too_little/],
+      ['another token', await transfer(sh, buyerAddress, units(5), otherToken.address), /no_transfer/],
       ['only an Approval log', approveOnly, /no_transfer/],
       ['an unmined random hash', `0x${randomBytes(32).toString('hex')}`, /not_mined/],
       ['a reverted transaction', reverted, /reverted/],
@@ -201,35 +208,61 @@ describe('a refund carrying txHash', () => {
     assert.match(messages[5]!, /reverted/);
   });
 
-  test('one transfer proves one refund: a second use is refused, on this receipt or any other merchant\'s', async () => {
+  test("one transfer proves one refund, its sender's: another merchant recording it gets an unverified refund and takes nothing", async () => {
     const sh = await shop();
     const other = await shop();
     await paidReceipt(sh, 'rf-once', 5);
     await paidReceipt(other, 'rf-once', 5);
-    const hash = await transfer(MERCHANT_WALLET, buyerAddress, units(1));
-    assert.equal((await refund(sh, 'rf-once', 1, hash)).status, 200);
-    const mine = await recorded(sh, 'rf-once');
-    const theirs = await recorded(other, 'rf-once');
-    for (const [who, s] of [['the same receipt', sh], ["another merchant's receipt", other]] as const) {
-      const again = await refund(s, 'rf-once', 1, hash);
-      assert.equal(again.status, 400, who);
-      assert.equal(again.body.error, 'invalid_input', who);
-      assert.equal(again.body.reason, 'already_used', who);
-      assert.match(again.body.message, /already used by another refund/, who);
-    }
-    assert.equal(await recorded(sh, 'rf-once'), mine);
-    assert.equal(await recorded(other, 'rf-once'), theirs);
+    const hash = await transfer(sh, buyerAddress, units(1));
+    // Merchant B records A's transfer to their shared buyer first: recorded, but never verified.
+    const theirs = await refund(other, 'rf-once', 1, hash);
+    assert.equal(theirs.status, 200, JSON.stringify(theirs.body));
+    assert.equal(theirs.body.verified, false, "not sent from B's wallet, split or payment address");
+    // A's own refund with it is not refused as already used.
+    const mine = await refund(sh, 'rf-once', 1, hash);
+    assert.equal(mine.status, 200, JSON.stringify(mine.body));
+    assert.equal(mine.body.verified, true);
+    const before = await recorded(sh, 'rf-once');
+    const again = await refund(sh, 'rf-once', 1, hash);
+    assert.equal(again.status, 400);
+    assert.equal(again.body.error, 'invalid_input');
+    assert.equal(again.body.reason, 'already_used');
+    assert.match(again.body.message, /already used by another refund/);
+    assert.equal(await recorded(sh, 'rf-once'), before);
     // Two at once with the same transfer: exactly one is recorded.
-    const fresh = await transfer(MERCHANT_WALLET, buyerAddress, units(1));
-    const racing = await Promise.all([refund(sh, 'rf-once', 1, fresh), refund(other, 'rf-once', 1, fresh)]);
+    const fresh = await transfer(sh, buyerAddress, units(1));
+    const racing = await Promise.all([refund(sh, 'rf-once', 1, fresh), refund(sh, 'rf-once', 1, fresh)]);
     assert.deepEqual(racing.map((r) => r.status).sort(), [200, 400]);
+  });
+
+  test("a transfer to the buyer from anyone but the merchant's wallet, split or payment address is recorded unverified", async () => {
+    const sh = await shop();
+    await paidReceipt(sh, 'rf-who', 5);
+    const stranger = await transfer(STRANGER, buyerAddress, units(5));
+    const self = await transfer(BUYER, buyerAddress, units(5));
+    const mint = await mined(await walletOf(STRANGER).writeContract({ address: usdc(), abi: testUsdcAbi, functionName: 'mint', args: [buyerAddress as Address, units(5)] }));
+    for (const [what, hash] of [['a stranger', stranger], ["the buyer's transfer to itself", self], ['a mint', mint]] as const) {
+      const res = await refund(sh, 'rf-who', 1, hash);
+      if (what === "the buyer's transfer to itself") {
+        assert.equal(res.status, 400, what);
+        assert.equal(res.body.reason, 'no_transfer', `${what}: from == to is no transfer to the buyer`);
+        continue;
+      }
+      assert.equal(res.status, 200, `${what}: ${JSON.stringify(res.body)}`);
+      assert.equal(res.body.verified, false, what);
+    }
+    const rows = await t.deps.database.db.select().from(refunds).where(eq(refunds.receiptId, 'rf-who'));
+    assert.ok(rows.every((r) => r.logIndex === null && r.verifiedAt === null), 'no transfer is taken by them');
+    // The split pays too: a release is the split's own money, not the merchant's refund; but a
+    // transfer from the merchant's own wallet verifies.
+    assert.equal((await refund(sh, 'rf-who', 1, await transfer(sh, buyerAddress, units(1)))).body.verified, true);
   });
 
   test('a transaction with two transfers to the buyer proves two refunds, each with its own log', async () => {
     const sh = await shop();
     await paidReceipt(sh, 'rf-two', 5);
     const batch = await batchPayContract();
-    const merchantWallet = walletOf(MERCHANT_WALLET);
+    const merchantWallet = walletOf(sh);
     await mined(await merchantWallet.writeContract({ address: usdc(), abi: erc20Abi, functionName: 'approve', args: [batch, units(5)] }));
     const hash = await mined(
       await merchantWallet.writeContract({
@@ -264,17 +297,17 @@ describe('refunds of an overpaid receipt, and their events', () => {
     assert.equal(paid.exception, 'overpaid');
     assert.equal(paid.amountPaid, '13000000', 'what arrived is shown');
 
-    const part = await refund(sh, 'rf-over', 2, await transfer(MERCHANT_WALLET, buyerAddress, units(2)));
+    const part = await refund(sh, 'rf-over', 2, await transfer(sh, buyerAddress, units(2)));
     assert.equal(part.status, 200, JSON.stringify(part.body));
     assert.equal(part.body.status, 'completed');
-    const rest = await refund(sh, 'rf-over', 8, await transfer(MERCHANT_WALLET, buyerAddress, units(8)));
+    const rest = await refund(sh, 'rf-over', 8, await transfer(sh, buyerAddress, units(8)));
     assert.equal(rest.status, 200, JSON.stringify(rest.body));
     assert.equal(rest.body.status, 'refunded', 'refunds cover the total');
     const tooMuch = await refund(sh, 'rf-over', 3.01);
     assert.equal(tooMuch.status, 400);
     assert.equal(tooMuch.body.error, 'invalid_usd');
     assert.match(tooMuch.body.message, /what arrived, 13/);
-    const surplus = await refund(sh, 'rf-over', 3, await transfer(MERCHANT_WALLET, buyerAddress, units(3)));
+    const surplus = await refund(sh, 'rf-over', 3, await transfer(sh, buyerAddress, units(3)));
     assert.equal(surplus.status, 200, JSON.stringify(surplus.body));
     assert.equal(surplus.body.refundedUsd, 13, 'the surplus is refunded too');
     assert.equal(surplus.body.status, 'refunded');
@@ -351,8 +384,9 @@ describe('matchRefundTransfer (the rule, without a chain)', () => {
   const log = (logIndex: number, value: bigint, over: Partial<TokenTransfer> = {}): TokenTransfer => ({
     logIndex, token, from: '0x' + 'cc'.repeat(20), to: buyer, value, ...over,
   });
+  const merchant = '0x' + 'cc'.repeat(20);
   const match = (transfers: TokenTransfer[], minUnits: bigint, used: number[] = []) =>
-    matchRefundTransfer({ transfers, token, buyer, minUnits, used: new Set(used) });
+    matchRefundTransfer({ transfers, token, buyer, minUnits, used: new Set(used), senders: new Set([merchant]) });
 
   test('the lowest unused log of the token to the buyer with enough', () => {
     const logs = [log(7, 5n), log(2, 1n), log(4, 5n), log(1, 9n, { to: '0x' + 'dd'.repeat(20) }), log(0, 9n, { token: '0x' + 'ee'.repeat(20) })];
@@ -366,6 +400,16 @@ describe('matchRefundTransfer (the rule, without a chain)', () => {
     assert.deepEqual(match([log(0, 9n, { token: '0x' + 'ee'.repeat(20) }), log(1, 9n, { to: '0x' + 'dd'.repeat(20) })], 1n), { ok: false, reason: 'no_transfer' });
     assert.deepEqual(match([log(0, 3n), log(1, 4n)], 5n), { ok: false, reason: 'too_little', largest: 4n });
     assert.deepEqual(match([log(0, 5n), log(1, 4n)], 5n, [0]), { ok: false, reason: 'already_used' });
+    assert.deepEqual(match([log(0, 9n, { from: buyer })], 1n), { ok: false, reason: 'no_transfer' }, 'from == to moves nothing');
+  });
+
+  test("a transfer from anyone but the merchant's own addresses proves nothing: unverified", () => {
+    const stranger = '0x' + 'dd'.repeat(20);
+    assert.deepEqual(match([log(0, 9n, { from: stranger })], 1n), { ok: true, transfer: null });
+    assert.deepEqual(match([log(0, 9n, { from: '0x' + '00'.repeat(20) })], 1n), { ok: true, transfer: null }, 'a mint');
+    const own = log(3, 2n);
+    assert.deepEqual(match([log(0, 9n, { from: stranger }), own], 2n), { ok: true, transfer: own }, "the merchant's own transfer beside a stranger's");
+    assert.deepEqual(match([log(0, 9n, { from: stranger }), own], 3n), { ok: false, reason: 'too_little', largest: 2n }, "only the merchant's own count toward the amount");
   });
 });
 
