@@ -7,6 +7,7 @@
  *                              the worker (payment addresses among the targets)
  *   pay(token, n, seed)        n real transfers of `token` from the contract's balance to
  *                              pseudo-random addresses: the accepted token's ordinary traffic
+ *   scatter(token, targets, v) a real transfer of `v` to each target: dust sent to many addresses
  *
  * Compiled with the npm `solc` as scripts/build-contracts.ts compiles the project's contracts, once
  * per machine: the artifact is cached in the temporary directory under the source's hash.
@@ -35,6 +36,9 @@ contract SimTraffic {
       emit Transfer(address(uint160(uint256(keccak256(abi.encode(i, value))))), targets[i % count], value);
     }
   }
+  function scatter(address token, address[] calldata targets, uint256 value) external {
+    for (uint256 i = 0; i < targets.length; i++) require(IERC20Transfer(token).transfer(targets[i], value));
+  }
   function pay(address token, uint256 n, uint256 seed) external {
     for (uint256 i = 0; i < n; i++) {
       uint256 h = uint256(keccak256(abi.encode(seed, i, token)));
@@ -49,6 +53,7 @@ export const simTrafficAbi = parseAbi([
   'function spam(uint256 n, uint256 seed)',
   'function flood(address[] targets, uint256 n, uint256 value)',
   'function pay(address token, uint256 n, uint256 seed)',
+  'function scatter(address token, address[] targets, uint256 value)',
 ]);
 
 const solc = solcPackage as { compile(input: string): string; version(): string };

@@ -16,7 +16,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createWalletClient, defineChain, http, parseAbi, type Address, type Chain, type Hex } from 'viem';
+import { createWalletClient, defineChain, encodeFunctionData, http, parseAbi, type Address, type Chain, type Hex } from 'viem';
 import { startChain, type ChainDeps, type ChainPublicClient, type ChainWalletClient } from '../../src/chain/client.ts';
 import { DEV_ACCOUNT_COUNT, DEV_DEPLOYER_INDEX, devAccount } from '../../src/chain/dev-accounts.ts';
 import { devPublicClient } from '../../src/chain/dev-public-client.ts';
@@ -24,7 +24,7 @@ import { ensurePaymentFactory } from '../../src/chain/payment-address.ts';
 import { ensureTestUsdc } from '../../src/chain/test-usdc-setup.ts';
 import { loadConfig } from '../../src/config.ts';
 import { testLogger } from '../chain/helpers.ts';
-import { simTrafficBytecode } from './contracts.ts';
+import { simTrafficAbi, simTrafficBytecode } from './contracts.ts';
 import { SIM_CHAIN_ID, startSimNode, type SimNode } from './node.ts';
 import { MAINNET_PROVIDER, startProviderProxy, type ProviderBehaviour, type ProviderProxy } from './proxy.ts';
 import {
@@ -80,6 +80,8 @@ export interface Sim {
   wallet(index: number): ChainWalletClient;
   /** Sends a stranger's `logs` fake Transfer logs into `targets`, spread over `blocks` blocks; resolves once all are mined. */
   flood(targets: Address[], logs: number, blocks: number): Promise<Hex[]>;
+  /** Sends `units` of the test USDC to each target in one transaction (from the traffic contract's balance); resolves once mined. */
+  scatter(targets: Address[], units: bigint): Promise<Hex>;
   /** Every block's base fee `factor` times the normal one (0.01 gwei) for `ms` milliseconds. */
   spikeBaseFee(factor: number, ms: number): void;
   /** Foreign Transfer logs and test-USDC transfers in one block, as the node has them. */
@@ -176,6 +178,12 @@ export async function startSim(opts: SimOptions = {}): Promise<Sim> {
         }
         for (const hash of hashes) await publicClient.waitForTransactionReceipt({ hash });
         return hashes;
+      },
+      async scatter(targets, units) {
+        const data = encodeFunctionData({ abi: simTrafficAbi, functionName: 'scatter', args: [usdc, targets, units] });
+        const hash = await attackerSender.send(spammer, data, 100_000n + 45_000n * BigInt(targets.length));
+        await publicClient.waitForTransactionReceipt({ hash });
+        return hash;
       },
       spikeBaseFee: (factor, ms) => generator.spikeBaseFee(factor, ms),
       async blockTraffic(block) {
