@@ -14,7 +14,7 @@ import { createPublicClient, createTestClient, createWalletClient, erc20Abi, htt
 import { devAccount, DEV_DEPLOYER_INDEX } from '../../src/chain/dev-accounts.ts';
 import type { ChainDeps, ChainPublicClient, ChainWalletClient } from '../../src/chain/client.ts';
 import { paymentForwarderFactoryAbi } from '../../src/chain/payment-address.ts';
-import { chainNonces, receipts, receiptWatch } from '../../src/db/schema.ts';
+import { chainNonces, receipts, receiptTransfers, receiptWatch } from '../../src/db/schema.ts';
 import { sweepsOf } from '../../src/payments/sweeper.ts';
 import { ChainWorker } from '../../src/payments/worker.ts';
 import { admin, signIn } from '../helpers/session.ts';
@@ -44,6 +44,14 @@ const buyer = (i: number) => createWalletClient({ chain: tc.chain.publicClient.c
 async function step(w: ChainWorker = worker()): Promise<void> {
   await w.pass();
   await w.sweeper.idle();
+}
+
+/** Passes until the worker has read every block mined so far (a pass reads a bounded number), then one more. */
+async function stepToHead(w: ChainWorker = worker()): Promise<void> {
+  const head = await tc.chain.publicClient.getBlockNumber({ cacheTime: 0 });
+  for (let i = 0; i < 50 && (w.lastPass?.head ?? -1n) < head; i++) await step(w);
+  assert.ok(w.lastPass!.head >= head, 'the worker read the newest block');
+  await step(w);
 }
 
 /** Mines one block whose base fee is `wei`. */
@@ -290,6 +298,42 @@ describe('the deployer out of ETH', () => {
   });
 });
 
+describe('isolation', () => {
+  test('a receipt whose settling throws is skipped; the others complete and expire in the same pass', async () => {
+    const sh = await shop();
+    const broken = await receipt(sh, 'iso-broken', 2);
+    const fine = await receipt(sh, 'iso-fine', 3);
+    await receipt(sh, 'iso-due', 1);
+    await step();
+    await payMined(2, broken.payTo, 2_000_000n);
+    await payMined(3, fine.payTo, 3_000_000n);
+    // A row the settle code cannot read: every pass throws on it.
+    const bad = { transactionHash: `0x${'ba'.repeat(32)}`, logIndex: 0 };
+    await db().insert(receiptTransfers).values({
+      ...bad,
+      wallet: sh.wallet,
+      receiptId: 'iso-broken',
+      kind: 'in',
+      token: usdc().toLowerCase(),
+      fromAddress: PLATFORM,
+      amountUnits: 'garbage',
+      blockNumber: 1n,
+      blockHash: `0x${'00'.repeat(32)}`,
+      timestamp: 0,
+    });
+    await db().update(receipts).set({ expiresAt: Date.now() - 1 }).where(and(eq(receipts.wallet, sh.wallet), eq(receipts.id, 'iso-due')));
+    await step();
+    assert.ok(worker().lastPass!.failed >= 1, 'the failure is counted');
+    await step();
+    assert.equal((await status(sh, 'iso-fine')).status, 'completed');
+    assert.equal((await status(sh, 'iso-due')).status, 'failed');
+    await db().delete(receiptTransfers).where(and(eq(receiptTransfers.transactionHash, bad.transactionHash), eq(receiptTransfers.logIndex, 0)));
+    await step();
+    await step();
+    assert.equal((await status(sh, 'iso-broken')).status, 'completed', 'repaired, it completes too');
+  });
+});
+
 describe('dust', () => {
   test('tiny transfers to many payment addresses wait instead of costing a sweep each; a covered receipt is always swept, a top-up sweeps all at once', async () => {
     const sh = await shop();
@@ -302,7 +346,7 @@ describe('dust', () => {
     for (const d of dust) await pay(8, d.payTo, 1n);
     await payMined(8, small.payTo, 10_000n);
     await payMined(1, real.payTo, 8_000_000n);
-    await step();
+    await stepToHead();
     await step();
     assert.equal((await status(other, 'dust-real')).status, 'completed');
     assert.equal((await status(sh, 'dust-small')).status, 'completed', 'a covered receipt is swept however small');
