@@ -97,6 +97,14 @@ export const ERROR_CODES = {
   ],
   database_unavailable: ['The database is unreachable and this operation has no degraded answer; nothing was written', 'The database is unavailable; retry shortly'],
   chain_unavailable: ['This instance has no chain, or the chain did not answer; nothing was written', 'This instance runs without a chain'],
+  invalid_signature: ['A signature does not recover the address it names', 'signature does not recover `from` for a transfer of `value` to this receipt’s payment address'],
+  insufficient_balance: ['The payer holds less of the token than the payment needs', 'from holds 1000000 base units, less than the 7000000 due'],
+  gasless_unavailable: ['Gasless payment is not possible for this receipt or token; pay with a token transfer', 'The token does not support EIP-3009 authorizations; pay with a token transfer'],
+  nothing_due: ['The receipt owes nothing now', 'Nothing is due on this receipt'],
+  authorization_used: ['The EIP-3009 authorization was used or canceled already', 'This authorization was used or canceled already'],
+  relay_refused: ['The token refused the authorization when it was submitted; nothing was paid', 'The token refused the authorization: authorization is expired'],
+  not_payable: ['The receipt has no payment address yet (its merchant has no split)', 'This receipt has no payment address yet'],
+  relay_unavailable: ['No key here pays the gas of gasless payments', 'This deployment has no key to pay the gas of gasless payments; pay with a token transfer'],
 } as const satisfies Record<string, readonly [meaning: string, example: string]>;
 export type ErrorCode = keyof typeof ERROR_CODES;
 

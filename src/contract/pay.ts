@@ -61,3 +61,35 @@ export type TransactionHintBody = Static<typeof TransactionHintBody>;
 
 export const HintNoted = Type.Object({ status: receiptStatus("The receipt's status now") }, { description: 'Noted: the chain worker looks sooner' });
 export type HintNoted = Static<typeof HintNoted>;
+
+// POST /api/pay/:id/authorization
+
+export const AuthorizationBody = Type.Object(
+  {
+    from: Type.String({ pattern: '^0x[0-9a-fA-F]{40}$', description: 'The payer, who signed' }),
+    value: Type.String({ pattern: '^[1-9][0-9]{0,30}$', description: 'Token base units: exactly what is due (payment.due)' }),
+    validAfter: Type.Integer({ minimum: 0, maximum: 2 ** 40, description: 'Unix seconds; must be in the past' }),
+    validBefore: Type.Integer({ minimum: 0, maximum: 2 ** 40, description: "Unix seconds; at least 60 s from now, at most an hour past the receipt's expiresAt" }),
+    nonce: Type.String({ pattern: '^0x[0-9a-fA-F]{64}$', description: 'The authorization nonce, 32 random bytes' }),
+    signature: Type.String({ pattern: '^0x[0-9a-fA-F]{130}$', description: "65-byte eth_signTypedData_v4 signature of TransferWithAuthorization {from, to: payment.payTo, value, validAfter, validBefore, nonce} in the token's EIP-712 domain" }),
+  },
+  {
+    examples: [
+      {
+        from: '0x70997970c51812dc3a010c7d01b50e0d17dc79c8',
+        value: '7000000',
+        validAfter: 0,
+        validBefore: 1767232800,
+        nonce: '0x5f8a4b0a3c1e9d2f7b6a5c4d3e2f1a0b9c8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f',
+        signature: `0x${'ab'.repeat(65)}`,
+      },
+    ],
+  },
+);
+export type AuthorizationBody = Static<typeof AuthorizationBody>;
+
+export const AuthorizationRelayed = Type.Object(
+  { transactionHash: TxHash },
+  { description: 'Submitted: the transaction that pays the payment address and sweeps it into the split (the chain worker then completes the receipt)' },
+);
+export type AuthorizationRelayed = Static<typeof AuthorizationRelayed>;

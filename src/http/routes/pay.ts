@@ -14,8 +14,10 @@ import { getShopSettings } from '../../domain/shop.ts';
 import { requestBalanceCheck } from '../../payments/other-money.ts';
 import { quoteFor, receiptByPayToken } from '../../payments/quote.ts';
 import { recordHint } from '../../payments/hints.ts';
+import { relayAuthorization } from '../../payments/gasless.ts';
+import { RateLimited } from '../../domain/errors.ts';
 import { errorRef } from '../../contract/common.ts';
-import { HintNoted, PageStatusBody, PageStatusRecorded, PaymentView, PayParams, PayQuery, TransactionHintBody } from '../../contract/pay.ts';
+import { AuthorizationBody, AuthorizationRelayed, HintNoted, PageStatusBody, PageStatusRecorded, PaymentView, PayParams, PayQuery, TransactionHintBody } from '../../contract/pay.ts';
 import type { App } from '../app-type.ts';
 
 class ChainUnavailable extends AppError {
@@ -148,4 +150,54 @@ export function payRoutes(app: App, deps: Deps): void {
       return reply.status(202).send({ status: row.status });
     },
   );
+
+  app.post(
+    '/api/pay/:id/authorization',
+    {
+      config: { auth: 'public', budget: 'handler' },
+      schema: {
+        tags: ['payment page'],
+        summary: 'Pay without gas: submit an EIP-3009 authorization',
+        description:
+          "The buyer signs TransferWithAuthorization in the token's own EIP-712 domain (name and version read from the token): " +
+          '`to` is payment.payTo, `value` exactly payment.due, `validAfter` in the past, `validBefore` at least 60 s away and no ' +
+          "later than an hour past expiresAt. The service checks the signature recovers `from`, that `from` holds the value and " +
+          "the nonce is unused, then submits it with the forwarder factory's payAndSweep, which moves the money to the payment " +
+          'address and sweeps it into the split in one transaction; the service pays the gas. Attribution is unchanged: it is an ' +
+          'ordinary transfer into the payment address. 409 `gasless_unavailable` when the token has no EIP-3009 or the receipt ' +
+          'predates it, `nothing_due`, `authorization_used`, `relay_refused`; 503 `relay_unavailable` without a key for gas. ' +
+          'At most 10 attempts per receipt and 10 per payer a minute, besides the per-address limit of every public route.',
+        params: PayParams,
+        querystring: PayQuery,
+        body: AuthorizationBody,
+        errorCodes: {
+          400: ['invalid_input', 'invalid_signature', 'insufficient_balance'],
+          409: ['gasless_unavailable', 'nothing_due', 'authorization_used', 'relay_refused', 'not_payable'],
+          503: ['chain_unavailable', 'relay_unavailable'],
+        },
+        response: {
+          202: AuthorizationRelayed,
+          ...errors,
+        },
+      },
+    },
+    async (request, reply) => {
+      if (deps.chain === undefined) throw new ChainUnavailable();
+      const row = await receiptOf(request, reply, request.params.id, request.query.t);
+      for (const [key, limit] of [[`relay:receipt:${row.wallet}:${row.id}`, RELAYS_PER_RECEIPT], [`relay:from:${request.body.from.toLowerCase()}`, RELAYS_PER_PAYER]] as const) {
+        const decision = await deps.limiter.hit(key, limit);
+        if (!decision.allowed) throw new RateLimited(decision.resetAt, 'Too many gasless payments for this receipt or payer; retry after resetAt');
+      }
+      const now = Date.now();
+      const transactionHash = await relayAuthorization(db, deps.chain, row, request.body, now);
+      // Where to look sooner, like a payment page's own hint.
+      await recordHint(db, { wallet: row.wallet, receiptId: row.id, hash: transactionHash, now }).catch(() => undefined);
+      deps.chainWorker?.kick();
+      return reply.status(202).send({ transactionHash });
+    },
+  );
 }
+
+/** Gasless relays per receipt and per payer a minute (each costs the service gas). */
+const RELAYS_PER_RECEIPT = 10;
+const RELAYS_PER_PAYER = 10;
