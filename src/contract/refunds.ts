@@ -22,13 +22,15 @@ export const RefundBody = Type.Object(
     wallet: Type.String({ ...WALLET, description: 'The merchant wallet: the signed-in one (else 400 invalid_wallet; another wallet: 403)' }),
     buyer: Type.String({ ...WALLET, description: 'The wallet refunded (else 400 invalid_buyer)' }),
     usd: PositiveUsd({
-      description: "Amount refunded, USD, at most two decimals; with the earlier refunds at most the receipt's total (else 400 invalid_usd)",
+      description: "Amount refunded, USD, at most two decimals; with the earlier refunds at most what the receipt took: its total, or what arrived when more arrived (else 400 invalid_usd)",
       examples: [3.5],
     }),
     items: Type.Optional(Type.Array(RefundedItem, { maxItems: MAX_LINE_ITEMS, description: 'The items refunded, for the record' })),
     txHash: Type.Optional(
       Type.Union([TxHash, Type.Null()], {
-        description: "The refund's transaction: its transfer of the receipt's token to buyer is checked on the chain. Omitted or null: recorded unverified",
+        description:
+          "The refund's transaction: its transfer of the receipt's token to buyer, from the merchant's wallet, split or the receipt's payment address, " +
+          'is checked on the chain (a transfer from anyone else: recorded unverified). Omitted or null: recorded unverified',
       }),
     ),
   },
@@ -52,7 +54,7 @@ export const RefundRecorded = Type.Object(
     refundId: Type.String(),
     refundedUsd: Usd({ description: "The sum of the receipt's refunds now", examples: [3.5] }),
     status: ReceiptStatusSchema,
-    verified: Type.Boolean({ description: 'The refund carried txHash and its transfer was found on the chain' }),
+    verified: Type.Boolean({ description: "The refund carried txHash and its transfer from the merchant's own addresses was found on the chain" }),
   },
   { description: 'The refund is recorded' },
 );

@@ -208,7 +208,7 @@ export class ChainWorker {
       chainHead: scan.chainHead,
       chainHeadTime: scan.chainHeadTime,
       stopped: scan.stopped,
-      rpcCalls: scan.rpcCalls + hints + this.sweeper.lastRpcCalls + balanceReads * (1 + balanceTokensOf(chain, this.o.balanceTokens).length),
+      rpcCalls: scan.rpcCalls + early.rpcCalls + hints + this.sweeper.lastRpcCalls + balanceReads * (1 + balanceTokensOf(chain, this.o.balanceTokens).length),
       cpuMicros: used.user + used.system,
     };
     return this.lastPass;

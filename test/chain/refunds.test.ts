@@ -168,7 +168,7 @@ describe('a refund carrying txHash', () => {
     const otherToken = await deployTestUsdc({
       walletClient: walletOf(4),
       publicClient: tc.chain.publicClient,
-      holders: [sh.s.account.address as Address],
+      holders: [sh.s.account.address],
       amountEach: 10n ** 12n,
     });
     const approveOnly = await mined(
