@@ -35,6 +35,8 @@ export interface Config {
   /** How long one JSON-RPC request may take before it counts as failed (a stalled node). */
   rpcTimeoutMs: number;
   confirmations: number;
+  /** MAX_LAG_BLOCKS: /healthz says degraded when the chain worker's last block is further than this behind the node's head. */
+  maxLagBlocks: number;
   /**
    * MAX_FEE_GWEI: the highest max fee per gas (base fee plus tip) a sweep is ever sent or replaced
    * with. Above it sweeps wait, and /healthz and the admin app say so. In wei.
@@ -422,6 +424,8 @@ export function loadConfig(env: Env = process.env): Config {
     usdcAddress: usdc !== undefined && isAddress(usdc) ? normalizeWallet(usdc) : undefined,
     rpcTimeoutMs: int('RPC_TIMEOUT_MS', 10_000, 100, 120_000),
     confirmations: int('CONFIRMATIONS', chain === 'dev' ? 1 : 3, 1, 1000),
+    // 30 blocks: a minute on Base; a worker further behind delays every payment's completion.
+    maxLagBlocks: int('MAX_LAG_BLOCKS', 30, 1, 1_000_000),
     maxFeeWei: decimal('MAX_FEE_GWEI', 50n * 10n ** 9n, 9, 100_000n * 10n ** 9n),
     sweepDustCents: Number(decimal('SWEEP_DUST_USD', 100n, 2, 1_000_000n * 100n)),
     paymentFactoryAddress: factory !== undefined && isAddress(factory) ? (normalizeWallet(factory) as `0x${string}`) : undefined,

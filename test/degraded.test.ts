@@ -25,6 +25,7 @@ import { deadline, until } from './helpers/wait.ts';
 const bin = postgresBinDir();
 const TRACKING = ['link_opened', 'buyer_logged_in', 'checkout_initialized'] as const;
 const DEGRADED = { degraded: true, reason: 'database_unavailable' };
+const EDGE_SECRET = 'edge-secret-of-the-degraded-tests';
 
 let pg: PrivatePostgres;
 let admin: Database;
@@ -58,6 +59,8 @@ async function instance(dataDir: string): Promise<Instance> {
     LOG_LEVEL: 'silent',
     DATABASE_URL: pg.url,
     PUBLIC_RATE_LIMIT_PER_MINUTE: '1000000',
+    // /healthz shows its details (database, journal) to requests carrying it, as call() does.
+    EDGE_SECRET,
   });
   const deps = await createDeps(config, {
     logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
@@ -73,7 +76,7 @@ async function instance(dataDir: string): Promise<Instance> {
       const res = await app.inject({
         method,
         url,
-        headers: key === null ? {} : { 'ocp-apim-subscription-key': key },
+        headers: { 'x-edge-secret': EDGE_SECRET, ...(key === null ? {} : { 'ocp-apim-subscription-key': key }) },
         ...(body === undefined ? {} : { payload: body as InjectOptions['payload'] }),
       });
       return { status: res.statusCode, body: res.body === '' ? res.body : res.json(), headers: res.headers };
@@ -300,7 +303,7 @@ describe('degraded mode on a real PostgreSQL', { skip, timeout: 110_000 }, () =>
     const post = async (url: string, body: unknown, withKey = true): Promise<Res> => {
       const res = await fetch(`${a.base}${url}`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', ...(withKey ? { 'ocp-apim-subscription-key': key } : {}) },
+        headers: { 'content-type': 'application/json', 'x-edge-secret': EDGE_SECRET, ...(withKey ? { 'ocp-apim-subscription-key': key } : {}) },
         body: JSON.stringify(body),
       });
       return { status: res.status, body: await res.json(), headers: {} };
@@ -342,7 +345,7 @@ describe('degraded mode on a real PostgreSQL', { skip, timeout: 110_000 }, () =>
     try {
       await until(
         async () => {
-          const h = (await (await fetch(`${b.base}/healthz`)).json()) as { database: string; journalPending: number };
+          const h = (await (await fetch(`${b.base}/healthz`, { headers: { 'x-edge-secret': EDGE_SECRET } })).json()) as { database: string; journalPending: number };
           return h.database === 'up' && h.journalPending === 0;
         },
         30_000,
@@ -416,6 +419,7 @@ async function startService(dataDir: string): Promise<Service> {
       SITE_URL: 'http://pay.test',
       LOG_LEVEL: 'info',
       PUBLIC_RATE_LIMIT_PER_MINUTE: '1000000',
+      EDGE_SECRET,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

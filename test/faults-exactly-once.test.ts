@@ -28,7 +28,7 @@ import { createSubscription } from '../src/gateway/subscriptions.ts';
 import { randomWallet } from './helpers/app.ts';
 import { keyedMerchant } from './helpers/merchant.ts';
 import { postgresBinDir, usePrivatePostgres, type PrivateCluster } from './helpers/private-postgres.ts';
-import { http, signInOverHttp, startService, type HttpRes, type HttpSession, type Service } from './helpers/service.ts';
+import { http, signInOverHttp, startService, TEST_EDGE_SECRET, type HttpRes, type HttpSession, type Service } from './helpers/service.ts';
 import { newAccount } from './helpers/session.ts';
 import { until } from './helpers/wait.ts';
 import { receiptBody } from './helpers/write-ledger.ts';
@@ -52,6 +52,8 @@ function dataDir(): string {
 function serviceEnv(dir: string): Record<string, string> {
   return {
     DATA_DIR: dir,
+    // /healthz shows its details (database, journal) to requests carrying it, as http() does.
+    EDGE_SECRET: TEST_EDGE_SECRET,
     DATABASE_URL: cluster.pg.url,
     SITE_URL: SITE,
     PLATFORM_RECIPIENT_ADDRESS: PLATFORM,

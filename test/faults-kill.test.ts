@@ -14,7 +14,7 @@ import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { openDatabase, type Database } from '../src/db/client.ts';
 import { freshPostgresDatabase } from './helpers/app.ts';
-import { http, startService, stopAllServices } from './helpers/service.ts';
+import { http, startService, stopAllServices, TEST_EDGE_SECRET } from './helpers/service.ts';
 import { assertLanded, BULK, orderBody, receiptBody, SCARCE, WriteLedger } from './helpers/write-ledger.ts';
 import { keyedMerchant } from './helpers/merchant.ts';
 import { until } from './helpers/wait.ts';
@@ -38,6 +38,8 @@ describe('kill -9 during a stream of receipt and order writes', { timeout: 150_0
       fresh ? openDatabase({ databaseUrl: fresh.url, poolSize: 2 }) : openDatabase({ dataDir });
     const env: Record<string, string> = {
       DATA_DIR: dataDir,
+      // /healthz's details for http(), which carries it.
+      EDGE_SECRET: TEST_EDGE_SECRET,
       SITE_URL: SITE,
       PLATFORM_RECIPIENT_ADDRESS: PLATFORM,
       ...(fresh ? { DATABASE_URL: fresh.url } : {}),

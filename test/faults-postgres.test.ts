@@ -10,7 +10,7 @@ import { sql } from 'drizzle-orm';
 import { isDbDown, openDatabase } from '../src/db/client.ts';
 import { keyedMerchant } from './helpers/merchant.ts';
 import { postgresBinDir, usePrivatePostgres } from './helpers/private-postgres.ts';
-import { http, startService } from './helpers/service.ts';
+import { http, startService, TEST_EDGE_SECRET } from './helpers/service.ts';
 import { assertLanded, BULK, orderBody, receiptBody, SCARCE, WriteLedger } from './helpers/write-ledger.ts';
 import { sleep, until } from './helpers/wait.ts';
 
@@ -64,6 +64,8 @@ describe('PostgreSQL restarted under load', { skip, timeout: 150_000 }, () => {
     const { wallet, key } = await keyedMerchant(cluster.admin.db, PLATFORM);
     const svc = await startService('service', {
       DATA_DIR: cluster.dataDir,
+      // /healthz's details for http(), which carries it.
+      EDGE_SECRET: TEST_EDGE_SECRET,
       DATABASE_URL: cluster.pg.url,
       SITE_URL: SITE,
       PLATFORM_RECIPIENT_ADDRESS: PLATFORM,

@@ -17,7 +17,7 @@ import { generateKey } from '../src/gateway/keys.ts';
 import { createSubscription } from '../src/gateway/subscriptions.ts';
 import { freshPostgresDatabase, randomWallet } from './helpers/app.ts';
 import { postgresBinDir, usePrivatePostgres } from './helpers/private-postgres.ts';
-import { http, startService, type Service } from './helpers/service.ts';
+import { http, startService, TEST_EDGE_SECRET, type Service } from './helpers/service.ts';
 import { until } from './helpers/wait.ts';
 import { assertLanded, BULK, receiptBody, SCARCE, WriteLedger } from './helpers/write-ledger.ts';
 
@@ -73,7 +73,8 @@ describe('a start while PostgreSQL is down', { skip, timeout: 180_000 }, () => {
     if (!(await cluster.pg.running())) await cluster.pg.start();
     const wallet = randomWallet();
     const key = (await createSubscription(cluster.admin.db, { wallet, rateLimitPerMinute: 1_000_000 })).primaryKey;
-    const env = { DATA_DIR: cluster.dataDir, DATABASE_URL: cluster.pg.url, SITE_URL: SITE, PLATFORM_RECIPIENT_ADDRESS: PLATFORM, LOG_LEVEL: 'info' };
+    // EDGE_SECRET: /healthz's details for http(), which carries it.
+    const env = { DATA_DIR: cluster.dataDir, EDGE_SECRET: TEST_EDGE_SECRET, DATABASE_URL: cluster.pg.url, SITE_URL: SITE, PLATFORM_RECIPIENT_ADDRESS: PLATFORM, LOG_LEVEL: 'info' };
     const ledger = new WriteLedger();
 
     // A first run with PostgreSQL up: the key is used (and so seen), the stock the ledger checks exists.

@@ -21,7 +21,7 @@ declare module 'fastify' {
     scope?: Scope;
     /** 'key': a valid subscription key (with `scope`, one holding it); 'public': per-address rate
      *  limit, no credential; 'session': the admin session cookie (src/auth/plugin.ts); 'open': no
-     *  credential and no budget (liveness, the dev chain). Every route states one. */
+     *  credential and no budget (the dev chain). Every route states one. */
     auth?: 'key' | 'public' | 'session' | 'open';
     /** With auth 'public': 'route' (the default) gives each client address a budget for this
      *  route alone; 'handler' leaves it to the handler, which knows what the request names (the
@@ -30,6 +30,8 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     principal: Principal | null;
+    /** The request carried the configured EDGE_SECRET (never true without one). */
+    edgeVerified: boolean;
   }
 }
 
@@ -63,15 +65,18 @@ export { setRateHeaders };
 
 export function registerGateway(app: FastifyInstance, opts: GatewayOptions): void {
   app.decorateRequest('principal', null);
+  app.decorateRequest('edgeVerified', false);
   const budgets = new Budgets(opts.limiter, opts);
 
   // Every request: its correlation id, no client-sent identity, the edge secret.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-correlation-id', request.id);
     for (const h of STRIPPED_HEADERS) delete request.headers[h];
-    if (opts.edgeSecret !== undefined && request.routeOptions.url !== '/healthz') {
+    if (opts.edgeSecret !== undefined) {
       const presented = request.headers['x-edge-secret'];
-      if (typeof presented !== 'string' || !safeEqual(presented, opts.edgeSecret)) {
+      request.edgeVerified = typeof presented === 'string' && safeEqual(presented, opts.edgeSecret);
+      // /healthz answers load balancers without it, with {status} alone (src/http/routes/health.ts).
+      if (!request.edgeVerified && request.routeOptions.url !== '/healthz') {
         done(new Forbidden('Requests must come through the edge proxy'));
         return;
       }

@@ -17,16 +17,19 @@ import { paymentForwarderFactoryAbi } from '../../src/chain/payment-address.ts';
 import { chainNonces, receipts, receiptTransfers, receiptWatch } from '../../src/db/schema.ts';
 import { sweepsOf } from '../../src/payments/sweeper.ts';
 import { ChainWorker } from '../../src/payments/worker.ts';
-import { admin, signIn } from '../helpers/session.ts';
+import { admin, newAccount, signIn } from '../helpers/session.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { PLATFORM, startChainApp, startTestChain, testLogger, type TestChain } from './helpers.ts';
 
 let tc: TestChain;
 let t: TestApp;
+/** A superadmin: /healthz shows its details to this wallet's session. */
+const monitor = newAccount();
 before(async () => {
   tc = await startTestChain();
   // The app's chain worker is not started: the tests run its passes.
-  t = await startChainApp(tc.chain, { CONFIRMATIONS: '1', PLATFORM_RECIPIENT_ADDRESS: PLATFORM, MAX_FEE_GWEI: '50', SWEEP_DUST_USD: '1' });
+  // A superadmin reads /healthz's details.
+  t = await startChainApp(tc.chain, { CONFIRMATIONS: '1', PLATFORM_RECIPIENT_ADDRESS: PLATFORM, MAX_FEE_GWEI: '50', SWEEP_DUST_USD: '1', SUPERADMIN_WALLETS: monitor.address });
 });
 after(async () => {
   await t?.close();
@@ -185,7 +188,7 @@ describe('a base-fee spike', () => {
       assert.equal(waiting!.atFeeCap, true);
       assert.equal(waiting!.attempts.length, 1, 'nothing above the cap was sent');
       assert.equal(worker().sweepHealth().atFeeCap, 1);
-      const health = await t.call(null, 'GET', '/healthz');
+      const health = await admin(t, await signIn(t, monitor), 'GET', '/healthz');
       assert.equal(health.body.payments.sweepsAtFeeCap, 1, JSON.stringify(health.body));
       const told = await admin(t, sh.s, 'GET', '/api/admin/sweeps/status');
       assert.equal(told.status, 200, JSON.stringify(told.body));
@@ -280,7 +283,7 @@ describe('the deployer out of ETH', () => {
       assert.equal(h.waitingForGas, 3);
       assert.equal(h.deployerLow, true);
       assert.equal(h.deployerBalanceWei, '0');
-      const health = await t.call(null, 'GET', '/healthz');
+      const health = await admin(t, await signIn(t, monitor), 'GET', '/healthz');
       assert.equal(health.body.payments.sweepsWaitingForGas, 3, JSON.stringify(health.body));
       assert.equal(health.body.payments.deployerLow, true);
       assert.deepEqual(await sweepsOf(db(), a1.payTo), [], 'nothing was sent that could not be paid');

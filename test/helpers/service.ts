@@ -19,6 +19,12 @@ export { ROOT, stopAllServices, type LogLine } from '../../scripts/service-launc
 
 export type Service = LaunchedService;
 
+/**
+ * The edge secret every request of http() carries: a service started with EDGE_SECRET set to it
+ * shows /healthz's details (database, journal) to these tests; one without EDGE_SECRET ignores it.
+ */
+export const TEST_EDGE_SECRET = 'edge-secret-of-the-tests';
+
 /** Starts the service (src/main.ts through tsx unless `program`) with `env` on top of a minimal base; resolves once it listens. */
 export async function startService(
   name: string,
@@ -51,7 +57,7 @@ const contracts = new Map<string, Promise<Contract | undefined>>();
 
 async function loadContract(base: string): Promise<Contract | undefined> {
   try {
-    const res = await fetch(`${base}/openapi.json`, { signal: AbortSignal.timeout(30_000) });
+    const res = await fetch(`${base}/openapi.json`, { headers: { 'x-edge-secret': TEST_EDGE_SECRET }, signal: AbortSignal.timeout(30_000) });
     // Behind EDGE_SECRET, or a service already gone: its answers go unchecked.
     if (!res.ok) return undefined;
     return contractFor((await res.json()) as Record<string, unknown>);
@@ -78,6 +84,7 @@ export async function http(
   const res = await fetch(base + url, {
     method,
     headers: {
+      'x-edge-secret': TEST_EDGE_SECRET,
       ...(opts.body === undefined ? {} : { 'content-type': 'application/json' }),
       ...(opts.key === undefined ? {} : { 'ocp-apim-subscription-key': opts.key }),
       ...opts.headers,
