@@ -167,8 +167,9 @@ export async function settleReceipt(tx: Tx, key: ReceiptKey, c: SettleContext): 
     }
     await tx.update(receipts).set(set).where(and(eq(receipts.wallet, row.wallet), eq(receipts.id, row.id)));
     const updated = { ...row, ...set };
+    const reversal = f.paid < paidBefore ? `payment reversed: ${paidBefore - f.paid} base units left the chain in a reorganisation; ` : '';
     if (to !== status) {
-      const note = `${f.paid} of ${f.amount} base units received${exception === null ? '' : `; ${exception}`}`;
+      const note = `${reversal}${f.paid} of ${f.amount} base units received${exception === null ? '' : `; ${exception}`}`;
       // Several steps at once (with CONFIRMATIONS=1 a transfer is deep when first seen): the
       // history still shows each one the receipt went through.
       for (const step of stepsBetween(status, to)) await history(tx, row, step, note, c.now);
@@ -183,7 +184,8 @@ export async function settleReceipt(tx: Tx, key: ReceiptKey, c: SettleContext): 
         data: paymentEventData(updated, f, to, exception),
       }, c.now);
     }
-    if (f.paid < paidBefore && status !== 'completed') {
+    if (f.paid < paidBefore && status !== 'completed' && to === status) {
+      // The status stayed: the history still says the money left (a moved status's entry says it).
       // Money the receipt had left the chain (a reorganisation): the merchant may have shipped.
       // Once per change of the stored sum, which this transaction moves under the row's lock.
       await history(tx, row, to, `payment reversed: ${paidBefore - f.paid} base units left the chain in a reorganisation; ${f.paid} of ${f.amount} remain`, c.now);
