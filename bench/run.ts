@@ -19,6 +19,7 @@ import { measure, preflight, warmUp, type LoadSettings, type Measured, type Scen
 import { benchOptions, type BenchOptions } from './options.ts';
 import { benchApk } from './apk.ts';
 import { benchChainWorker } from './chain-worker.ts';
+import { benchMainnet } from './mainnet.ts';
 import { benchPayments } from './payments.ts';
 import { compareWithBaseline, evaluateTargets, markdown, writeResults, type Report, type RouteRun } from './report.ts';
 import { BASELINE, planRoutes, ROUTES } from './scenarios.ts';
@@ -277,5 +278,7 @@ void main(cleanup)
     const payments = interrupted ? 0 : await benchPayments();
     // The chain worker's cost per block (bench/chain-worker.ts, BENCH_WORKER=0 skips it): its own chain and database.
     const worker = interrupted ? 0 : await benchChainWorker();
-    process.exit(Math.max(code, payments, worker));
+    // The chain worker on the mainnet-shaped simulation (bench/mainnet.ts, BENCH_MAINNET=0 skips it).
+    const mainnet = interrupted ? 0 : await benchMainnet();
+    process.exit(Math.max(code, payments, worker, mainnet));
   });
