@@ -15,6 +15,31 @@ export class ChainUnavailable extends AppError {
   }
 }
 
+/**
+ * The service's deployer has too little ETH for the deployment's gas: not the chain's fault, and
+ * no retry helps until the operator funds it, so it is not called chain_unavailable.
+ */
+export class DeployerUnfunded extends AppError {
+  constructor(deployer: string, cause: unknown) {
+    super(
+      503,
+      'deployer_unfunded',
+      `The service's deployer account ${deployer} has too little ETH to pay for deploying the split contract; ` +
+        'the operator must fund it (or deploy the split from your own wallet and send its splitAddress)',
+      {},
+      { cause },
+    );
+  }
+}
+
+/** viem's InsufficientFundsError, or a node's own words for it. */
+function isInsufficientFunds(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 6; e = e.cause, depth++) {
+    if (e.name === 'InsufficientFundsError' || /insufficient funds|exceeds the balance of the account|OutOfFunds/i.test(e.message)) return true;
+  }
+  return false;
+}
+
 export function splitChainOf(chain: ChainDeps | undefined, deploysPerDay?: number): SplitChain | undefined {
   if (chain === undefined) return undefined;
   const { publicClient, walletClient } = chain;
@@ -31,6 +56,7 @@ export function splitChainOf(chain: ChainDeps | undefined, deploysPerDay?: numbe
         ? undefined
         : async (recipients) => {
             const deployed = await deploySplit({ walletClient, publicClient, recipients }).catch((err: unknown) => {
+              if (isInsufficientFunds(err)) throw new DeployerUnfunded(walletClient.account.address, err);
               throw new ChainUnavailable('deploying the split contract', err);
             });
             return deployed.address;

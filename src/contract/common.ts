@@ -105,6 +105,10 @@ export const ERROR_CODES = {
   relay_refused: ['The token refused the authorization when it was submitted; nothing was paid', 'The token refused the authorization: authorization is expired'],
   not_payable: ['The receipt has no payment address yet (its merchant has no split)', 'This receipt has no payment address yet'],
   relay_unavailable: ['No key here pays the gas of gasless payments', 'This deployment has no key to pay the gas of gasless payments; pay with a token transfer'],
+  deployer_unfunded: [
+    "The service's deployer account has too little ETH for the transaction's gas: the operator must fund it",
+    "The service's deployer account 0xa0ee7a142d267c1f36714e4a8f75612f20a79720 has too little ETH to pay for deploying the split contract",
+  ],
 } as const satisfies Record<string, readonly [meaning: string, example: string]>;
 export type ErrorCode = keyof typeof ERROR_CODES;
 

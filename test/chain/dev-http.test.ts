@@ -228,6 +228,23 @@ describe('POST /api/split/deploy on the dev chain', () => {
     assert.equal(again.body.split.address, address, 'no second contract');
   });
 
+  test('a deployer drained of ETH answers 503 deployer_unfunded, saying what it is, not chain_unavailable', async () => {
+    const service = chain.walletClient!.account.address;
+    const before = await chain.publicClient.getBalance({ address: service });
+    const setBalance = (wei: bigint) => chain.publicClient.request({ method: 'anvil_setBalance' as never, params: [service, `0x${wei.toString(16)}`] as never });
+    // What anyone could do with the public mnemonic: send the deployer's ETH away.
+    await setBalance(0n);
+    try {
+      const s = await signIn(t);
+      const res = await admin(t, s, 'POST', '/api/split/deploy', { recipients: recipientsOf(s.wallet) });
+      assert.equal(res.status, 503, JSON.stringify(res.body));
+      assert.equal(res.body.error, 'deployer_unfunded');
+      assert.match(res.body.message, new RegExp(`deployer account ${service}`, 'i'));
+    } finally {
+      await setBalance(before);
+    }
+  });
+
   test('a pre-deployed contract paying exactly the recipients is accepted', async () => {
     const s = await signIn(t);
     const deployed = await deploySplit({ walletClient: chain.walletClient!, publicClient: chain.publicClient, recipients: recipientsOf(s.wallet) });

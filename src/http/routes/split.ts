@@ -80,7 +80,7 @@ export function splitRoutes(app: App, deps: Deps): void {
           'null until the admin deploys it from their own wallet.',
         security: cookieAuth,
         body: DeploySplitBody,
-        errorCodes: { 400: ['platform_recipient_not_configured'], 503: ['chain_unavailable'] },
+        errorCodes: { 400: ['platform_recipient_not_configured'], 503: ['chain_unavailable', 'deployer_unfunded'] },
         response: {
           200: SplitDeployed,
           ...adminErrors,
