@@ -52,6 +52,7 @@ export const ADMIN_URLS: Record<string, Call> = {
   'POST /api/admin/webhooks/deliveries/{id}/redeliver': `/api/admin/webhooks/deliveries/${NO_SUCH_ID}/redeliver`,
   'GET /api/admin/platform': '/api/admin/platform',
   'GET /api/admin/receipts/{id}/sweep': `/api/admin/receipts/${NO_SUCH_ID}/sweep`,
+  'GET /api/admin/sweeps/status': '/api/admin/sweeps/status',
   'GET /api/admin/split/balances': '/api/admin/split/balances',
   'GET /api/admin/rejected-writes': '/api/admin/rejected-writes',
   'GET /api/admin/apk': '/api/admin/apk',
