@@ -207,7 +207,8 @@ export async function settleReceipt(tx: Tx, key: ReceiptKey, c: SettleContext): 
         data: paymentEventData(updated, f, to, exception),
       }, c.now);
     }
-    if (row.exception === 'expired' && exception === 'paid_late' && row.source === 'order') await takeStockAgain(tx, row, c.now);
+    // Expired with none of its token (exception expired, or wrong_token for other money), now paid.
+    if (row.expiredAt !== null && paidBefore === 0n && exception === 'paid_late' && row.source === 'order') await takeStockAgain(tx, row, c.now);
   }
 
   const unswept = f.paid > f.sweptUnits ? f.paid - f.sweptUnits : 0n;
@@ -244,8 +245,9 @@ function stockLines(items: StoredLineItem[]): { sku: string; qty: number }[] {
 }
 
 /**
- * Expires a receipt that received nothing in time: failed, exception expired; an order's reserved
- * stock returns to inventory. Returns false when the receipt was no longer expirable.
+ * Expires a receipt that received none of its token in time: failed, exception expired (or
+ * wrong_token when other money was found at its address); an order's reserved stock returns to
+ * inventory. Returns false when the receipt was no longer expirable.
  */
 export async function expireReceipt(tx: Tx, key: ReceiptKey, now: number, token: string): Promise<boolean> {
   const [row] = await tx
@@ -263,11 +265,14 @@ export async function expireReceipt(tx: Tx, key: ReceiptKey, now: number, token:
   if (countedTransfers(transfers, token).length > 0) return false;
   const decision = nextStatus(row.status as ReceiptStatus, { type: 'expired' });
   if (decision === null || !('move' in decision)) return false;
+  // Other money found by balance never stops expiry; the receipt keeps wrong_token so the merchant
+  // still sees it there and can sweep it.
+  const exception = exceptionOf({ amount: 0n, paid: 0n, wrongToken: wrongTokenByBalance(row), expiredBefore: true });
   await tx
     .update(receipts)
-    .set({ status: decision.move, exception: 'expired', expiredAt: now, updatedAt: now })
+    .set({ status: decision.move, exception, expiredAt: now, updatedAt: now })
     .where(and(eq(receipts.wallet, row.wallet), eq(receipts.id, row.id)));
-  let note = 'expired with nothing received';
+  let note = exception === 'wrong_token' ? 'expired with none of its token received (other money is at its address; sweep it from the admin app)' : 'expired with nothing received';
   if (row.source === 'order') {
     for (const line of stockLines(row.lineItems)) {
       await tx
@@ -283,7 +288,7 @@ export async function expireReceipt(tx: Tx, key: ReceiptKey, now: number, token:
     wallet: row.wallet,
     type: 'receipt.expired',
     dedupeKey: row.id,
-    data: paymentEventData({ ...row, status: decision.move, exception: 'expired' }, { amount, paid: 0n }, decision.move, 'expired'),
+    data: paymentEventData({ ...row, status: decision.move, exception }, { amount, paid: 0n }, decision.move, exception),
   }, now);
   return true;
 }

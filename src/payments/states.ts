@@ -15,6 +15,10 @@
  *
  * Tracking and sensitive statuses never move a receipt backwards and never stop the chain from
  * moving it forwards: once money has arrived they are recorded in the history only.
+ *
+ * Other money alone (ETH or another token found by balance, none of the receipt's token) is no
+ * chain event: the status stays, the receipt still expires, and only its exception says
+ * wrong_token (a stranger's 1 wei must not hold an order's stock forever).
  */
 
 import { isAwaitingMoney, type InitialStatus, type ReceiptException, type ReceiptStatus, type SensitiveStatus, type TrackingStatus } from '../contract/receipts.ts';
@@ -47,7 +51,7 @@ export type ReceiptEvent =
   | { type: 'covered' }
   /** covered, with every counted transfer and sweep CONFIRMATIONS deep. */
   | { type: 'confirmed' }
-  /** At depth, what arrived does not cover the amount (too little, or only another token). */
+  /** At depth, the counted transfers do not cover the amount (too little of the receipt's token). */
   | { type: 'short' }
   /** A reorganisation removed every transfer the receipt had. */
   | { type: 'withdrawn'; initial: InitialStatus }
@@ -101,9 +105,12 @@ export interface PaymentFacts {
   expiredBefore: boolean;
 }
 
-/** The chain event the facts amount to, or null when no money has arrived. */
+/**
+ * The chain event the facts amount to, or null when none of the receipt's token has arrived. Other
+ * money (wrongToken) never moves a status: it only gives the exception (exceptionOf).
+ */
 export function chainEvent(f: PaymentFacts): ReceiptEvent | null {
-  if (f.paid === 0n && !f.wrongToken) return null;
+  if (f.paid === 0n) return null;
   if (f.paid >= f.amount && f.swept) return f.atDepth && f.sweptAtDepth ? { type: 'confirmed' } : { type: 'covered' };
   if (f.paid < f.amount && f.atDepth) return { type: 'short' };
   return { type: 'money_seen' };

@@ -233,11 +233,11 @@ export class ChainWorker {
     for (const r of due) {
       try {
         // Before it expires, its address is read once more for ETH and other tokens: money there
-        // gives wrong_token, and a receipt that received it does not expire.
+        // gives wrong_token, which the expired receipt keeps; it never stops the expiry.
         if (r.payAddress !== null && (r.balancesCheckedAt === null || r.balancesCheckedAt < r.expiresAt)) {
           if (reads >= BALANCE_CHECKS_PER_PASS) continue;
           reads++;
-          if (await checkOtherMoney(db, chain, tokens, r, now, logger)) continue;
+          await checkOtherMoney(db, chain, tokens, r, now, logger);
         }
         if (await db.transaction((tx) => expireReceipt(tx, r, now, token))) expired++;
       } catch (err) {

@@ -2,7 +2,8 @@
  * Money other than the receipt's token at a payment address, found by balance (never by logs):
  * native ETH and configured tokens, read when the payment page opens (throttled per receipt), when
  * a hint's transaction is mined, and before the receipt expires. It gives wrong_token, never counts
- * toward the total, keeps the receipt from expiring, and can be swept into the split.
+ * toward the total, never moves the status nor stops the expiry (a stranger's 1 wei must not hold an
+ * order's stock forever), and can be swept into the split.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -10,7 +11,7 @@ import { and, eq } from 'drizzle-orm';
 import { createWalletClient, erc20Abi, http, type Address, type Hex } from 'viem';
 import { devAccount } from '../../src/chain/dev-accounts.ts';
 import { deployTestUsdc } from '../../src/chain/test-usdc.ts';
-import { receipts } from '../../src/db/schema.ts';
+import { receipts, webhookEvents } from '../../src/db/schema.ts';
 import { balanceTokensOf, PAGE_CHECK_EVERY_MS } from '../../src/payments/other-money.ts';
 import { admin, signIn, type Session } from '../helpers/session.ts';
 import type { TestApp } from '../helpers/app.ts';
@@ -98,7 +99,7 @@ describe('other money at a payment address, by balance', () => {
     await t.deps.database.db.update(receipts).set({ balancesCheckedAt: Date.now() - PAGE_CHECK_EVERY_MS - 1 }).where(and(eq(receipts.wallet, sh.wallet), eq(receipts.id, 'eth-1')));
     await page('eth-1', r.search);
     const d = await wrongToken(sh, 'eth-1');
-    assert.equal(d.status, 'tx_mismatch');
+    assert.equal(d.status, 'pending', 'other money alone never moves the status');
     assert.equal(d.amountPaid, '0', 'ETH never counts toward the total');
     assert.deepEqual((await row(sh, 'eth-1')).otherMoney, { '0x0000000000000000000000000000000000000000': (10n ** 15n).toString() });
 
@@ -137,24 +138,64 @@ describe('other money at a payment address, by balance', () => {
     assert.equal(offer.body.waiting, '4000000');
   });
 
-  test('before a receipt expires its address is read once more: ETH there keeps it from expiring; none, it expires', async () => {
+  test('1 wei of ETH at an order’s address never holds its stock: it expires on time, failed with wrong_token, stock back, the ETH still sweepable; its token paid late completes it', async () => {
     const sh = await shop();
-    const withEth = await createReceipt(sh, 'exp-eth');
+    const inv = await t.call(sh.key, 'POST', '/api/inventory', { sku: 'vase', name: 'Vase', priceUsd: 4, stockQty: 3, taxable: false });
+    assert.ok(inv.status < 300, JSON.stringify(inv.body));
+    const stock = async () => (await t.call(sh.key, 'GET', '/api/inventory')).body.items.find((i: { sku: string }) => i.sku === 'vase').stockQty;
+    const order = await t.call(sh.key, 'POST', '/api/orders', { items: [{ sku: 'vase', qty: 2 }] });
+    assert.equal(order.status, 200, JSON.stringify(order.body));
+    const id = order.body.receipt.receiptId as string;
+    const search = new URL(order.body.receipt.paymentUrl).search;
+    assert.equal(await stock(), 1, 'reserved');
+    await waitFor(async () => ((await row(sh, id)).payAddress !== null ? true : undefined), CHAIN_WAIT_MS, `${id}'s address to be stored`);
+    const payTo = (await page(id, search)).payment.payTo;
     await createReceipt(sh, 'exp-none');
     await t.deps.chainWorker!.stop();
     try {
-      await send(5, { to: withEth.payTo, value: 12_345n });
+      await send(5, { to: payTo, value: 1n });
       const past = Date.now() - 1;
-      for (const id of ['exp-eth', 'exp-none']) {
-        await t.deps.database.db.update(receipts).set({ expiresAt: past }).where(and(eq(receipts.wallet, sh.wallet), eq(receipts.id, id)));
+      for (const r of [id, 'exp-none']) {
+        await t.deps.database.db.update(receipts).set({ expiresAt: past }).where(and(eq(receipts.wallet, sh.wallet), eq(receipts.id, r)));
       }
     } finally {
       t.deps.chainWorker!.start();
     }
-    const d = await wrongToken(sh, 'exp-eth');
-    assert.notEqual(d.status, 'failed');
+    // The read before expiry finds the wei; the receipt expires all the same and keeps wrong_token.
+    await waitFor(async () => ((await row(sh, id)).status === 'failed' ? true : undefined), CHAIN_WAIT_MS, `${id} to expire`);
+    const failed = await row(sh, id);
+    assert.equal(failed.exception, 'wrong_token', 'the merchant still sees the other money');
+    assert.equal(failed.paidUnits, '0');
+    assert.notEqual(failed.expiredAt, null);
+    assert.equal(await stock(), 3, 'the reserved stock returned');
+    const expired = await t.deps.database.db.select({ payload: webhookEvents.payload }).from(webhookEvents).where(and(eq(webhookEvents.wallet, sh.wallet), eq(webhookEvents.type, 'receipt.expired')));
+    const mine = expired.map((e) => (e.payload as { data: { receiptId: string; exception: string; status: string } }).data).filter((e) => e.receiptId === id);
+    assert.deepEqual(mine.map((e) => [e.status, e.exception]), [['failed', 'wrong_token']]);
     await waitFor(async () => ((await row(sh, 'exp-none')).status === 'failed' ? true : undefined), CHAIN_WAIT_MS, 'exp-none to expire');
     assert.equal((await row(sh, 'exp-none')).exception, 'expired');
-    assert.equal((await row(sh, 'exp-eth')).expiredAt, null);
+
+    // A settle after expiry (the page asks for another read) does not bounce it back.
+    await t.deps.database.db.update(receipts).set({ balancesCheckedAt: Date.now() - PAGE_CHECK_EVERY_MS - 1 }).where(and(eq(receipts.wallet, sh.wallet), eq(receipts.id, id)));
+    await page(id, search);
+    await until(async () => (await row(sh, id)).balancesCheckDue === null, CHAIN_WAIT_MS, 'the read after expiry');
+    const d = (await t.call(sh.key, 'GET', `/api/receipts/${id}`)).body as { status: string; exception: string | null };
+    assert.deepEqual([d.status, d.exception], ['failed', 'wrong_token']);
+
+    const offer = await admin(t, sh.s, 'GET', `/api/admin/receipts/${id}/sweep?token=eth`);
+    assert.equal(offer.status, 200, JSON.stringify(offer.body));
+    await send(4, { to: offer.body.transaction.to, data: offer.body.transaction.data });
+    assert.equal(await pub().getBalance({ address: sh.split }), 1n, 'the wei reached the split');
+
+    // Its own token arriving late still completes it, and takes the stock again.
+    const due = BigInt(((await page(id, search)).payment as { due?: string }).due ?? '0');
+    assert.equal(due, 8_000_000n, 'two vases, none of the token paid');
+    const hash = await wallet(1).writeContract({ address: tc.chain.usdc.address, abi: erc20Abi, functionName: 'transfer', args: [payTo, due] });
+    assert.equal((await pub().waitForTransactionReceipt({ hash })).status, 'success');
+    const done = await waitFor(async () => {
+      const r = (await t.call(sh.key, 'GET', `/api/receipts/${id}`)).body as { status: string; exception: string | null };
+      return r.status === 'completed' ? r : undefined;
+    }, CHAIN_WAIT_MS, `${id} to complete`);
+    assert.equal(done.exception, 'paid_late');
+    assert.equal(await stock(), 1, 'taken again');
   });
 });

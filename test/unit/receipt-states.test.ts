@@ -94,8 +94,11 @@ const facts = (f: Partial<PaymentFacts>): PaymentFacts => ({
 
 test('chain events from payment facts', () => {
   assert.equal(chainEvent(facts({})), null, 'nothing arrived');
-  assert.deepEqual(chainEvent(facts({ wrongToken: true })), { type: 'money_seen' });
-  assert.deepEqual(chainEvent(facts({ wrongToken: true, atDepth: true })), { type: 'short' }, 'only another token, at depth');
+  // Other money alone is no chain event: a stranger's 1 wei must never park a receipt.
+  assert.equal(chainEvent(facts({ wrongToken: true })), null, 'only another token');
+  assert.equal(chainEvent(facts({ wrongToken: true, atDepth: true, sweptAtDepth: true })), null, 'only another token, at depth');
+  assert.equal(chainEvent(facts({ wrongToken: true, atDepth: true, expiredBefore: true })), null, 'only another token, after expiry');
+  assert.deepEqual(chainEvent(facts({ paid: 400_000n, wrongToken: true, atDepth: true })), { type: 'short' }, 'too little of the token beside another');
   assert.deepEqual(chainEvent(facts({ paid: 400_000n })), { type: 'money_seen' }, 'too little, not yet deep');
   assert.deepEqual(chainEvent(facts({ paid: 400_000n, atDepth: true })), { type: 'short' });
   assert.deepEqual(chainEvent(facts({ paid: 1_000_000n })), { type: 'money_seen' }, 'enough, not swept');
@@ -109,6 +112,7 @@ test('exceptions from payment facts', () => {
   assert.equal(exceptionOf(facts({})), null);
   assert.equal(exceptionOf(facts({ expiredBefore: true })), 'expired');
   assert.equal(exceptionOf(facts({ wrongToken: true })), 'wrong_token');
+  assert.equal(exceptionOf(facts({ wrongToken: true, expiredBefore: true })), 'wrong_token', 'expired with other money there: the merchant still sees it');
   assert.equal(exceptionOf(facts({ paid: 1n })), 'underpaid');
   assert.equal(exceptionOf(facts({ paid: 1_000_000n })), null);
   assert.equal(exceptionOf(facts({ paid: 1_000_000n, wrongToken: true })), null, 'another token beside a full payment is not an exception');
@@ -155,4 +159,14 @@ test("only the receipt's token, more than zero, is money: other contracts' logs 
   assert.equal(chainEvent(onlyNoise), null, 'nothing arrived');
   assert.equal(exceptionOf(onlyNoise), null);
   assert.equal(factsOf(receiptRow, noise, ctx, { wrongToken: true }).wrongToken, true, 'a balance says so');
+});
+
+test('other money alone never moves a status and never stops expiry', () => {
+  // What settle does with such facts: no chain event is "withdrawn" to where the receipt began.
+  const event = chainEvent(facts({ wrongToken: true, atDepth: true, sweptAtDepth: true })) ?? { type: 'withdrawn', initial: 'pending' };
+  for (const state of STATES) {
+    const awaiting = TABLE[state]![EVENTS.findIndex(([name]) => name === 'expired')] === 'failed';
+    if (awaiting || state === 'failed') assert.equal(nextStatus(state, event), null, `${state} stays with only other money`);
+    if (awaiting) assert.deepEqual(nextStatus(state, { type: 'expired' }), { move: 'failed' }, `${state} still expires`);
+  }
 });
