@@ -73,7 +73,7 @@ import type { Logger } from 'pino';
 import type { ChainDeps } from '../chain/client.ts';
 import { paymentSplitterAbi } from '../chain/split-contract.ts';
 import type { Db, Tx } from '../db/client.ts';
-import { chainBlocks, chainCursors, receiptCanExpire, receipts, receiptTransfers, receiptWatch, splitConfigs, splitTransactions } from '../db/schema.ts';
+import { chainBlocks, chainCursors, receiptCanExpire, receipts, receiptTransfers, receiptWatch, splitConfigs, splitTransactions, sweeps } from '../db/schema.ts';
 import { applyCumulativeFees, recordSplitTransaction } from '../domain/split-transactions.ts';
 
 export const CURSOR = 'payments';
@@ -529,14 +529,30 @@ export class PaymentScanner {
       await tx.delete(splitTransactions).where(gt(splitTransactions.blockNumber, ancestor));
       await tx.delete(chainBlocks).where(and(eq(chainBlocks.cursor, CURSOR), gt(chainBlocks.number, ancestor)));
       await this.moveCursor(tx, ancestor);
+      const unmined = await unmineSweeps(tx, ancestor);
       const unique = [...new Map(gone.map((g) => [keyOf(g), g])).values()];
       await this.watch(tx, unique);
-      return unique;
+      return { receipts: unique, unmined };
     });
-    withdrawn.push(...removed);
+    await this.sendAgain(removed.unmined);
+    withdrawn.push(...removed.receipts);
     this.reorganisations++;
-    logger.warn({ ancestor, receipts: removed.length }, 'chain reorganisation: withdrew what the removed blocks held and reading them again');
+    logger.warn({ ancestor, receipts: removed.receipts.length, pendingSweeps: removed.unmined.length }, 'chain reorganisation: withdrew what the removed blocks held and reading them again');
     return ancestor;
+  }
+
+  /**
+   * Sends the signed transactions of pending sweeps again after a reorganisation, as they were
+   * (same nonce and fee): one the removed blocks held is mined again at once, filling the gap its
+   * nonce would leave; a node that still has one answers "already known" or "nonce too low", and
+   * one too cheap now is replaced by the sweeper when overdue.
+   */
+  private async sendAgain(raws: Hex[]): Promise<void> {
+    for (const raw of raws) {
+      await this.request('eth_sendRawTransaction', [raw], false).catch((err: unknown) => {
+        this.o.logger.info({ err }, 'sweep removed by a reorganisation: sending it again was refused; the sweeper follows it');
+      });
+    }
   }
 
   private async moveCursor(tx: Tx, block: bigint): Promise<void> {
@@ -771,4 +787,35 @@ function shortMessage(err: unknown): string {
 
 export function keyOf(r: ReceiptKey): string {
   return `${r.wallet} ${r.receiptId}`;
+}
+
+/**
+ * Sweeps recorded mined in blocks a reorganisation removed are pending again: the chain counts
+ * their nonces as unused, and left mined each would be a gap below every later nonce, which the
+ * sweeper would send and replace for ever without any being mined. Pending, the sweeper finds the
+ * transaction again if the new chain holds it, or replaces it with the same nonce
+ * (src/payments/sweeper.ts). One pending row per address and per nonce (the unique indexes): a row
+ * that would collide stays mined, and the sweeper takes it up once it sees its nonce unused.
+ * Returns the signed transactions of every pending sweep, lowest nonce first, to be sent again:
+ * the removed blocks may have held any of them.
+ */
+async function unmineSweeps(tx: Tx, ancestor: bigint): Promise<Hex[]> {
+  const removed = await tx
+    .select({ id: sweeps.id, account: sweeps.account, nonce: sweeps.nonce, payAddress: sweeps.payAddress })
+    .from(sweeps)
+    .where(and(eq(sweeps.state, 'mined'), gt(sweeps.minedBlock, ancestor)))
+    .orderBy(sweeps.nonce);
+  for (const row of removed) {
+    await tx
+      .update(sweeps)
+      .set({ state: 'pending', minedHash: null, minedBlock: null, atFeeCap: false, updatedAt: Date.now() })
+      .where(
+        and(
+          eq(sweeps.id, row.id),
+          sql`not exists (select 1 from ${sweeps} p where p.state = 'pending' and (p.pay_address = ${row.payAddress} or (p.account = ${row.account} and p.nonce = ${row.nonce})))`,
+        ),
+      );
+  }
+  const pending = await tx.select({ raw: sweeps.raw }).from(sweeps).where(eq(sweeps.state, 'pending')).orderBy(sweeps.account, sweeps.nonce);
+  return pending.map((p) => p.raw as Hex);
 }

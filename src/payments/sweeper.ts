@@ -32,8 +32,8 @@
  * The transaction is any contract call: a target (the receipt's factory) and its calldata, so a
  * factory version with another sweep function needs only another sweepCall (src/payments/pay-address.ts).
  */
-import { and, asc, eq, sql } from 'drizzle-orm';
-import { encodeFunctionData, erc20Abi, keccak256, zeroAddress, type Address, type Hex, type LocalAccount } from 'viem';
+import { and, asc, eq, gte, sql } from 'drizzle-orm';
+import { encodeFunctionData, erc20Abi, keccak256, TransactionReceiptNotFoundError, zeroAddress, type Address, type Hex, type LocalAccount } from 'viem';
 import type { Logger } from 'pino';
 import type { ChainDeps } from '../chain/client.ts';
 import { firstFees, gwei, replacementFees, type Fees } from '../chain/fees.ts';
@@ -230,7 +230,8 @@ export class Sweeper {
       return;
     }
     const keeper = new NonceKeeper(db, chain.publicClient, account.address);
-    const pending = await db.select().from(sweeps).where(and(eq(sweeps.account, keeper.account), eq(sweeps.state, 'pending'))).orderBy(asc(sweeps.nonce));
+    const pendingRows = () => db.select().from(sweeps).where(and(eq(sweeps.account, keeper.account), eq(sweeps.state, 'pending'))).orderBy(asc(sweeps.nonce));
+    let pending = await pendingRows();
     if (pending.length === 0 && owed.length === 0) {
       if (Date.now() - this.balanceReadAt >= BALANCE_EVERY_MS) {
         const balance = await this.rpc(() => chain.publicClient.getBalance({ address: account.address }));
@@ -251,6 +252,7 @@ export class Sweeper {
       this.rpc(() => chain.publicClient.getBalance({ address: account.address })),
     ]);
     this.balanceReadAt = Date.now();
+    if ((await this.unmineRemoved(keeper, latest)) > 0) pending = await pendingRows();
     const s: RunState = { head, scanned, latest, baseFee, tip, balance, spendable: balance };
     health.deployerBalanceWei = balance.toString();
 
@@ -358,6 +360,60 @@ export class Sweeper {
       }
     }
     return still;
+  }
+
+  /**
+   * A sweep recorded mined whose nonce the chain counts as unused again (latest ≤ nonce), its
+   * transaction no longer known, was in a block a reorganisation removed. Left mined, its nonce
+   * would be a gap nobody fills: every later sweep (kept nonces above it) would be sent and
+   * replaced for ever without being mined. So it is pending again, and followPending sends it
+   * again with the same nonce (replaced with a higher fee: its last send is long past), which
+   * fills the gap. Its call sweeps whatever the address holds then, nothing if the money moved.
+   * One pending row per address and per nonce (the unique indexes): a row that would collide
+   * waits for a later run. Returns how many went back to pending.
+   */
+  private async unmineRemoved(keeper: NonceKeeper, latest: bigint): Promise<number> {
+    const { db, chain, logger } = this.o;
+    const mined = await db
+      .select()
+      .from(sweeps)
+      .where(and(eq(sweeps.account, keeper.account), eq(sweeps.state, 'mined'), gte(sweeps.nonce, latest)))
+      .orderBy(asc(sweeps.nonce));
+    let back = 0;
+    for (const row of mined) {
+      if (!(await this.goneFromChain(row))) continue;
+      try {
+        const moved = await db
+          .update(sweeps)
+          .set({ state: 'pending', minedHash: null, minedBlock: null, atFeeCap: false, updatedAt: Date.now() })
+          .where(
+            and(
+              eq(sweeps.id, row.id),
+              eq(sweeps.state, 'mined'),
+              sql`not exists (select 1 from ${sweeps} p where p.state = 'pending' and (p.pay_address = ${row.payAddress} or (p.account = ${row.account} and p.nonce = ${row.nonce})))`,
+            ),
+          )
+          .returning({ id: sweeps.id });
+        if (moved.length === 0) continue;
+        back++;
+        logger.warn({ wallet: row.wallet, receiptId: row.receiptId, nonce: row.nonce.toString(), tx: row.minedHash }, 'sweep: a reorganisation removed its block; sending it again with the same nonce');
+      } catch (err) {
+        // Another instance made a pending row for the address or nonce meanwhile: a later run.
+        logger.warn({ err, wallet: row.wallet, receiptId: row.receiptId, nonce: row.nonce.toString() }, 'sweep: could not mark a removed sweep pending; tried again next pass');
+      }
+    }
+    return back;
+  }
+
+  /** The node says it has no transaction receipt for the sweep's mined transaction (not merely failed to answer). */
+  private async goneFromChain(row: SweepRow): Promise<boolean> {
+    if (row.minedHash === null) return true;
+    try {
+      await this.rpc(() => this.o.chain.publicClient.getTransactionReceipt({ hash: row.minedHash as Hex }));
+      return false;
+    } catch (err) {
+      return err instanceof TransactionReceiptNotFoundError;
+    }
   }
 
   /** A pending sweep whose nonce is used: which of its transactions was mined? True when settled. */

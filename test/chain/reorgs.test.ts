@@ -11,6 +11,7 @@ import { createTestClient, createWalletClient, encodeFunctionData, erc20Abi, get
 import { devAccount } from '../../src/chain/dev-accounts.ts';
 import { receiptStatusHistory, receiptTransfers } from '../../src/db/schema.ts';
 import { reconcileSplits } from '../../src/payments/reconcile.ts';
+import { sweepsOf } from '../../src/payments/sweeper.ts';
 import type { ChainWorker } from '../../src/payments/worker.ts';
 import { admin, signIn, type Session } from '../helpers/session.ts';
 import type { TestApp } from '../helpers/app.ts';
@@ -161,6 +162,39 @@ describe('reorganisations', () => {
     await passes(3);
     assert.equal((await detail(sh, 'moved-1')).status, 'completed');
     await assertMatchesChain(sh, { 'moved-1': payTo });
+  });
+
+  test('a sweep whose block a reorganisation removed is sent again with its nonce: later sweeps are mined, no gap is left', async () => {
+    const sh = await shop();
+    const first = await receipt(sh, 'swept-gone-1', 2);
+    await pay(6, first, 2_000_000n);
+    await passes(2);
+    for (let i = 0; i < 5 && (await sweepsOf(t.deps.database.db, first))[0]?.state !== 'mined'; i++) await passes(1);
+    const [sweep] = await sweepsOf(t.deps.database.db, first);
+    assert.equal(sweep?.state, 'mined', 'the first sweep is mined and recorded');
+    const sweepBlock = sweep.minedBlock!;
+    const head = await tc.chain.publicClient.getBlockNumber({ cacheTime: 0 });
+    // Only the block holding the sweep (and any after it) is replaced, by empty blocks.
+    await reorg(head - sweepBlock + 1n);
+    const gone = await tc.chain.publicClient.getTransactionReceipt({ hash: sweep.minedHash as Hex }).catch(() => null);
+    assert.equal(gone, null, 'the sweep is gone from the chain');
+    const service = tc.chain.walletClient!.account!.address;
+    assert.ok(BigInt(await tc.chain.publicClient.getTransactionCount({ address: service, blockTag: 'latest' })) <= sweep.nonce, "the chain counts the sweep's nonce unused again");
+
+    // Another receipt is paid meanwhile: its sweep takes the next nonce, which needs the gap filled.
+    const second = await receipt(sh, 'swept-gone-2', 3);
+    await pay(7, second, 3_000_000n);
+    await passes(3);
+    await anvil().mine({ blocks: 3 });
+    await passes(3);
+    for (const id of ['swept-gone-1', 'swept-gone-2']) assert.equal((await detail(sh, id)).status, 'completed', id);
+    const rows = [...(await sweepsOf(t.deps.database.db, first)), ...(await sweepsOf(t.deps.database.db, second))];
+    assert.ok(rows.every((r) => r.state === 'mined'), JSON.stringify(rows.map((r) => [r.nonce.toString(), r.state])));
+    assert.equal(rows.filter((r) => r.nonce === sweep.nonce).length, 1, 'the removed sweep was sent again with its own nonce, not a new one');
+    const latest = BigInt(await tc.chain.publicClient.getTransactionCount({ address: service, blockTag: 'latest' }));
+    assert.ok(rows.every((r) => r.nonce < latest), 'every sweep nonce is mined: no gap below the next one');
+    assert.equal(await receivedOnChain(first), 2_000_000n);
+    await assertMatchesChain(sh, { 'swept-gone-1': first, 'swept-gone-2': second });
   });
 
   test('a reorganisation deeper than the confirmations after completion is logged and shown, not rewritten silently', async () => {
