@@ -263,10 +263,11 @@ export class PaymentScanner {
   }
 
   /** A raw JSON-RPC call, counted per method. */
-  private request<T>(method: string, params: unknown[], retry = true): Promise<T> {
+  private async request<T>(method: string, params: unknown[], retry = true): Promise<T> {
     this.rpcCalls[method] = (this.rpcCalls[method] ?? 0) + 1;
     this.passCalls++;
-    return this.o.chain.publicClient.request({ method: method as never, params: params as never }, retry ? undefined : { retryCount: 0 }) as Promise<T>;
+    const answer: unknown = await this.o.chain.publicClient.request({ method: method as never, params: params as never }, retry ? undefined : { retryCount: 0 });
+    return answer as T;
   }
 
   private async header(block: bigint | 'latest'): Promise<Header | null> {

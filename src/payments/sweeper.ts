@@ -373,7 +373,7 @@ export class Sweeper {
    * waits for a later run. Returns how many went back to pending.
    */
   private async unmineRemoved(keeper: NonceKeeper, latest: bigint): Promise<number> {
-    const { db, chain, logger } = this.o;
+    const { db, logger } = this.o;
     const mined = await db
       .select()
       .from(sweeps)

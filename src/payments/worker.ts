@@ -157,9 +157,9 @@ export class ChainWorker {
     if (factory !== undefined) await fillPayAddresses(db, factory);
     // A scan that fails (the node errs or stalls) still lets receipts settle and expire on what is
     // known; the pass then fails, so the loop backs off.
-    let scanError: unknown;
+    let scanError: Error | undefined;
     const scan: ScanResult = await this.scanner.pass(head).catch((err: unknown) => {
-      scanError = err;
+      scanError = err instanceof Error ? err : new Error(String(err), { cause: err });
       return { head: this.lastPass?.head ?? 0n, chainHead: head.number, chainHeadTime: head.timestamp, touched: [], withdrawn: [], behind: false, stopped: null, rpcCalls: 0 };
     });
     // Money that reached newly stored addresses before they were stored (src/payments/early-money.ts).

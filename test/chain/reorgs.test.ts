@@ -178,7 +178,7 @@ describe('reorganisations', () => {
     await reorg(head - sweepBlock + 1n);
     const gone = await tc.chain.publicClient.getTransactionReceipt({ hash: sweep.minedHash as Hex }).catch(() => null);
     assert.equal(gone, null, 'the sweep is gone from the chain');
-    const service = tc.chain.walletClient!.account!.address;
+    const service = tc.chain.walletClient!.account.address;
     assert.ok(BigInt(await tc.chain.publicClient.getTransactionCount({ address: service, blockTag: 'latest' })) <= sweep.nonce, "the chain counts the sweep's nonce unused again");
 
     // Another receipt is paid meanwhile: its sweep takes the next nonce, which needs the gap filled.

@@ -326,7 +326,7 @@ describe('reading the chain through a provider', () => {
     const rows = (await t.call(sh.key, 'GET', '/api/split/transactions')).body as { feesBaseUnits: string; amountBaseUnits: string }[];
     const fees = rows.reduce((s, r) => s + BigInt(r.feesBaseUnits), 0n);
     const read = (functionName: 'releasable' | 'released') =>
-      tc.chain.publicClient.readContract({ address: sh.split, abi: paymentSplitterAbi, functionName, args: [usdc(), PLATFORM] }) as Promise<bigint>;
+      tc.chain.publicClient.readContract({ address: sh.split, abi: paymentSplitterAbi, functionName, args: [usdc(), PLATFORM] });
     const contract = (await read('releasable')) + (await read('released'));
     assert.equal(fees, contract, 'indexed fees equal the platform share the contract holds');
     assert.equal(contract, ((4_999_999n + 1n + 25n * 199n) * 50n) / 10_000n);
