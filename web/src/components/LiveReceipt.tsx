@@ -69,7 +69,7 @@ const EXCEPTIONS: Record<string, string> = {
 };
 
 function stateLine(p: LivePayment): string {
-  if (isUnpaid(p.status)) return 'Waiting for the buyer to pay';
+  if (isUnpaid(p.status)) return p.exception === 'wrong_token' ? 'Waiting for the buyer to pay; another token arrived, it does not count' : 'Waiting for the buyer to pay';
   switch (p.status) {
     case 'tx_mined':
       return 'Payment seen on chain, confirming…';
@@ -78,7 +78,7 @@ function stateLine(p: LivePayment): string {
     case 'tx_mismatch':
       return p.exception === 'wrong_token' ? 'Another token arrived; it does not count' : `Partly paid: ${usdc(p.amountDue)} still due`;
     case 'failed':
-      return 'Expired: nothing was received';
+      return p.exception === 'wrong_token' ? 'Expired: none of its token arrived; another token is at its address (sweep it)' : 'Expired: nothing was received';
     case 'refunded':
       return 'Refunded';
     default:
