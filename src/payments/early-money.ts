@@ -13,7 +13,9 @@
  * arrived, swept, and follows reorganisations like any other transfer.
  *
  * Only up to the scanner's cursor: its reorganisation check covers those blocks, and it reads the
- * newer ones itself, now that the address is stored. A receipt whose look fails (the RPC) stays
+ * newer ones itself, now that the address is stored. When what the scanner already recorded for
+ * the receipt accounts for the balance, nothing came early and no log is read. Looks stop for the
+ * pass after EARLY_MONEY_BUDGET_MS, so a burst of new addresses never slows other payments. A receipt whose look fails (the RPC) stays
  * unchecked and is looked at again next pass.
  */
 import { and, asc, eq, isNotNull, isNull, sql } from 'drizzle-orm';
@@ -32,6 +34,12 @@ export const PREPAID_LOOKBACK_BLOCKS = 43_200n;
 const RANGE = 2_000n;
 /** Newly stored addresses looked at per pass; the rest wait for the next. */
 export const EARLY_MONEY_PER_PASS = 20;
+/**
+ * No new look starts this long after the pass's first: each costs a balanceOf at least (a round
+ * trip to the provider), and hundreds of new addresses (a merchant's burst of receipts, a
+ * stranger's dust to them) must not slow every pass, and so every other payment, for minutes.
+ */
+export const EARLY_MONEY_BUDGET_MS = 500;
 
 export interface EarlyMoneyOptions {
   db: Db;
@@ -67,7 +75,9 @@ export async function creditEarlyMoney(o: EarlyMoneyOptions): Promise<EarlyMoney
     .where(and(isNotNull(receipts.payAddress), isNull(receipts.earlyMoneyCheckedAt)))
     .orderBy(asc(receipts.wallet))
     .limit(EARLY_MONEY_PER_PASS);
+  const started = Date.now();
   for (const r of due) {
+    if (Date.now() - started >= EARLY_MONEY_BUDGET_MS) break;
     try {
       if (await creditOne(o, r, cursor.block, result)) result.credited.push({ wallet: r.wallet, receiptId: r.receiptId });
     } catch (err) {
@@ -86,7 +96,7 @@ async function creditOne(
   result: EarlyMoneyResult,
 ): Promise<boolean> {
   const { db } = o;
-  const found = await lookFor(o, r.payTo as Address, upTo, result);
+  const found = await lookFor(o, r.payTo as Address, upTo, await recordedNet(o, r), result);
   const ins = found.filter((l) => l.args.to.toLowerCase() === r.payTo && l.args.value > 0n);
   const outs = found.filter((l) => l.args.from.toLowerCase() === r.payTo && r.split !== null && l.args.to.toLowerCase() === r.split.toLowerCase() && l.args.value > 0n);
   const times = new Map<bigint, number>();
@@ -141,15 +151,30 @@ async function creditOne(
 }
 
 /**
+ * What the receipt's recorded transfers of the token left at its address: money in minus sweeps
+ * out. The scanner records every transfer into an address from the block it was stored, so money
+ * sent after (a payment, or a stranger's dust to hundreds of new addresses) is already here.
+ */
+async function recordedNet(o: EarlyMoneyOptions, r: { wallet: string; receiptId: string }): Promise<bigint> {
+  const rows = await o.db
+    .select({ kind: receiptTransfers.kind, amountUnits: receiptTransfers.amountUnits })
+    .from(receiptTransfers)
+    .where(and(eq(receiptTransfers.wallet, r.wallet), eq(receiptTransfers.receiptId, r.receiptId), eq(receiptTransfers.token, o.chain.usdc.address.toLowerCase())));
+  return rows.reduce((net, t) => (t.kind === 'in' ? net + BigInt(t.amountUnits) : t.kind === 'sweep' ? net - BigInt(t.amountUnits) : net), 0n);
+}
+
+/**
  * The token's Transfer logs into and out of `payTo` up to `upTo`, newest range first, until they
  * account for its balance at `upTo` (what arrived minus what left equals it) or the lookback ends.
- * Nothing at all when the balance is zero.
+ * Nothing at all when the balance is zero, or when the transfers already recorded for the receipt
+ * account for it (`recorded`): then no money arrived before the address was stored, and the look
+ * costs one balanceOf, not a getLogs per range and a getBlock per transfer.
  */
-async function lookFor(o: EarlyMoneyOptions, payTo: Address, upTo: bigint, result: EarlyMoneyResult): Promise<FoundLog[]> {
+async function lookFor(o: EarlyMoneyOptions, payTo: Address, upTo: bigint, recorded: bigint, result: EarlyMoneyResult): Promise<FoundLog[]> {
   const { publicClient, usdc } = o.chain;
   result.rpcCalls++;
   const balance = await publicClient.readContract({ address: usdc.address, abi: erc20Abi, functionName: 'balanceOf', args: [payTo], blockNumber: upTo });
-  if (balance === 0n) return [];
+  if (balance === 0n || balance <= recorded) return [];
   const floor = upTo > PREPAID_LOOKBACK_BLOCKS ? upTo - PREPAID_LOOKBACK_BLOCKS : 0n;
   const found: FoundLog[] = [];
   let net = 0n;

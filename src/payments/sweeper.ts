@@ -140,6 +140,16 @@ interface RunState {
   spendable: bigint;
 }
 
+/**
+ * Receipt keys as one JSON parameter, joined with json_to_recordset as k(w, i). Not a list of
+ * `(wallet, id) in ((…), …)` with two parameters per key: PGlite answers such a list of a few
+ * hundred keys wrongly (no row) or stalls the process in its COMMIT, and dust to hundreds of
+ * payment addresses brings hundreds of keys.
+ */
+function keysJson(keys: readonly ReceiptKey[]): string {
+  return JSON.stringify(keys.map((k) => ({ w: k.wallet, i: k.receiptId })));
+}
+
 export class Sweeper {
   private needs = new Map<string, SweepNeed>();
   private running: Promise<void> | undefined;
@@ -308,21 +318,21 @@ export class Sweeper {
   }
 
   /**
-   * The needs worth a sweep: covered receipts whatever their amount, others from the dust
-   * threshold on. Whether a small one is covered is read for all of them in one query.
-   */
-  /**
    * Dust of receipts settled short (tx_mismatch: every transfer at depth) leaves the worker's
    * watch list, so hundreds of dusted addresses cost no pass any work: a top-up is a new transfer,
    * which the scanner hands to the settle loop again, as it does a reorganisation.
    */
   private async forgetDust(dust: SweepNeed[]): Promise<void> {
-    const keys = sql.join(dust.map((n) => sql`(${n.wallet}, ${n.receiptId})`), sql`, `);
     await this.o.db.execute(sql`delete from ${receiptWatch} w
-      where (w.wallet, w.receipt_id) in (${keys})
-        and exists (select 1 from ${receipts} r where r.wallet = w.wallet and r.id = w.receipt_id and r.status = 'tx_mismatch')`);
+      using json_to_recordset(${keysJson(dust)}::json) as k(w text, i text), ${receipts} r
+      where w.wallet = k.w and w.receipt_id = k.i
+        and r.wallet = w.wallet and r.id = w.receipt_id and r.status = 'tx_mismatch'`);
   }
 
+  /**
+   * The needs worth a sweep: covered receipts whatever their amount, others from the dust
+   * threshold on. Whether a small one is covered is read for all of them in one query.
+   */
   private async coveredOrWorth(worth: SweepNeed[], dustUnits: bigint): Promise<SweepNeed[]> {
     if (worth.length === 0) return [];
     const small = worth.filter((n) => n.unswept < dustUnits);
@@ -330,7 +340,7 @@ export class Sweeper {
     const rows = await this.o.db
       .select({ wallet: receipts.wallet, id: receipts.id, totalCents: receipts.totalCents, paidUnits: receipts.paidUnits })
       .from(receipts)
-      .where(sql`(${receipts.wallet}, ${receipts.id}) in (${sql.join(small.map((n) => sql`(${n.wallet}, ${n.receiptId})`), sql`, `)})`);
+      .innerJoin(sql`json_to_recordset(${keysJson(small)}::json) as k(w text, i text)`, sql`${receipts.wallet} = k.w and ${receipts.id} = k.i`);
     const covered = new Set(rows.filter((r) => BigInt(r.paidUnits) >= amountOf(r, this.o.chain.usdc.decimals)).map((r) => `${r.wallet}\n${r.id}`));
     return worth.filter((n) => n.unswept >= dustUnits || covered.has(`${n.wallet}\n${n.receiptId}`));
   }
