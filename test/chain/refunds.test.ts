@@ -318,7 +318,8 @@ describe('refunds of an overpaid receipt, and their events', () => {
       (await t.deps.database.db.select({ payload: webhookEvents.payload }).from(webhookEvents).where(and(eq(webhookEvents.wallet, sh.s.wallet), eq(webhookEvents.type, type))))
         .map((r) => (r.payload as { data: Record<string, unknown> }).data)
         .filter((d) => d.receiptId === 'rf-over');
-    const recordedEvents = await events('receipt.refund_recorded');
+    // In the order the refunds were recorded: what they add up to only grows (rows come back in no set order).
+    const recordedEvents = (await events('receipt.refund_recorded')).sort((a, b) => Number(a.refundedUsd) - Number(b.refundedUsd));
     assert.deepEqual(
       recordedEvents.map((d) => [d.usd, d.refundedUsd, d.verified, d.status]),
       [
