@@ -13,9 +13,8 @@ import { tokenDomain, transferAuthorizationTypedData } from '../../src/chain/eip
 import { factoryAddress, paymentSalt, predictPaymentAddress } from '../../src/chain/payment-address.ts';
 import { testUsdcAbi } from '../../src/chain/test-usdc.ts';
 import { receipts } from '../../src/db/schema.ts';
-import { admin, signIn, type Session } from '../helpers/session.ts';
 import type { TestApp } from '../helpers/app.ts';
-import { CHAIN_WAIT_MS, PLATFORM, startChainApp, startTestChain, type TestChain } from './helpers.ts';
+import { CHAIN_WAIT_MS, deployShop, postReceipt, startChainApp, startTestChain, PLATFORM, type Shop, type TestChain } from './helpers.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 let tc: TestChain;
@@ -36,24 +35,10 @@ after(async () => {
 const pub = () => tc.chain.publicClient;
 const usdcBalance = (of: Hex) => pub().readContract({ address: tc.chain.usdc.address, abi: erc20Abi, functionName: 'balanceOf', args: [of] });
 
-interface Shop {
-  s: Session;
-  wallet: string;
-  key: string;
-  split: Hex;
-}
-
-async function shop(): Promise<Shop> {
-  const s = await signIn(t);
-  const res = await admin(t, s, 'POST', '/api/split/deploy', { recipients: [{ address: s.wallet, sharesBps: 9950 }, { address: PLATFORM, sharesBps: 50 }] });
-  assert.equal(res.status, 200, JSON.stringify(res.body));
-  return { s, wallet: s.wallet.toLowerCase(), key: await t.key(s.wallet), split: res.body.split.address };
-}
+const shop = (): Promise<Shop> => deployShop(t);
 
 async function receipt(sh: Shop, id: string, totalUsd: number) {
-  const res = await t.call(sh.key, 'POST', '/api/receipts', { id, lineItems: [{ label: 'Item', priceUsd: totalUsd }], totalUsd });
-  assert.equal(res.status, 201, JSON.stringify(res.body));
-  const search = new URL(res.body.paymentUrl).search;
+  const search = await postReceipt(t, sh, id, totalUsd);
   await waitFor(async () => {
     const [r] = await t.deps.database.db.select().from(receipts).where(and(eq(receipts.wallet, sh.wallet), eq(receipts.id, id)));
     return r?.payAddress != null ? true : undefined;

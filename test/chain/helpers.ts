@@ -3,13 +3,17 @@
  * HTTP app built on it. The app uses the file's chain rather than starting its own, so several
  * apps in one file share one anvil.
  */
+import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pino, type Logger } from 'pino';
+import { createTestClient, createWalletClient, http, type Hex } from 'viem';
 import { startChain, type ChainDeps } from '../../src/chain/client.ts';
+import { devAccount } from '../../src/chain/dev-accounts.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { admin, signIn, type Session } from '../helpers/session.ts';
 
 export const PLATFORM = '0x000000000000000000000000000000000000beef';
 
@@ -53,4 +57,49 @@ export async function startTestChain(opts: { dataDir?: string; env?: Record<stri
 /** The real app (PGlite in memory, or a fresh PostgreSQL database) on the given chain. */
 export function startChainApp(chain: ChainDeps, env: Record<string, string> = {}): Promise<TestApp> {
   return startTestApp({ CHAIN: 'dev', ...env }, { chain });
+}
+
+/** A client for anvil's own methods (mine, reorg, set balance) on the test chain's port. */
+export function anvilClient(tc: TestChain) {
+  return createTestClient({ chain: tc.chain.publicClient.chain, mode: 'anvil', transport: http(tc.chain.rpcUrl) });
+}
+
+/** A wallet client for dev account `i`, talking to anvil directly. */
+export function devWallet(tc: TestChain, i: number) {
+  return createWalletClient({ chain: tc.chain.publicClient.chain, transport: http(tc.chain.rpcUrl), account: devAccount(i) });
+}
+
+/** A merchant signed in, with their split deployed: them at 9950 bps, PLATFORM at 50. */
+export interface Shop {
+  s: Session;
+  /** The merchant's wallet, lowercase (as the database keeps it). */
+  wallet: string;
+  key: string;
+  split: Hex;
+}
+
+export async function deployShop(t: TestApp): Promise<Shop> {
+  const s = await signIn(t);
+  const res = await admin(t, s, 'POST', '/api/split/deploy', {
+    recipients: [
+      { address: s.wallet, sharesBps: 9950 },
+      { address: PLATFORM, sharesBps: 50 },
+    ],
+  });
+  assert.equal(res.status, 200, JSON.stringify(res.body));
+  return { s, wallet: s.wallet.toLowerCase(), key: await t.key(s.wallet), split: res.body.split.address };
+}
+
+/** Creates a one-item receipt through the API; returns its payment page's query string. */
+export async function postReceipt(t: TestApp, sh: Shop, id: string, totalUsd: number, extra: Record<string, unknown> = {}): Promise<string> {
+  const res = await t.call(sh.key, 'POST', '/api/receipts', { id, lineItems: [{ label: 'Item', priceUsd: totalUsd }], totalUsd, ...extra });
+  assert.equal(res.status, 201, JSON.stringify(res.body));
+  return new URL(res.body.paymentUrl).search;
+}
+
+/** Creates a one-item receipt and returns the address its payment page says to pay. */
+export async function receiptPayTo(t: TestApp, sh: Shop, id: string, totalUsd: number, extra: Record<string, unknown> = {}): Promise<Hex> {
+  const search = await postReceipt(t, sh, id, totalUsd, extra);
+  const page = await t.call(null, 'GET', `/api/pay/${id}${search}`);
+  return page.body.payment.payTo;
 }

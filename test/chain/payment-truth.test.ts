@@ -15,14 +15,13 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { and, eq } from 'drizzle-orm';
 import solc from 'solc';
-import { createTestClient, createWalletClient, erc20Abi, http, parseAbi, type Address, type Hex } from 'viem';
+import { erc20Abi, parseAbi, type Address, type Hex } from 'viem';
 import { devAccount } from '../../src/chain/dev-accounts.ts';
 import { paymentSalt, predictPaymentAddress } from '../../src/chain/payment-address.ts';
 import { receipts, receiptStatusHistory, webhookEvents } from '../../src/db/schema.ts';
 import type { ChainWorker } from '../../src/payments/worker.ts';
-import { admin, signIn, type Session } from '../helpers/session.ts';
 import type { TestApp } from '../helpers/app.ts';
-import { PLATFORM, startChainApp, startTestChain, type TestChain } from './helpers.ts';
+import { anvilClient, deployShop, devWallet, PLATFORM, receiptPayTo, startChainApp, startTestChain, type Shop, type TestChain } from './helpers.ts';
 
 let tc: TestChain;
 let t: TestApp;
@@ -37,36 +36,14 @@ after(async () => {
   await tc?.close();
 });
 
-const anvil = () => createTestClient({ chain: tc.chain.publicClient.chain, mode: 'anvil', transport: http(tc.chain.rpcUrl) });
-const wallet = (i: number) => createWalletClient({ chain: tc.chain.publicClient.chain, transport: http(tc.chain.rpcUrl), account: devAccount(i) });
+const anvil = () => anvilClient(tc);
+const wallet = (i: number) => devWallet(tc, i);
 const usdc = () => tc.chain.usdc.address;
 const DEAD = '0x000000000000000000000000000000000000dEaD' as Address;
 
-interface Shop {
-  s: Session;
-  wallet: string;
-  key: string;
-  split: Hex;
-}
+const shop = (): Promise<Shop> => deployShop(t);
 
-async function shop(): Promise<Shop> {
-  const s = await signIn(t);
-  const res = await admin(t, s, 'POST', '/api/split/deploy', {
-    recipients: [
-      { address: s.wallet, sharesBps: 9950 },
-      { address: PLATFORM, sharesBps: 50 },
-    ],
-  });
-  assert.equal(res.status, 200, JSON.stringify(res.body));
-  return { s, wallet: s.wallet.toLowerCase(), key: await t.key(s.wallet), split: res.body.split.address };
-}
-
-async function receipt(sh: Shop, id: string, totalUsd: number): Promise<Hex> {
-  const res = await t.call(sh.key, 'POST', '/api/receipts', { id, lineItems: [{ label: 'Item', priceUsd: totalUsd }], totalUsd });
-  assert.equal(res.status, 201, JSON.stringify(res.body));
-  const page = await t.call(null, 'GET', `/api/pay/${id}${new URL(res.body.paymentUrl).search}`);
-  return page.body.payment.payTo;
-}
+const receipt = (sh: Shop, id: string, totalUsd: number): Promise<Hex> => receiptPayTo(t, sh, id, totalUsd);
 
 async function mined(hash: Hex): Promise<bigint> {
   const r = await tc.chain.publicClient.waitForTransactionReceipt({ hash });

@@ -7,14 +7,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { and, eq } from 'drizzle-orm';
-import { createWalletClient, erc20Abi, getAddress, http, type Hex } from 'viem';
+import { erc20Abi, getAddress, type Hex } from 'viem';
 import { devAccount } from '../../src/chain/dev-accounts.ts';
 import { factoryAddress, forwarderImplementation, paymentSalt, predictPaymentAddress } from '../../src/chain/payment-address.ts';
 import { receipts } from '../../src/db/schema.ts';
 import { sweepCall, SweepUnavailable } from '../../src/payments/pay-address.ts';
-import { admin, signIn, type Session } from '../helpers/session.ts';
+import { admin } from '../helpers/session.ts';
 import type { TestApp } from '../helpers/app.ts';
-import { CHAIN_WAIT_MS, PLATFORM, startChainApp, startTestChain, type TestChain } from './helpers.ts';
+import { CHAIN_WAIT_MS, deployShop, devWallet, PLATFORM, postReceipt, startChainApp, startTestChain, type Shop, type TestChain } from './helpers.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 let tc: TestChain;
@@ -29,31 +29,15 @@ after(async () => {
   await tc?.close();
 });
 
-const wallet = (i: number) => createWalletClient({ chain: tc.chain.publicClient.chain, transport: http(tc.chain.rpcUrl), account: devAccount(i) });
+const wallet = (i: number) => devWallet(tc, i);
 const pub = () => tc.chain.publicClient;
 const usdc = () => tc.chain.usdc.address;
 const balance = (of: Hex) => pub().readContract({ address: usdc(), abi: erc20Abi, functionName: 'balanceOf', args: [of] });
 const ZERO = '0x0000000000000000000000000000000000000000';
 
-interface Shop {
-  s: Session;
-  wallet: string;
-  key: string;
-  split: Hex;
-}
+const shop = (): Promise<Shop> => deployShop(t);
 
-async function shop(): Promise<Shop> {
-  const s = await signIn(t);
-  const res = await admin(t, s, 'POST', '/api/split/deploy', { recipients: [{ address: s.wallet, sharesBps: 9950 }, { address: PLATFORM, sharesBps: 50 }] });
-  assert.equal(res.status, 200, JSON.stringify(res.body));
-  return { s, wallet: s.wallet.toLowerCase(), key: await t.key(s.wallet), split: res.body.split.address };
-}
-
-async function createReceipt(sh: Shop, id: string, totalUsd: number) {
-  const res = await t.call(sh.key, 'POST', '/api/receipts', { id, lineItems: [{ label: 'Item', priceUsd: totalUsd }], totalUsd });
-  assert.equal(res.status, 201, JSON.stringify(res.body));
-  return new URL(res.body.paymentUrl).search;
-}
+const createReceipt = (sh: Shop, id: string, totalUsd: number): Promise<string> => postReceipt(t, sh, id, totalUsd);
 
 async function page(id: string, search: string) {
   const res = await t.call(null, 'GET', `/api/pay/${id}${search}`);

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import solc from 'solc';
-import { createTestClient, createWalletClient, erc20Abi, http, parseAbi, type Address, type Hex } from 'viem';
+import { createTestClient, erc20Abi, http, parseAbi, type Address, type Hex } from 'viem';
 import { devAccount } from '../../src/chain/dev-accounts.ts';
 import { paymentSalt, predictPaymentAddress } from '../../src/chain/payment-address.ts';
 import { deployTestUsdc } from '../../src/chain/test-usdc.ts';
@@ -18,9 +18,9 @@ import { receipts, webhookEvents } from '../../src/db/schema.ts';
 import { ChainWorker } from '../../src/payments/worker.ts';
 import { verifyWebhook } from '../../src/webhooks/sign.ts';
 import { and, eq } from 'drizzle-orm';
-import { admin, signIn, type Session } from '../helpers/session.ts';
+import { admin, signIn } from '../helpers/session.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { CHAIN_WAIT_MS, PLATFORM, startChainApp, startTestChain, type TestChain } from './helpers.ts';
+import { CHAIN_WAIT_MS, deployShop, devWallet, PLATFORM, postReceipt, startChainApp, startTestChain, type Shop, type TestChain } from './helpers.ts';
 import { until, waitFor } from '../helpers/wait.ts';
 import { staleReceiptViews, unrenderedReceipts } from '../helpers/receipt-views.ts';
 
@@ -36,27 +36,12 @@ after(async () => {
   await tc?.close();
 });
 
-const buyer = (i: number) =>
-  createWalletClient({ chain: tc.chain.publicClient.chain, transport: http(tc.chain.rpcUrl), account: devAccount(i) });
-
-interface Shop {
-  s: Session;
-  wallet: string;
-  key: string;
-  split: Hex;
-}
+const buyer = (i: number) => devWallet(tc, i);
 
 async function shop(): Promise<Shop> {
-  const s = await signIn(t);
-  const res = await admin(t, s, 'POST', '/api/split/deploy', {
-    recipients: [
-      { address: s.wallet, sharesBps: 9950 },
-      { address: PLATFORM, sharesBps: 50 },
-    ],
-  });
-  assert.equal(res.status, 200, JSON.stringify(res.body));
-  assert.match(res.body.split.address, /^0x[0-9a-f]{40}$/, 'the split contract was deployed');
-  return { s, wallet: s.wallet.toLowerCase(), key: await t.key(s.wallet), split: res.body.split.address };
+  const sh = await deployShop(t);
+  assert.match(sh.split, /^0x[0-9a-f]{40}$/, 'the split contract was deployed');
+  return sh;
 }
 
 interface Payment {
@@ -76,9 +61,7 @@ async function page(id: string, search: string): Promise<{ status: string; excep
 }
 
 async function receipt(sh: Shop, id: string, totalUsd: number, extra: Record<string, unknown> = {}) {
-  const res = await t.call(sh.key, 'POST', '/api/receipts', { id, lineItems: [{ label: 'Item', priceUsd: totalUsd }], totalUsd, ...extra });
-  assert.equal(res.status, 201, JSON.stringify(res.body));
-  const search = new URL(res.body.paymentUrl).search;
+  const search = await postReceipt(t, sh, id, totalUsd, extra);
   return { id, search, payment: (await page(id, search)).payment };
 }
 

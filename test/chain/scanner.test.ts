@@ -10,7 +10,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { and, eq } from 'drizzle-orm';
-import { createPublicClient, createTestClient, createWalletClient, erc20Abi, http, type Address, type Hex } from 'viem';
+import { createPublicClient, erc20Abi, http, type Address, type Hex } from 'viem';
 import { devAccount } from '../../src/chain/dev-accounts.ts';
 import type { ChainDeps } from '../../src/chain/client.ts';
 import { computeUnits } from '../../src/chain/compute-units.ts';
@@ -18,9 +18,9 @@ import { paymentSplitterAbi } from '../../src/chain/split-contract.ts';
 import { chainCursors, receipts, receiptTransfers } from '../../src/db/schema.ts';
 import { refusal } from '../../src/payments/scanner.ts';
 import type { ChainWorker } from '../../src/payments/worker.ts';
-import { admin, signIn, type Session } from '../helpers/session.ts';
+import { admin, signIn } from '../helpers/session.ts';
 import type { TestApp } from '../helpers/app.ts';
-import { PLATFORM, startChainApp, startTestChain, type TestChain } from './helpers.ts';
+import { anvilClient, deployShop, devWallet, PLATFORM, receiptPayTo, startChainApp, startTestChain, type Shop, type TestChain } from './helpers.ts';
 import { PLAIN_PROVIDER, startProviderProxy, type ProviderProxy } from '../sim/proxy.ts';
 import { simTrafficAbi, simTrafficBytecode } from '../sim/contracts.ts';
 
@@ -94,35 +94,13 @@ after(async () => {
   await tc?.close();
 });
 
-const anvil = () => createTestClient({ chain: tc.chain.publicClient.chain, mode: 'anvil', transport: http(tc.chain.rpcUrl) });
-const wallet = (i: number) => createWalletClient({ chain: tc.chain.publicClient.chain, transport: http(tc.chain.rpcUrl), account: devAccount(i) });
+const anvil = () => anvilClient(tc);
+const wallet = (i: number) => devWallet(tc, i);
 const usdc = () => tc.chain.usdc.address;
 
-interface Shop {
-  s: Session;
-  wallet: string;
-  key: string;
-  split: Hex;
-}
+const shop = (): Promise<Shop> => deployShop(t);
 
-async function shop(): Promise<Shop> {
-  const s = await signIn(t);
-  const res = await admin(t, s, 'POST', '/api/split/deploy', {
-    recipients: [
-      { address: s.wallet, sharesBps: 9950 },
-      { address: PLATFORM, sharesBps: 50 },
-    ],
-  });
-  assert.equal(res.status, 200, JSON.stringify(res.body));
-  return { s, wallet: s.wallet.toLowerCase(), key: await t.key(s.wallet), split: res.body.split.address };
-}
-
-async function receipt(sh: Shop, id: string, totalUsd: number, extra: Record<string, unknown> = {}): Promise<Hex> {
-  const res = await t.call(sh.key, 'POST', '/api/receipts', { id, lineItems: [{ label: 'Item', priceUsd: totalUsd }], totalUsd, ...extra });
-  assert.equal(res.status, 201, JSON.stringify(res.body));
-  const page = await t.call(null, 'GET', `/api/pay/${id}${new URL(res.body.paymentUrl).search}`);
-  return page.body.payment.payTo;
-}
+const receipt = (sh: Shop, id: string, totalUsd: number, extra: Record<string, unknown> = {}): Promise<Hex> => receiptPayTo(t, sh, id, totalUsd, extra);
 
 async function pay(from: number, to: Hex, amount: bigint, token: Address = usdc()): Promise<bigint> {
   const hash = await wallet(from).writeContract({ address: token, abi: erc20Abi, functionName: 'transfer', args: [to, amount] });
