@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startSim, type Sim } from './helpers.ts';
-import { detail, openReceipt, openShop, pay, reaches, startSimApp, type Shop, type SimApp } from './shop.ts';
+import { detail, openReceipt, openShop, payAndTime as payAndTimeIn, startSimApp, type Shop, type SimApp } from './shop.ts';
 
 const SETTLE_MS = 120_000;
 
@@ -30,14 +30,7 @@ after(async () => {
 });
 
 /** Pays a new receipt of the victim merchant: ms from its block to completed. */
-async function payAndTime(id: string, usd: number): Promise<number> {
-  const r = await openReceipt(app.t, victim, id, usd);
-  const paid = await pay(sim, 0, r.payTo, r.amount);
-  const block = await sim.publicClient.getBlock({ blockNumber: paid.blockNumber });
-  const done = await reaches(app.t, victim, id, 'completed', SETTLE_MS);
-  const completedAt = (done.statusHistory as { status: string; at: number }[]).find((h) => h.status === 'completed')!.at;
-  return completedAt - Number(block.timestamp) * 1000;
-}
+const payAndTime = (id: string, usd: number) => payAndTimeIn(sim, app.t, victim, id, usd, SETTLE_MS);
 
 describe('strangers', () => {
   test("50,000 fake Transfer logs, also into payment addresses, credit nothing and delay another merchant's payment by at most 2 x 10 s", async () => {

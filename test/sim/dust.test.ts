@@ -12,7 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import { inArray } from 'drizzle-orm';
 import { sweeps } from '../../src/db/schema.ts';
 import { startSim, type Sim } from './helpers.ts';
-import { openReceipt, openShop, pay, reaches, startSimApp, type Shop, type SimApp } from './shop.ts';
+import { openReceipt, openShop, payAndTime as payAndTimeIn, reaches, startSimApp, type Shop, type SimApp } from './shop.ts';
 
 const SETTLE_MS = 120_000;
 
@@ -33,14 +33,7 @@ after(async () => {
 });
 
 /** Pays a new receipt of the victim merchant: ms from its block to completed. */
-async function payAndTime(id: string, usd: number): Promise<number> {
-  const r = await openReceipt(app.t, victim, id, usd);
-  const paid = await pay(sim, 0, r.payTo, r.amount);
-  const block = await sim.publicClient.getBlock({ blockNumber: paid.blockNumber });
-  const done = await reaches(app.t, victim, id, 'completed', SETTLE_MS);
-  const completedAt = (done.statusHistory as { status: string; at: number }[]).find((h) => h.status === 'completed')!.at;
-  return completedAt - Number(block.timestamp) * 1000;
-}
+const payAndTime = (id: string, usd: number) => payAndTimeIn(sim, app.t, victim, id, usd, SETTLE_MS);
 
 describe('dust', () => {
   test("1-unit dust to 400 payment addresses costs no sweep and delays another merchant's payment by seconds, not minutes", async () => {

@@ -120,3 +120,13 @@ export async function reaches(t: TestApp, shop: Shop, id: string, status: string
 }
 
 export const tokenBalance = (sim: Sim, of: Address) => sim.publicClient.readContract({ address: sim.usdc, abi: erc20Abi, functionName: 'balanceOf', args: [of] });
+
+/** Pays a new receipt of `shop` from buyer 0: ms from the payment's block to completed. */
+export async function payAndTime(sim: Sim, t: TestApp, shop: Shop, id: string, usd: number, timeoutMs: number): Promise<number> {
+  const r = await openReceipt(t, shop, id, usd);
+  const paid = await pay(sim, 0, r.payTo, r.amount);
+  const block = await sim.publicClient.getBlock({ blockNumber: paid.blockNumber });
+  const done = await reaches(t, shop, id, 'completed', timeoutMs);
+  const completedAt = (done.statusHistory as { status: string; at: number }[]).find((h) => h.status === 'completed')!.at;
+  return completedAt - Number(block.timestamp) * 1000;
+}
