@@ -4,6 +4,62 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+// The HTTP boundary (docs/architecture.md "The HTTP boundary", issue 26 item 3): route handlers and
+// the rest of the HTTP layer reach the database only through the stores (src/db/*-store.ts, the
+// app's createStores in src/db/stores.ts, handed over as deps.stores) and the domain services,
+// never through the machinery below them. Each group is one kind of machinery; a file listed in
+// HTTP_DB_EXCEPTIONS is allowed only the groups named there, and every other group still holds.
+const DB_MACHINERY = {
+  drizzle: {
+    group: ['drizzle-orm', 'drizzle-orm/*', 'pg', 'pg/*', '@electric-sql/pglite', '@electric-sql/pglite/*'],
+    message: 'HTTP code builds no query: call a store (deps.stores) or a domain service (docs/architecture.md, "The HTTP boundary").',
+  },
+  schema: {
+    group: ['**/db/schema', '**/db/schema.*'],
+    message: 'HTTP code reads no table directly: call a store (deps.stores) or a domain service (docs/architecture.md, "The HTTP boundary").',
+  },
+  client: {
+    group: ['**/db/client', '**/db/client.*'],
+    message: 'HTTP code holds no database handle: call a store (deps.stores) or a domain service (docs/architecture.md, "The HTTP boundary").',
+  },
+  // Everything else in src/db (statements, batchers, counters, views, claims) except the stores.
+  other: {
+    group: ['**/db/*', '!**/db/*-store', '!**/db/*-store.*', '!**/db/stores', '!**/db/stores.*', '!**/db/schema', '!**/db/schema.*', '!**/db/client', '!**/db/client.*'],
+    message: 'Only the stores (src/db/*-store.ts, src/db/stores.ts) are open to HTTP code; the rest of src/db is their machinery (docs/architecture.md, "The HTTP boundary").',
+  },
+};
+
+/** The rule for a file of the HTTP layer, allowed the named groups of DB_MACHINERY and no other. */
+function httpDbBoundary(allowed = []) {
+  const patterns = Object.entries(DB_MACHINERY)
+    .filter(([name]) => !allowed.includes(name))
+    .map(([, pattern]) => pattern);
+  return { 'no-restricted-imports': ['error', { patterns }] };
+}
+
+const HTTP_LAYER = ['src/app.ts', 'src/http/**/*.ts'];
+
+// What still crosses the boundary today: each file, the machinery it may still import, and why.
+// Remove an entry when its file goes behind a store or a service; add none.
+const HTTP_DB_EXCEPTIONS = [
+  // Idempotency keys have no store: the plugin reads and writes idempotency_keys itself and tells
+  // a database that is away (isDbDown) from a stored answer (issue 26 item 1: a store per table).
+  { files: ['src/http/idempotency.ts'], allow: ['drizzle', 'schema', 'client'] },
+  // The error handler maps a database that cannot be reached to 503 by asking the client how the
+  // error looks (isConnectionError, neverReachedServer); the classification is not a leaf module
+  // yet (issue 26 item 3: leaf modules at the bottom).
+  { files: ['src/http/errors.ts'], allow: ['client'] },
+  // The payment page is handed the database handle (type Db) for its embedding origins, read by a
+  // domain function; it should be handed a service instead (issue 26 item 4).
+  { files: ['src/http/pay-page.ts'], allow: ['client'] },
+  // GET /healthz reads the chain worker's cursor (chain_cursors) with its own query; the scanner,
+  // reconcile and early-money each read it the same way, and none is a store yet (issue 26 item 4).
+  { files: ['src/http/routes/health.ts'], allow: ['drizzle', 'schema'] },
+  // GET /api/admin/rejected-writes lists rejected_writes with its own query; the journal, which
+  // writes those rows (src/journal/entries.ts recordRejection), has no read for them yet (issue 26 item 4).
+  { files: ['src/http/routes/admin/rejected-writes.ts'], allow: ['drizzle', 'schema'] },
+];
+
 export default tseslint.config(
   { ignores: ['dist/**', 'web/dist/**', 'node_modules/**', 'migrations/**', 'contracts/**', 'bench/results/**', '**/*.js', '**/*.cjs', '**/*.mjs'] },
   js.configs.recommended,
@@ -43,4 +99,11 @@ export default tseslint.config(
       '@typescript-eslint/require-await': 'off',
     },
   },
+  {
+    // The HTTP boundary (above): every file of the HTTP layer, then the exceptions, each allowed
+    // only what its entry names.
+    files: HTTP_LAYER,
+    rules: httpDbBoundary(),
+  },
+  ...HTTP_DB_EXCEPTIONS.map(({ files, allow }) => ({ files, rules: httpDbBoundary(allow) })),
 );

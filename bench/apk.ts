@@ -67,12 +67,12 @@ function generatedApk(size: number): Readable {
   });
 }
 
-interface Signed {
+export interface Signed {
   cookie: string;
   csrfToken: string;
 }
 
-async function signIn(base: string, account: PrivateKeyAccount): Promise<Signed> {
+export async function signIn(base: string, account: PrivateKeyAccount): Promise<Signed> {
   const json = { 'content-type': 'application/json' };
   const challenge = await fetch(`${base}/api/auth/challenge`, { method: 'POST', headers: json, body: JSON.stringify({ wallet: account.address }) });
   if (challenge.status !== 200) throw new Error(`challenge answered ${challenge.status}: ${await challenge.text()}`);

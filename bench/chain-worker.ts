@@ -48,7 +48,7 @@ import { splitChainOf } from '../src/chain/split-setup-chain.ts';
 import { openDatabase, type Database } from '../src/db/client.ts';
 import { receipts, receiptStatusHistory, splitConfigs } from '../src/db/schema.ts';
 import { setUpSplit } from '../src/domain/split-setup.ts';
-import { newPayToken, prepareReceipt, summaryJson } from '../src/domain/receipts.ts';
+import { newPayToken, prepareReceipt } from '../src/domain/receipts.ts';
 import { recordHint } from '../src/payments/hints.ts';
 import { ChainWorker, type PassStats } from '../src/payments/worker.ts';
 import { freshPostgresDatabase, randomWallet } from '../test/helpers/app.ts';
@@ -205,7 +205,6 @@ async function seedOpenReceipts(db: Database['db'], wallet: string, count: numbe
         totalCents: prepared.totalCents,
         lineItems: prepared.stored,
         requestHash: prepared.requestHash,
-        summaryJson: summaryJson({ id, totalCents: prepared.totalCents, currency: 'USD', lineItems: prepared.stored, createdAt }),
         paidUnits: '0',
         expiresAt: now + 30 * 24 * 3_600_000,
         createdAt,

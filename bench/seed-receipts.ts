@@ -4,11 +4,11 @@
  * written, so reads see realistic rows.
  */
 import { randomBytes } from 'node:crypto';
-import { and, eq, inArray, isNull } from 'drizzle-orm';
+import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { Db } from '../src/db/client.ts';
 import { receipts, receiptStatusHistory } from '../src/db/schema.ts';
 import { bulkInsert } from './bulk-insert.ts';
-import { newPayToken, prepareReceipt, summaryJson, type LineItemInput } from '../src/domain/receipts.ts';
+import { newPayToken, prepareReceipt, type LineItemInput } from '../src/domain/receipts.ts';
 import type { Rng } from './rng.ts';
 
 const BATCH = 5000;
@@ -57,7 +57,6 @@ export async function seedReceipts(db: Db, s: ReceiptSeed): Promise<void> {
         totalCents: prepared.totalCents,
         lineItems: prepared.stored,
         requestHash: prepared.requestHash,
-        summaryJson: summaryJson({ id, totalCents: prepared.totalCents, currency: 'USD', lineItems: prepared.stored, createdAt }),
         transactionHash: status === 'completed' ? '0x' + randomBytes(32).toString('hex') : null,
         transactionTimestamp: status === 'completed' ? createdAt + 90_000 : null,
         paidUnits: status === 'completed' ? (prepared.totalCents * 10_000n).toString() : '0',
@@ -79,13 +78,12 @@ export async function seedReceipts(db: Db, s: ReceiptSeed): Promise<void> {
     await db.transaction(async (tx) => {
       await bulkInsert(tx, receipts, rows);
       await bulkInsert(tx, receiptStatusHistory, history);
-      // Stored with their views, as the service stores a receipt: the chain's entries above had
-      // the database render them (migrations/0010_receipt_views.sql), and the pending ones are
-      // rendered here as their creation would have.
+      // Stored with their views, as the service stores a receipt: rendered by the database's own
+      // functions (migrations/0017_receipt_json_one_definition.sql), as a creation renders them.
       await tx
         .update(receipts)
-        .set({ stateJson: null })
-        .where(and(eq(receipts.wallet, s.wallet), isNull(receipts.stateJson), inArray(receipts.id, rows.map((r) => r.id))));
+        .set({ summaryJson: sql`receipt_summary_json(${receipts})`, stateJson: null })
+        .where(and(eq(receipts.wallet, s.wallet), inArray(receipts.id, rows.map((r) => r.id))));
     });
     s.progress?.(start + rows.length);
   }

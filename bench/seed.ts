@@ -62,7 +62,7 @@ async function seedOrderSetup(database: Database): Promise<Optional<OrderSetup>>
     optionalModule<Shop>('src/domain/shop.ts', ['saveShopConfig']),
     optionalModule<Splits>('src/domain/splits.ts', ['storeSplitConfig']),
     optionalModule<Inventory>('src/domain/inventory.ts', ['upsertInventoryItem']),
-    optionalModule<Orders>('src/domain/orders.ts', ['createOrder']),
+    optionalModule<Orders>('src/domain/orders.ts', ['OrderService']),
   ]);
   if (!shop.ok || !splits.ok || !inventory.ok || !orders.ok) {
     const reasons = [shop, splits, inventory, orders].flatMap((m) => (m.ok ? [] : [m.reason]));

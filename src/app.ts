@@ -27,6 +27,7 @@ import {
 import { enforceRequestDeadline } from './http/request-time.ts';
 import { registerSecurityHeaders } from './http/security-headers.ts';
 import { registerCors } from './http/cors.ts';
+import { closeQueryStrings } from './http/strict-query.ts';
 import { registerPayPage } from './http/pay-page.ts';
 import { RequestLogger } from './logger.ts';
 import type { Logger } from 'pino';
@@ -72,15 +73,19 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   enforceRequestDeadline(app.server, { timeoutMs: config.requestTimeoutMs, https });
 
   // Bodies are validated strictly: "5" is not a price. Query strings and params are text on the
-  // wire, so they alone are coerced to the schema's types.
+  // wire, so they alone are coerced to the schema's types. A query parameter the operation does
+  // not declare is an error, never dropped (src/http/strict-query.ts).
   const strict = new Ajv({ coerceTypes: false, removeAdditional: true, useDefaults: true, allErrors: false, strict: false });
   const coercing = new Ajv({ coerceTypes: 'array', removeAdditional: true, useDefaults: true, allErrors: false, strict: false });
+  const query = new Ajv({ coerceTypes: 'array', removeAdditional: false, useDefaults: true, allErrors: false, strict: false });
   for (const s of sharedSchemas) {
     strict.addSchema(s);
     coercing.addSchema(s);
+    query.addSchema(s);
     app.addSchema(s);
   }
-  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? strict : coercing).compile(schema));
+  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? strict : httpPart === 'querystring' ? query : coercing).compile(schema));
+  closeQueryStrings(app);
 
   installErrorHandling(app);
   // Before any route or scope: the JSON limits, the documented framework refusals, the

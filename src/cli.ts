@@ -15,36 +15,20 @@
  * 2 usage error (unknown command or option).
  */
 import { parseArgs } from 'node:util';
-import { BaseError, formatUnits } from 'viem';
-import { startChain, type ChainDeps } from './chain/client.ts';
-import { ChainError } from './chain/errors.ts';
+import type { ChainDeps } from './chain/client.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
-import { openDatabase, type Database } from './db/client.ts';
+import type { Database } from './db/client.ts';
 import { DataDirLocked } from './db/data-dir-lock.ts';
-import {
-  DEFAULT_BUYER_ACCOUNT,
-  DEFAULT_MERCHANT_ACCOUNT,
-  DevCommandError,
-  devMerchant,
-  devPay,
-  serverUrl,
-  testAccount,
-} from './cli-dev.ts';
 import { AppError } from './domain/errors.ts';
 import { isAddress } from './domain/wallet.ts';
 import { PRODUCTS, SCOPES, isScope } from './gateway/scopes.ts';
-import {
-  createSubscription,
-  listSubscriptions,
-  revokeSubscription,
-  rotateKey,
-  type CreateSubscriptionParams,
-  type KeySlot,
-  type SubscriptionView,
-} from './gateway/subscriptions.ts';
-import { createLogger } from './logger.ts';
-import { reconcileSplits, type ReconcileReport, type SplitReconciliation, type Totals } from './payments/reconcile.ts';
+import type { CreateSubscriptionParams, KeySlot, SubscriptionView } from './gateway/subscriptions.ts';
+import type { ReconcileReport, SplitReconciliation, Totals } from './payments/reconcile.ts';
 import { SERVICE_UMASK } from './data-dir.ts';
+
+// What a command needs beyond reading its command line (the database, viem, the chain, the dev
+// commands' HTTP client) is imported when that command runs: a typo, --help or products answers
+// without loading them (about half a second of start-up each time).
 
 // The CLI opens the same DATA_DIR as the server (an embedded database it may create): what it
 // writes there is the service user's alone, as the server's is.
@@ -270,6 +254,7 @@ function planKeys(sub: string, rest: string[], values: Values): Action {
 }
 
 async function runKeys(db: Database, action: Action, out: Output): Promise<void> {
+  const { createSubscription, listSubscriptions, revokeSubscription, rotateKey } = await import('./gateway/subscriptions.ts');
   switch (action.kind) {
     case 'create': {
       const { primaryKey, secondaryKey, ...subscription } = await createSubscription(db.db, {
@@ -350,8 +335,9 @@ async function run(argv: string[]): Promise<number> {
       const config = loadConfig();
       chain = await joinChain(config);
       db = await openCliDatabase(config);
+      const [{ reconcileSplits }, { formatUnits }] = await Promise.all([import('./payments/reconcile.ts'), import('viem')]);
       const report = await reconcileSplits({ db: db.db, chain, wallet });
-      printReconcile(out, report);
+      printReconcile(out, report, formatUnits);
       return report.ok ? 0 : 1;
     }
     if (command === 'dev') return await runDev(sub, rest, values, out);
@@ -374,18 +360,10 @@ async function run(argv: string[]): Promise<number> {
       process.stderr.write(`${err.message}\n\n${USAGE}\n`);
       return 2;
     }
-    if (
-      err instanceof InputError ||
-      err instanceof ConfigError ||
-      err instanceof AppError ||
-      err instanceof ChainError ||
-      err instanceof BaseError ||
-      err instanceof DataDirLocked ||
-      err instanceof DevCommandError
-    ) {
-      const message = err instanceof BaseError ? `the chain did not answer: ${err.shortMessage}` : err.message;
-      process.stderr.write(`error: ${message}\n`);
-      if (out.json) process.stdout.write(JSON.stringify({ error: errorCode(err), message }) + '\n');
+    const failure = await expectedFailure(err);
+    if (failure !== undefined) {
+      process.stderr.write(`error: ${failure.message}\n`);
+      if (out.json) process.stdout.write(JSON.stringify({ error: failure.code, message: failure.message }) + '\n');
       return 1;
     }
     throw err;
@@ -396,12 +374,22 @@ async function run(argv: string[]): Promise<number> {
   }
 }
 
-function errorCode(err: Error): string {
-  if (err instanceof AppError) return err.code;
-  if (err instanceof DataDirLocked) return 'data_dir_locked';
-  if (err instanceof ConfigError) return 'invalid_config';
-  if (err instanceof ChainError || err instanceof BaseError) return 'chain_unavailable';
-  return 'invalid_input';
+/**
+ * A failure the CLI reports in one line (exit 1), with its machine-readable code; undefined for
+ * anything else (a bug: its stack trace is printed). The chain's and the dev commands' error
+ * classes are loaded here only when the error is none of the others: those modules are then
+ * loaded already, because only their code throws them.
+ */
+async function expectedFailure(err: unknown): Promise<{ message: string; code: string } | undefined> {
+  if (err instanceof InputError) return { message: err.message, code: 'invalid_input' };
+  if (err instanceof AppError) return { message: err.message, code: err.code };
+  if (err instanceof DataDirLocked) return { message: err.message, code: 'data_dir_locked' };
+  if (err instanceof ConfigError) return { message: err.message, code: 'invalid_config' };
+  const [{ BaseError }, { ChainError }, { DevCommandError }] = await Promise.all([import('viem'), import('./chain/errors.ts'), import('./cli-dev.ts')]);
+  if (err instanceof BaseError) return { message: `the chain did not answer: ${err.shortMessage}`, code: 'chain_unavailable' };
+  if (err instanceof ChainError) return { message: err.message, code: 'chain_unavailable' };
+  if (err instanceof DevCommandError) return { message: err.message, code: 'invalid_input' };
+  return undefined;
 }
 
 /**
@@ -409,6 +397,7 @@ function errorCode(err: Error): string {
  * DATA_DIR a running server holds is refused at once (DataDirLocked, one line).
  */
 async function openCliDatabase(config: Config): Promise<Database> {
+  const { openDatabase } = await import('./db/client.ts');
   const db = await openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
@@ -424,6 +413,7 @@ async function runDev(sub: string, rest: string[], values: Values, out: Output):
   const allowed = ALLOWED[`dev ${sub}`];
   if (allowed === undefined) throw new UsageError(sub === '' ? 'dev needs a subcommand: merchant or pay' : `Unknown command: dev ${sub}`);
   checkOptions(`dev ${sub}`, allowed, values);
+  const { DEFAULT_BUYER_ACCOUNT, DEFAULT_MERCHANT_ACCOUNT, devMerchant, devPay, serverUrl, testAccount } = await import('./cli-dev.ts');
   // Progress goes to stderr: stdout is the result alone (the key, for KEY=$(…)).
   const log = (line: string) => process.stderr.write(`${line}\n`);
   if (sub === 'merchant') {
@@ -453,6 +443,7 @@ async function joinChain(config: Config): Promise<ChainDeps> {
     );
   }
   // The report is the output; the chain's info lines would only clutter stderr.
+  const [{ createLogger }, { startChain }] = await Promise.all([import('./logger.ts'), import('./chain/client.ts')]);
   const logger = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, process.stderr);
   return startChain({ config: { ...config, splitDeployerKey: undefined }, logger });
 }
@@ -461,7 +452,9 @@ function jsonTotals(t: Totals) {
   return { received: t.received.toString(), released: t.released.toString() };
 }
 
-function describeTotal(what: keyof Totals, r: SplitReconciliation, decimals: number): string {
+type FormatUnits = (value: bigint, decimals: number) => string;
+
+function describeTotal(what: keyof Totals, r: SplitReconciliation, decimals: number, formatUnits: FormatUnits): string {
   const chain = formatUnits(r.chain[what], decimals);
   const indexed = formatUnits(r.indexed[what], decimals);
   const diff = r.difference[what];
@@ -469,13 +462,13 @@ function describeTotal(what: keyof Totals, r: SplitReconciliation, decimals: num
   return `${what} ${chain} on chain, ${indexed} indexed (difference ${diff > 0n ? '+' : ''}${formatUnits(diff, decimals)})`;
 }
 
-function printReconcile(out: Output, report: ReconcileReport): void {
+function printReconcile(out: Output, report: ReconcileReport, formatUnits: FormatUnits): void {
   const decimals = report.tokenDecimals;
   const differing = report.splits.filter((r) => !r.matches).length;
   const lines = report.splits.map(
     (r) =>
       `${r.matches ? 'OK  ' : 'DIFF'}  merchant ${r.merchant}  split ${r.split}  ` +
-      `${describeTotal('received', r, decimals)}; ${describeTotal('released', r, decimals)}`,
+      `${describeTotal('received', r, decimals, formatUnits)}; ${describeTotal('released', r, decimals, formatUnits)}`,
   );
   const where =
     report.indexedThrough === null

@@ -78,6 +78,12 @@ export interface Config {
    * together; 0: none. Each wallet also has its own daily cap (src/domain/split-setup.ts).
    */
   splitDeploysPerDay: number;
+  /**
+   * Server-paid split deployments only for wallets with the platform's approval (a superadmin,
+   * an admin, or a wallet a superadmin granted `merchant`): true except on the dev chain, whose
+   * gas is test ETH (SPLIT_DEPLOYS_APPROVED_ONLY).
+   */
+  splitDeploysApprovedOnly: boolean;
   /** Loopback port of the dev chain; 0 lets it pick a free one. */
   devChainPort: number;
   /** Seconds between dev chain blocks; 0 mines each transaction at once. */
@@ -437,6 +443,7 @@ export function loadConfig(env: Env = process.env): Config {
     splitDeployerKey: deployerKey !== undefined && /^0x[0-9a-fA-F]{64}$/.test(deployerKey) ? (deployerKey as `0x${string}`) : undefined,
     // The dev chain's gas is test ETH: no platform budget there unless one is set.
     splitDeploysPerDay: int('SPLIT_DEPLOYS_PER_DAY', chain === 'dev' ? 1_000_000 : 100, 0, 1_000_000),
+    splitDeploysApprovedOnly: str('SPLIT_DEPLOYS_APPROVED_ONLY') === undefined ? chain !== 'dev' : bool('SPLIT_DEPLOYS_APPROVED_ONLY'),
     devChainPort: int('DEV_CHAIN_PORT', 0, 0, 65535),
     devChainBlockTime,
     chainBlockSeconds,

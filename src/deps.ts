@@ -10,8 +10,11 @@ import { openDatabase, type Database } from './db/client.ts';
 import { KeyResolver } from './gateway/key-resolver.ts';
 import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from './gateway/rate-limit.ts';
 import { Journal } from './journal/journal.ts';
+import { returnUrlPolicy } from './domain/return-url.ts';
 import { ReceiptService } from './domain/receipt-service.ts';
+import { OrderService } from './domain/orders.ts';
 import { UserDirectory } from './db/user-directory.ts';
+import { createStores, type Stores } from './db/stores.ts';
 import { AuthService } from './auth/sessions.ts';
 import { Purger } from './auth/purge.ts';
 import { loadJwtKey } from './auth/secret.ts';
@@ -19,21 +22,29 @@ import { createSignatureVerifier } from './auth/signature.ts';
 import type { BlobStore } from './storage/blob-store.ts';
 import { createBlobStore } from './storage/index.ts';
 import { ChainWorker } from './payments/worker.ts';
+import { RelayGasMeter } from './payments/relay-gas.ts';
+import { TokenDomains } from './payments/gasless.ts';
 import { WebhookDispatcher } from './webhooks/dispatcher.ts';
 import { webhookTargetPolicy } from './webhooks/ssrf.ts';
 import { createLogger } from './logger.ts';
 import { startChain, type ChainDeps } from './chain/client.ts';
+import { Deployer, deployerOf } from './chain/deployer.ts';
+import { PayoutWorker } from './payments/payout-worker.ts';
 import { keepDevSplitsConsistent, redeployMissingDevSplits } from './chain/dev-reconcile.ts';
 
 export interface Deps {
   config: Config;
   logger: Logger;
   database: Database;
+  /** The stores of the database's tables: their statements, batches and write-id claims (src/db/stores.ts). */
+  stores: Stores;
   limiter: RateLimiter;
   keys: KeyResolver;
   journal: Journal;
   /** Receipts for the API: the database, else the journal (src/domain/receipt-service.ts). */
   receipts: ReceiptService;
+  /** Orders for the API: the rules of src/domain/orders.ts, placed in batches by stores.orders. */
+  orders: OrderService;
   /** The users directory searches read, and the writes that refresh it (src/db/user-directory.ts). */
   users: UserDirectory;
   auth: AuthService;
@@ -44,10 +55,21 @@ export interface Deps {
   purger: Purger;
   /** Verifies payments and indexes split transactions while this instance holds the chain lease. */
   chainWorker?: ChainWorker;
+  /** Automatic payouts (src/payments/payout-worker.ts); absent without a chain or a deployer to pay the gas. */
+  payoutWorker?: PayoutWorker;
+  /** Counts the gas this instance's gasless relays spend (src/payments/relay-gas.ts); with a chain. */
+  relayGas?: RelayGasMeter;
+  /** The tokens' EIP-712 domains gasless payments read, once per token (src/payments/gasless.ts). */
+  tokenDomains: TokenDomains;
   /** Starts the background workers (main.ts does; tests start what they exercise). */
   startWorkers(): void;
   /** The chain, when started (DepsOptions.chain); absent in tests that do not need one. */
   chain?: ChainDeps;
+  /**
+   * Sends the deployer's transactions other than sweeps (split deployments, gasless relays) with
+   * the nonce keeper of this database (src/chain/deployer.ts); absent without a key for gas.
+   */
+  deployer?: Deployer;
   close(): Promise<void>;
 }
 
@@ -112,6 +134,7 @@ export async function createDeps(config: Config, opts: DepsOptions = {}): Promis
     // PostgreSQL unreachable: start anyway, degraded, and migrate once it answers (src/db/client.ts).
     degradedStart: { logger },
   });
+  const stores = createStores(database.db);
   let limiter: RateLimiter;
   if (config.redisUrl !== undefined) {
     const redis = connectRedis(config.redisUrl);
@@ -138,19 +161,21 @@ export async function createDeps(config: Config, opts: DepsOptions = {}): Promis
   const keys = await KeyResolver.open(database.db, { ttlMs: config.keyCacheTtlMs, file: path.join(config.dataDir, 'keys-seen.json'), logger, now: opts.keyClock });
   const journal = await Journal.open(config.dataDir, {
     database,
+    receipts: stores.receipts,
     logger,
     siteUrl: config.siteUrl,
     brandName: config.brandName,
     replayIntervalMs: opts.journalReplayIntervalMs,
     dependencyWaitMs: config.journalWaitMinutes * 60_000,
   });
-  const ownChain = opts.chain === true ? await startChain({ config, logger }) : undefined;
+  const ownChain = opts.chain === true ? await startChain({ config, logger, db: database.db }) : undefined;
   const chain = ownChain ?? (typeof opts.chain === 'object' ? opts.chain : undefined);
+  const deployer = deployerOf(chain, { db: database.db, maxFeeWei: config.maxFeeWei, logger });
   if (chain?.dev !== undefined) {
-    await keepDevSplitsConsistent({ db: database.db, chain, logger });
+    await keepDevSplitsConsistent({ db: database.db, chain, logger, deployer });
     // Started while PostgreSQL was unreachable, the check above could not read the splits.
     void database.degradedStart?.then(() =>
-      redeployMissingDevSplits({ db: database.db, chain, logger }).catch((err: unknown) =>
+      redeployMissingDevSplits({ db: database.db, chain, logger, deployer }).catch((err: unknown) =>
         logger.warn({ err }, 'dev chain: could not check stored split contracts against the chain'),
       ),
     );
@@ -166,14 +191,24 @@ export async function createDeps(config: Config, opts: DepsOptions = {}): Promis
   });
   const receipts = new ReceiptService({
     db: database.db,
+    store: stores.receipts,
     journal,
     siteUrl: config.siteUrl,
     brandName: config.brandName,
     receiptTtlMinutes: config.receiptTtlMinutes,
     payTokenSecret: secret,
     usdcAddress: chain?.usdc.address,
+    returnUrlPolicy: returnUrlPolicy(config),
   });
-  const purger = new Purger({ db: database.db, auth, logger, intervalMs: opts.purgeIntervalMs });
+  const orders = new OrderService({
+    returnUrlPolicy: returnUrlPolicy(config),
+    orders: stores.orders,
+    siteUrl: config.siteUrl,
+    fallbackBrand: config.brandName,
+    platformRecipientAddress: config.platformRecipientAddress,
+    receiptTtlMinutes: config.receiptTtlMinutes,
+  });
+  const purger = new Purger({ db: database.db, auth, claims: stores.claims, logger, intervalMs: opts.purgeIntervalMs });
   const blobs = await createBlobStore(config);
   const webhooks = new WebhookDispatcher({
     db: database.db,
@@ -202,29 +237,41 @@ export async function createDeps(config: Config, opts: DepsOptions = {}): Promis
             horizon: BigInt(config.rpcLagHorizonBlocks),
           },
         });
+  const payoutWorker =
+    chain === undefined || deployer === undefined ? undefined : new PayoutWorker({ db: database.db, chain, deployer, logger, leaseTtlMs: config.leaseTtlMs });
+  const relayGas = chain === undefined ? undefined : new RelayGasMeter({ db: database.db, chain, logger });
   return {
     config,
     logger,
     database,
+    stores,
     limiter,
     keys,
     journal,
     receipts,
+    orders,
     users: new UserDirectory(database.db),
     auth,
     chain,
+    deployer,
     blobs,
     webhooks,
     chainWorker,
+    payoutWorker,
+    relayGas,
+    tokenDomains: new TokenDomains(),
     purger,
     startWorkers() {
       webhooks.start();
       chainWorker?.start();
+      payoutWorker?.start();
       purger.start();
     },
     async close() {
       await purger.stop();
       await chainWorker?.stop();
+      await payoutWorker?.stop();
+      await relayGas?.close();
       await webhooks.stop();
       await journal.close();
       await keys.close();

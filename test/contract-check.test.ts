@@ -54,7 +54,7 @@ describe('the contract check', () => {
   });
 
   test('multipleOf is decimal: 9.74 and 1234578.39 are whole cents, 1.005 is not', () => {
-    const receipt = (totalUsd: number) => ({ receipts: [{ ...sampleReceipt(), totalUsd }] });
+    const receipt = (totalUsd: number) => ({ receipts: [{ ...sampleReceipt(), totalUsd }], has_more: false });
     contract.check(answer('GET', '/api/receipts', 200, receipt(9.74)));
     contract.check(answer('GET', '/api/receipts', 200, receipt(1234578.39)));
     refused(answer('GET', '/api/receipts', 200, receipt(1.005)), /listReceipts/, /totalUsd/, /multipleOf/);

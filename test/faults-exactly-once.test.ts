@@ -159,6 +159,12 @@ describe('exactly once under faults', { skip, timeout: 400_000 }, () => {
       headers: { 'idempotency-key': 's-hang' },
     });
     assert.equal(status.status, 200);
+    // A stranger's status for a made-up receipt answers the same, and nothing is journaled for it.
+    const madeUp = await http(svc.base, 'POST', '/api/receipts/status', {
+      body: { receiptId: 'made-up-during-hang', wallet: m.wallet, status: 'link_opened' },
+      headers: { 'idempotency-key': 's-hang-made-up' },
+    });
+    assert.deepEqual({ status: madeUp.status, body: madeUp.body }, { status: 200, body: status.body });
 
     // The standby question goes away: the waiting commits complete.
     await hangCommits(false);
@@ -179,6 +185,8 @@ describe('exactly once under faults', { skip, timeout: 400_000 }, () => {
     assert.ok(hangRow);
     assert.equal(created.body.paymentUrl, `${SITE}/pay/during-hang?t=${hangRow.payToken}`);
     assert.deepEqual(await trackingCounts(m.wallet, 'seen'), { link_opened: 1 });
+    assert.deepEqual(await trackingCounts(m.wallet, 'made-up-during-hang'), {});
+    assert.deepEqual(await cluster.admin.db.select().from(rejectedWrites).where(eq(rejectedWrites.wallet, m.wallet)), [], 'no rejected write planted');
     figures.push(`hung commit answered 500 failed after ${hungMs} ms (query timeout ${QUERY_TIMEOUT_MS} ms); 1 order per key (with and without a transaction), 1 receipt, 1 status stored`);
     await svc.stop();
   });

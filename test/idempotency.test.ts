@@ -10,7 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import { and, eq } from 'drizzle-orm';
 import { Purger } from '../src/auth/purge.ts';
 import { idempotencyKeys, inventoryItems, receipts, receiptStatusHistory, refunds, subscriptions, writeIds } from '../src/db/schema.ts';
-import { IDEMPOTENCY_RETENTION_MS, WRITE_ID_RETENTION_MS } from '../src/domain/writes.ts';
+import { IDEMPOTENCY_RETENTION_MS, WRITE_ID_RETENTION_MS } from '../src/db/write-claims.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { setUpMerchant } from './helpers/merchant.ts';
 import { admin, signIn } from './helpers/session.ts';
@@ -216,7 +216,7 @@ describe('Idempotency-Key', () => {
     const h = key('kept');
     const first = await t.call(m.key, 'POST', '/api/orders', ORDER, h);
     const now = Date.now();
-    const purge = (at: number) => new Purger({ db: t.deps.database.db, auth: t.deps.auth, logger: t.deps.logger, now: () => at }).runOnce();
+    const purge = (at: number) => new Purger({ db: t.deps.database.db, auth: t.deps.auth, claims: t.deps.stores.claims, logger: t.deps.logger, now: () => at }).runOnce();
     await purge(now + 25 * 3600_000);
     const later = await t.call(m.key, 'POST', '/api/orders', ORDER, h);
     assert.equal(later.headers['idempotent-replayed'], 'true');

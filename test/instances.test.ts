@@ -21,7 +21,8 @@ import { devAccount } from '../src/chain/dev-accounts.ts';
 import { createSubscription } from '../src/gateway/subscriptions.ts';
 import { PLATFORM, startTestChain, type TestChain } from './chain/helpers.ts';
 import { freshPostgresDatabase, randomWallet } from './helpers/app.ts';
-import { http, signInOverHttp, startService, stopAllServices, type HttpSession, type Service } from './helpers/service.ts';
+import { sourceProgram } from '../scripts/service-launcher.ts';
+import { http, signInOverHttp, startService as startAnyService, stopAllServices, type HttpSession, type Service } from './helpers/service.ts';
 import { newAccount } from './helpers/session.ts';
 import { BULK, receiptBody } from './helpers/write-ledger.ts';
 import { sleep, until, waitFor } from './helpers/wait.ts';
@@ -63,6 +64,15 @@ function envFor(name: string): Record<string, string> {
   envs.set(name, env);
   return env;
 }
+
+/**
+ * Both instances run the sources through tsx, as before the other service tests moved to the
+ * compiled build: on a loaded 2-core machine the kill -9 test below fails now and then waiting for
+ * its first six payments to complete (only one buyer's receipts get swept), with either entry, and
+ * it failed more often with the compiled one (5 of 8 runs against 2 of 5). Until that is
+ * understood this file keeps the entry it had.
+ */
+const startService = (name: string, env: Record<string, string>) => startAnyService(name, env, { program: sourceProgram() });
 
 const leaderLine = (what: 'chain worker' | 'webhook dispatcher') => (l: { msg?: string }) => l.msg === `${what} is leader`;
 
@@ -185,7 +195,8 @@ describe('two instances on one PostgreSQL, one Redis and one dev chain', { skip,
       // Proving absence, not a wait: the leases stay put over several of the standby's tries.
       await sleep(300);
     }
-    assert.equal(standby.logs.filter((l) => /is leader$/.test(String(l.msg))).length, 0, 'the standby never led');
+    // The payout worker's lease is a third, independent one (src/payments/payout-worker.ts): either may hold it.
+    assert.equal(standby.logs.filter((l) => /^(chain worker|webhook dispatcher) is leader$/.test(String(l.msg))).length, 0, 'the standby never led');
 
     // The merchant: a split on chain, a key, and a webhook endpoint on loopback.
     const s: HttpSession = await signInOverHttp(leader.base, newAccount(), SITE);

@@ -4,7 +4,7 @@
  * the database path, and entries that can never apply.
  */
 import assert from 'node:assert/strict';
-import { getReceiptJson } from '../src/db/receipt-views.ts';
+import { ReceiptStore } from '../src/db/receipt-store.ts';
 import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -21,12 +21,14 @@ import { randomWallet } from './helpers/app.ts';
 import { until } from './helpers/wait.ts';
 
 let database: Database;
+let store: ReceiptStore;
 const dirs: string[] = [];
 const logs: { level: number; msg: string }[] = [];
 const logger = pino({ level: 'debug' }, { write: (s: string) => void logs.push(JSON.parse(s)) });
 
 before(async () => {
   database = await openDatabase({ dataDir: 'memory://' });
+  store = new ReceiptStore(database.db);
 });
 after(async () => {
   await database.close();
@@ -39,7 +41,7 @@ function dataDir(): string {
   return d;
 }
 
-const open = (dir: string) => Journal.open(dir, { database, logger, siteUrl: 'http://pay.test', brandName: 'Shop' });
+const open = (dir: string) => Journal.open(dir, { database, receipts: store, logger, siteUrl: 'http://pay.test', brandName: 'Shop' });
 const journalFile = (dir: string) => path.join(dir, 'journal', 'journal.jsonl');
 const linesOf = (file: string) => readFileSync(file, 'utf8').split('\n').filter((l) => l !== '');
 
@@ -137,7 +139,7 @@ describe('Journal', () => {
     // The first entry reached the database, then the process died before compacting the file.
     const [firstLine] = linesOf(journalFile(dir));
     const firstEntry = parseEntry(firstLine!);
-    await applyEntry(database.db, firstEntry, Date.now());
+    await applyEntry(database.db, store, firstEntry, Date.now());
     const claimed = await database.db.select().from(writeIds).where(eq(writeIds.writeId, firstEntry.entryId));
     assert.equal(claimed.length, 1);
 
@@ -154,9 +156,9 @@ describe('Journal', () => {
     const dir = dataDir();
     const wallet = randomWallet();
     // Created meanwhile through another instance, with another body.
-    await createReceipt(database.db, 'http://pay.test', body(wallet, 'c-1', 9));
+    await createReceipt(store, 'http://pay.test', body(wallet, 'c-1', 9));
     // No wait for a receipt that might still be in another instance's journal.
-    const j = await Journal.open(dir, { database, logger, siteUrl: 'http://pay.test', brandName: 'Shop', dependencyWaitMs: 0 });
+    const j = await Journal.open(dir, { database, receipts: store, logger, siteUrl: 'http://pay.test', brandName: 'Shop', dependencyWaitMs: 0 });
     await j.recordReceipt(body(wallet, 'c-1'));
     await j.recordTrackingStatus({ wallet, receiptId: 'nowhere', status: 'link_opened' });
     const ok = await j.recordReceipt(body(wallet, 'c-2'));
@@ -185,7 +187,7 @@ describe('Journal', () => {
     assert.equal(events.length, 2);
     assert.equal(logs.filter((l) => l.level === 50 && l.msg.includes('rejected.jsonl')).length, 2);
     assert.equal((await receiptRows(wallet, 'c-1'))[0]?.totalCents, 1800n, 'the other instance’s receipt is untouched');
-    const detail = JSON.parse(await getReceiptJson(database.db, wallet, 'c-2', 'Shop')) as { status: string };
+    const detail = JSON.parse(await store.detailJson(wallet, 'c-2', 'Shop')) as { status: string };
     assert.equal(detail.status, 'link_opened');
     assert.equal(ok.paymentUrl, `http://pay.test/pay/c-2?t=${(await receiptRows(wallet, 'c-2'))[0]?.payToken}`);
     await j.close();
@@ -197,7 +199,7 @@ describe('Journal', () => {
     const bDir = dataDir();
     const b = await open(bDir);
     // Instance A acknowledged the receipt; B acknowledged two statuses for it, and one for a receipt already stored.
-    await createReceipt(database.db, 'http://pay.test', body(wallet, 'w-2'));
+    await createReceipt(store, 'http://pay.test', body(wallet, 'w-2'));
     await a.recordReceipt(body(wallet, 'w-1'));
     await b.recordTrackingStatus({ wallet, receiptId: 'w-1', status: 'link_opened' });
     await b.recordTrackingStatus({ wallet, receiptId: 'w-1', status: 'checkout_initialized' });
@@ -218,7 +220,7 @@ describe('Journal', () => {
 
   test('a write stored by the database path is not stored again by its journal copy (same write id)', async () => {
     const wallet = randomWallet();
-    await createReceipt(database.db, 'http://pay.test', body(wallet, 'd-1'));
+    await createReceipt(store, 'http://pay.test', body(wallet, 'd-1'));
     const write = { id: `test-${wallet}`, hash: 'h' };
     // The database path committed, but its answer was lost (a read timeout): the route journaled it too.
     await recordTrackingStatus(database.db, { wallet, receiptId: 'd-1', status: 'link_opened' }, write);
@@ -268,7 +270,7 @@ describe('Journal', () => {
   test('whenDrained resolves once the replay loop has applied everything', async () => {
     const dir = dataDir();
     const wallet = randomWallet();
-    const j = await Journal.open(dir, { database, logger, siteUrl: 'http://pay.test', replayIntervalMs: 20 });
+    const j = await Journal.open(dir, { database, receipts: store, logger, siteUrl: 'http://pay.test', replayIntervalMs: 20 });
     await j.recordReceipt(body(wallet, 'd-1'));
     j.start();
     await j.whenDrained();

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { openDatabase } from '../src/db/client.ts';
+import { openDatabase, type Db } from '../src/db/client.ts';
 import { AppError } from '../src/domain/errors.ts';
-import { createOrder } from '../src/domain/orders.ts';
+import { OrderService } from '../src/domain/orders.ts';
+import { createStores } from '../src/db/stores.ts';
 import { getSplitConfig, storeSplitConfig } from '../src/domain/splits.ts';
 import { randomWallet, startTestApp, type TestApp } from './helpers/app.ts';
 import { setUpMerchant } from './helpers/merchant.ts';
@@ -368,6 +369,12 @@ describe('POST /api/orders: orders placed together', () => {
     platformRecipientAddress: t.config.platformRecipientAddress,
     receiptTtlMinutes: 60,
   });
+  /** The orders of another instance on `db`: its own stores and batches, as another process's are. */
+  const ordersOn = (db: Db) => new OrderService({ ...createStores(db), ...ctx() });
+  let orderService: OrderService;
+  before(() => {
+    orderService = ordersOn(t.deps.database.db);
+  });
   const write = (hash = 'h') => ({ id: `test:${randomUUID()}`, hash });
   const codeOf = (err: unknown) => (err instanceof AppError ? err.code : String(err));
   const settle = <T>(p: Promise<T>) => p.then((value) => ({ ok: true as const, value }), (err: unknown) => ({ ok: false as const, code: codeOf(err) }));
@@ -413,80 +420,76 @@ describe('POST /api/orders: orders placed together', () => {
 
   test('a write id retried, together or later, answers the first order and takes no stock', async () => {
     const m = await setUpMerchant(t, { items: [{ sku: 'tea', name: 'Tea', priceUsd: 3, stockQty: 10 }] });
-    const db = t.deps.database.db;
     const w = write();
     const order = { items: [{ sku: 'tea', qty: 2 }] };
-    const together = await Promise.all([1, 2, 3].map(() => createOrder(db, ctx(), m.wallet, order, Date.now(), w)));
+    const together = await Promise.all([1, 2, 3].map(() => orderService.create({ wallet: m.wallet, input: order, write: w })));
     assert.equal(new Set(together.map((r) => r.receiptId)).size, 1);
-    const later = await createOrder(db, ctx(), m.wallet, order, Date.now(), w);
+    const later = await orderService.create({ wallet: m.wallet, input: order, write: w });
     assert.equal(later.receiptId, together[0]!.receiptId);
     assert.equal(later.paymentUrl, together[0]!.paymentUrl);
     assert.deepEqual(await stockOf(m.key), { tea: 8 });
     assert.equal(await receiptCount(m.key), 1);
     // The same id with another request is a conflict, and changes nothing either.
-    const other = await settle(createOrder(db, ctx(), m.wallet, order, Date.now(), { id: w.id, hash: 'another request' }));
+    const other = await settle(orderService.create({ wallet: m.wallet, input: order, write: { id: w.id, hash: 'another request' } }));
     assert.deepEqual(other, { ok: false, code: 'conflict' });
     assert.deepEqual(await stockOf(m.key), { tea: 8 });
   });
 
   test('orders of unlimited items, placed without a transaction: a write id retried together, in the next batch or later, answers the first order', async () => {
     const m = await setUpMerchant(t, { items: [{ sku: 'cake', name: 'Cake', priceUsd: 4, stockQty: -1 }] });
-    const db = t.deps.database.db;
     const w = write();
     const order = { items: [{ sku: 'cake', qty: 1 }] };
     // One batch holding the write twice, and another batch a turn later while the first may still
     // be writing: its claim then waits for the first one's and finds it taken.
-    const together = [1, 2].map(() => createOrder(db, ctx(), m.wallet, order, Date.now(), w));
+    const together = [1, 2].map(() => orderService.create({ wallet: m.wallet, input: order, write: w }));
     await new Promise((resolve) => setImmediate(resolve));
-    const next = createOrder(db, ctx(), m.wallet, order, Date.now(), w);
+    const next = orderService.create({ wallet: m.wallet, input: order, write: w });
     const placed = await Promise.all([...together, next]);
     assert.equal(new Set(placed.map((r) => r.receiptId)).size, 1);
-    const later = await createOrder(db, ctx(), m.wallet, order, Date.now(), w);
+    const later = await orderService.create({ wallet: m.wallet, input: order, write: w });
     assert.equal(later.receiptId, placed[0].receiptId);
     assert.equal(later.paymentUrl, placed[0].paymentUrl);
     assert.equal(await receiptCount(m.key), 1);
     assert.deepEqual(await stockOf(m.key), { cake: -1 });
-    const other = await settle(createOrder(db, ctx(), m.wallet, order, Date.now(), { id: w.id, hash: 'another request' }));
+    const other = await settle(orderService.create({ wallet: m.wallet, input: order, write: { id: w.id, hash: 'another request' } }));
     assert.deepEqual(other, { ok: false, code: 'conflict' });
     // Different writes are different orders.
-    const two = await Promise.all([write(), write()].map((x) => createOrder(db, ctx(), m.wallet, order, Date.now(), x)));
+    const two = await Promise.all([write(), write()].map((x) => orderService.create({ wallet: m.wallet, input: order, write: x })));
     assert.notEqual(two[0]!.receiptId, two[1]!.receiptId);
     assert.equal(await receiptCount(m.key), 3);
   });
 
   test('a refused order leaves its write id unclaimed: the same write succeeds once it can', async () => {
     const m = await setUpMerchant(t, { items: [{ sku: 'tea', name: 'Tea', priceUsd: 3, stockQty: 1 }] });
-    const db = t.deps.database.db;
     const short = write();
     const order = { items: [{ sku: 'tea', qty: 2 }] };
-    assert.deepEqual(await settle(createOrder(db, ctx(), m.wallet, order, Date.now(), short)), { ok: false, code: 'out_of_stock' });
+    assert.deepEqual(await settle(orderService.create({ wallet: m.wallet, input: order, write: short })), { ok: false, code: 'out_of_stock' });
     await t.call(m.key, 'POST', '/api/inventory', { sku: 'tea', name: 'Tea', priceUsd: 3, stockQty: 5 });
-    const placed = await createOrder(db, ctx(), m.wallet, order, Date.now(), short);
+    const placed = await orderService.create({ wallet: m.wallet, input: order, write: short });
     assert.equal(placed.totalUsd, 6);
     assert.deepEqual(await stockOf(m.key), { tea: 3 });
 
     const wallet = randomWallet();
     const noSplit = write();
-    assert.deepEqual(await settle(createOrder(db, ctx(), wallet, order, Date.now(), noSplit)), { ok: false, code: 'split_required' });
-    await storeSplitConfig(db, wallet, { address: null, recipients: [{ address: wallet, sharesBps: 9950 }, { address: '0x000000000000000000000000000000000000beef', sharesBps: 50 }] });
+    assert.deepEqual(await settle(orderService.create({ wallet, input: order, write: noSplit })), { ok: false, code: 'split_required' });
+    await storeSplitConfig(t.deps.database.db, wallet, { address: null, recipients: [{ address: wallet, sharesBps: 9950 }, { address: '0x000000000000000000000000000000000000beef', sharesBps: 50 }] });
     // Judged afresh: a claim left behind would have answered with the first attempt's (missing) receipt.
-    assert.deepEqual(await settle(createOrder(db, ctx(), wallet, order, Date.now(), noSplit)), { ok: false, code: 'inventory_item_not_found' });
+    assert.deepEqual(await settle(orderService.create({ wallet, input: order, write: noSplit })), { ok: false, code: 'inventory_item_not_found' });
   });
 
   test('an item switched between limited and unlimited stock: orders take stock exactly while it is limited', async () => {
     const m = await setUpMerchant(t, { items: [{ sku: 'bun', name: 'Bun', priceUsd: 2, stockQty: 2 }] });
-    const db = t.deps.database.db;
     const bySku = { items: [{ sku: 'bun', qty: 1 }] };
-    await createOrder(db, ctx(), m.wallet, bySku);
+    await orderService.create({ wallet: m.wallet, input: bySku });
     assert.deepEqual(await stockOf(m.key), { bun: 1 });
     // Last read as limited, now unlimited: the orders go as they must for an unlimited item, taking nothing.
     await t.call(m.key, 'POST', '/api/inventory', { sku: 'bun', name: 'Bun', priceUsd: 2, stockQty: -1 });
-    await Promise.all([1, 2, 3].map(() => createOrder(db, ctx(), m.wallet, bySku)));
+    await Promise.all([1, 2, 3].map(() => orderService.create({ wallet: m.wallet, input: bySku })));
     assert.deepEqual(await stockOf(m.key), { bun: -1 });
     // Last read as unlimited, now limited again, named by id: the stock is taken and never oversold.
     await t.call(m.key, 'POST', '/api/inventory', { sku: 'bun', name: 'Bun', priceUsd: 2, stockQty: 2 });
     const id = (await t.call(m.key, 'GET', '/api/inventory')).body.items[0].id as string;
-    const results = await Promise.all([1, 2, 3].map(() => settle(createOrder(db, ctx(), m.wallet, { items: [{ id, qty: 1 }] }))));
+    const results = await Promise.all([1, 2, 3].map(() => settle(orderService.create({ wallet: m.wallet, input: { items: [{ id, qty: 1 }] } }))));
     assert.equal(results.filter((r) => r.ok).length, 2);
     assert.deepEqual(results.filter((r) => !r.ok), [{ ok: false, code: 'out_of_stock' }]);
     assert.deepEqual(await stockOf(m.key), { bun: 0 });
@@ -500,9 +503,8 @@ describe('POST /api/orders: orders placed together', () => {
         { sku: 'q', name: 'Q', priceUsd: 1, stockQty: 100 },
       ],
     });
-    const db = t.deps.database.db;
     const results = await inWaves(40, 5, (i) =>
-      createOrder(db, ctx(), m.wallet, { items: i % 2 === 0 ? [{ sku: 'p', qty: 1 }, { sku: 'q', qty: 1 }] : [{ sku: 'q', qty: 1 }, { sku: 'p', qty: 1 }] }),
+      orderService.create({ wallet: m.wallet, input: { items: i % 2 === 0 ? [{ sku: 'p', qty: 1 }, { sku: 'q', qty: 1 }] : [{ sku: 'q', qty: 1 }, { sku: 'p', qty: 1 }] } }),
     );
     assert.equal(results.filter((r) => r.ok).length, 7);
     assert.ok(results.every((r) => r.ok || r.code === 'out_of_stock'), JSON.stringify(results.filter((r) => !r.ok)));
@@ -515,8 +517,8 @@ describe('POST /api/orders: orders placed together', () => {
     // A second pool on the same database: its orders are batched apart, as another instance's are.
     const other = await openDatabase({ databaseUrl: t.config.databaseUrl, poolSize: 5 });
     try {
-      const dbs = [t.deps.database.db, other.db];
-      const results = await inWaves(40, 4, (i) => createOrder(dbs[i % 2]!, ctx(), m.wallet, { items: [{ sku: 'rare', qty: 1 }] }));
+      const services = [orderService, ordersOn(other.db)];
+      const results = await inWaves(40, 4, (i) => services[i % 2]!.create({ wallet: m.wallet, input: { items: [{ sku: 'rare', qty: 1 }] } }));
       assert.equal(results.filter((r) => r.ok).length, 9);
       assert.ok(results.every((r) => r.ok || r.code === 'out_of_stock'), JSON.stringify(results.filter((r) => !r.ok)));
       assert.deepEqual(await stockOf(m.key), { rare: 0 });

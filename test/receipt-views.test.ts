@@ -7,8 +7,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { and, eq } from 'drizzle-orm';
 import { receipts, receiptStatusHistory, refunds } from '../src/db/schema.ts';
-import { getReceiptJson } from '../src/db/receipt-views.ts';
-import { insertReceipt, recordTrackingStatus } from '../src/domain/receipts.ts';
+import type { InsertReceiptParams } from '../src/db/receipt-store.ts';
+import { recordTrackingStatus } from '../src/domain/receipts.ts';
 import { parseRefund, refundReceipt } from '../src/domain/refunds.ts';
 import { setSensitiveStatus } from '../src/domain/sensitive-status.ts';
 import { randomWallet, startTestApp, type TestApp } from './helpers/app.ts';
@@ -26,8 +26,8 @@ const db = () => t.deps.database.db;
 const BUYER = '0x' + 'b1'.repeat(20);
 
 /** A receipt as the service stores one, with tax and text that JSON must escape. */
-function storeReceipt(wallet: string, id: string, extra: Partial<Parameters<typeof insertReceipt>[1]> = {}) {
-  return insertReceipt(
+function storeReceipt(wallet: string, id: string, extra: Partial<InsertReceiptParams> = {}) {
+  return t.deps.stores.receipts.insertOne(
     db(),
     testReceipt({
       wallet,
@@ -45,7 +45,7 @@ function storeReceipt(wallet: string, id: string, extra: Partial<Parameters<type
   );
 }
 
-const detail = async (wallet: string, id: string) => JSON.parse(await getReceiptJson(db(), wallet, id, 'Splitline')) as Record<string, unknown>;
+const detail = async (wallet: string, id: string) => JSON.parse(await t.deps.stores.receipts.detailJson(wallet, id, 'Splitline')) as Record<string, unknown>;
 
 describe('receipt views stored with the row', () => {
   test('a new receipt stores exactly what the database renders, whatever its tax and text', async () => {
@@ -133,8 +133,8 @@ describe('receipt views stored with the row', () => {
     await db().insert(receiptStatusHistory).values(history.map(({ seq: _, ...h }) => ({ ...h, receiptId: 'without', source: 'api' })));
     await db().update(receiptStatusHistory).set({ source: 'api' }).where(and(eq(receiptStatusHistory.wallet, wallet), eq(receiptStatusHistory.receiptId, 'with')));
     assert.deepEqual(await unrenderedReceipts(db()).then((keys) => keys.filter((k) => k.startsWith(wallet))), [`${wallet} without`]);
-    const withText = await getReceiptJson(db(), wallet, 'with', 'Splitline');
-    const withoutText = await getReceiptJson(db(), wallet, 'without', 'Splitline');
+    const withText = await t.deps.stores.receipts.detailJson(wallet, 'with', 'Splitline');
+    const withoutText = await t.deps.stores.receipts.detailJson(wallet, 'without', 'Splitline');
     assert.equal(withoutText, withText.replace('"receiptId":"with"', '"receiptId":"without"'));
     const key = await t.key(wallet);
     const list = await t.call(key, 'GET', '/api/receipts');

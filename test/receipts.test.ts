@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { getReceiptJson } from '../src/db/receipt-views.ts';
 import { eq } from 'drizzle-orm';
 import { receipts, receiptStatusHistory, receiptTransfers, refunds } from '../src/db/schema.ts';
-import { createReceipt, insertReceipt } from '../src/domain/receipts.ts';
+import { createReceipt } from '../src/domain/receipts.ts';
 import { saveShopConfig } from '../src/domain/shop.ts';
 import { randomWallet, startTestApp, type Res, type TestApp } from './helpers/app.ts';
 import { testReceipt } from './helpers/receipt-views.ts';
@@ -83,7 +82,7 @@ describe('POST /api/receipts', () => {
 describe('receipts created together', () => {
   // Creations of one event-loop turn share a transaction (src/domain/receipts.ts).
   const create = (wallet: string, b: ReturnType<typeof body>, payToken?: string) =>
-    createReceipt(t.deps.database.db, 'http://pay.test', { wallet, ...b }, payToken === undefined ? {} : { payToken });
+    createReceipt(t.deps.stores.receipts, 'http://pay.test', { wallet, ...b }, payToken === undefined ? {} : { payToken });
 
   test('each is stored once with its history, as if made one by one', async () => {
     const wallet = randomWallet().toLowerCase();
@@ -169,9 +168,9 @@ describe('GET /api/receipts', () => {
     ];
     for (const b of bodies) assert.equal((await t.call(key, 'POST', '/api/receipts', b)).status, 201);
     // Stored line items may carry more than a view shows (an order's sku and kind).
-    await insertReceipt(t.deps.database.db, testReceipt({ wallet: wallet.toLowerCase(), id: 'order', status: 'generated' }));
+    await t.deps.stores.receipts.insertOne(t.deps.database.db, testReceipt({ wallet: wallet.toLowerCase(), id: 'order', status: 'generated' }));
     // Rows stored without their summary text (older rows) are rendered by the list's SQL.
-    await insertReceipt(t.deps.database.db, {
+    await t.deps.stores.receipts.insertOne(t.deps.database.db, {
       wallet: wallet.toLowerCase(),
       id: 'legacy',
       source: 'api',
@@ -266,6 +265,8 @@ describe('GET /api/receipts/:id and /api/receipts/status', () => {
       currency: 'USD',
       lineItems: [{ label, priceUsd: 0.1, qty: 3 }],
       createdAt: plain.body.createdAt,
+      metadata: {},
+      returnUrl: null,
       brandName: 'Café "Ünïcode" 🍩',
       status: 'pending',
       exception: null,
@@ -290,7 +291,9 @@ describe('GET /api/receipts/:id and /api/receipts/status', () => {
       { label: 'Tax', priceCents: '1', kind: 'tax' as const },
     ];
     const tax = { jurisdictionCode: 'US-"CA"', taxRatePpm: 82_500, taxComponents: ['state', 'county "x"'] };
-    await insertReceipt(t.deps.database.db, testReceipt({ wallet, id: 'full', status: 'generated', lineItems, totalCents: 901n, createdAt, ...tax }));
+    // Keys in the order jsonb keeps them (shorter first), which the answer follows.
+    const metadata = { a: '', 'k"q': label, 'é 🍩\\': '42' };
+    await t.deps.stores.receipts.insertOne(t.deps.database.db, testReceipt({ wallet, id: 'full', status: 'generated', lineItems, totalCents: 901n, createdAt, metadata, returnUrl: 'https://shop.example/o?a="1"&b=\\', ...tax }));
     const hash = '0x' + 'ab'.repeat(32);
     await t.deps.database.db
       .update(receipts)
@@ -334,6 +337,8 @@ describe('GET /api/receipts/:id and /api/receipts/status', () => {
           { label: 'Tax', priceUsd: 0.01 },
         ],
         createdAt,
+        metadata,
+        returnUrl: 'https://shop.example/o?a="1"&b=\\',
         brandName: 'Café "Ünïcode" 🍩',
         status: 'completed',
         exception: 'overpaid',
@@ -354,17 +359,17 @@ describe('GET /api/receipts/:id and /api/receipts/status', () => {
           { status: 'completed', at: createdAt + 3_000, source: 'chain' },
         ],
         refunds: [
-          { id: 'rfd-1', usd: 1.5, buyer, txHash: refundTx, verified: true, createdAt: createdAt + 4_000 },
-          { id: 'rfd-2', usd: 0.25, buyer, txHash: null, verified: false, createdAt: createdAt + 5_000 },
+          { id: 'rfd-1', usd: 1.5, buyer, txHash: refundTx, verified: true, verification: 'verified', createdAt: createdAt + 4_000 },
+          { id: 'rfd-2', usd: 0.25, buyer, txHash: null, verified: false, verification: 'none', createdAt: createdAt + 5_000 },
         ],
       });
     // This app has no chain, so no token to count: no payer.
     assert.equal(await detailText(key, 'full'), full(null));
     // With the chain's token (in any letter case), the first counted transfer's sender.
-    const db = t.deps.database.db;
-    assert.equal(await getReceiptJson(db, wallet, 'full', t.config.brandName, token.toUpperCase().replace('0X', '0x')), full('0x' + 'b1'.repeat(20)));
-    assert.equal(JSON.parse(await getReceiptJson(db, wallet, 'full', t.config.brandName, '0x' + 'ff'.repeat(20))).payer, '0x' + 'a0'.repeat(20));
-    assert.equal(JSON.parse(await getReceiptJson(db, wallet, 'full', t.config.brandName, '0x' + 'ab'.repeat(20))).payer, null);
+    const store = t.deps.stores.receipts;
+    assert.equal(await store.detailJson(wallet, 'full', t.config.brandName, token.toUpperCase().replace('0X', '0x')), full('0x' + 'b1'.repeat(20)));
+    assert.equal(JSON.parse(await store.detailJson(wallet, 'full', t.config.brandName, '0x' + 'ff'.repeat(20))).payer, '0x' + 'a0'.repeat(20));
+    assert.equal(JSON.parse(await store.detailJson(wallet, 'full', t.config.brandName, '0x' + 'ab'.repeat(20))).payer, null);
   });
 
   test('without a shop name, the detail shows the service\'s brand name', async () => {
@@ -441,6 +446,8 @@ describe('GET /api/receipts/:id and /api/receipts/status', () => {
       expiresAt: res.body.expiresAt,
       amountPaid: '0',
       amountDue: '9250000',
+      metadata: {},
+      returnUrl: null,
     });
     // Measured from the receipt's own creation time, not from the clock of this test.
     const { createdAt } = (await t.call(key, 'GET', '/api/receipts/s1')).body;

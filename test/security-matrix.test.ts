@@ -12,10 +12,11 @@ import { after, before, describe, test } from 'node:test';
 import { recordSplitTransaction } from '../src/domain/split-transactions.ts';
 import { saveShopConfig } from '../src/domain/shop.ts';
 import { storeSplitConfig } from '../src/domain/splits.ts';
+import { webhookEvents } from '../src/db/schema.ts';
 import { SCOPES, type Scope } from '../src/gateway/scopes.ts';
 import { createSubscription, revokeSubscription, rotateKey } from '../src/gateway/subscriptions.ts';
 import { randomWallet, startTestApp, type Res } from './helpers/app.ts';
-import { DEVELOPER_CALLS, RECEIPT_ID, SKU, developerOperations, developerRoutes, type Route } from './helpers/developer-routes.ts';
+import { DEVELOPER_CALLS, EVENT_ID, RECEIPT_ID, SKU, developerOperations, developerRoutes, type Route } from './helpers/developer-routes.ts';
 import { registeredRoutes } from './helpers/routes.ts';
 
 const uniq = () => randomBytes(6).toString('hex');
@@ -44,6 +45,14 @@ before(async () => {
     await t.call(full, 'POST', '/api/inventory', { sku: SKU, name: 'Coffee', priceUsd: 3, stockQty: -1 }),
   ];
   for (const res of setup) assert.ok(res.status === 200 || res.status === 201, `set-up: ${res.status} ${JSON.stringify(res.body)}`);
+  await t.deps.database.db.insert(webhookEvents).values({
+    wallet: merchant,
+    id: EVENT_ID,
+    type: 'receipt.expired',
+    payload: { type: 'receipt.expired', timestamp: new Date().toISOString(), data: { receiptId: RECEIPT_ID } },
+    dedupeKey: `receipt.expired:${RECEIPT_ID}`,
+    createdAt: Date.now(),
+  });
 });
 after(async () => {
   await t.close();
@@ -144,6 +153,8 @@ const CASES: Case[] = [
     run: async (r) => {
       const res = await send(r, await keyWith(r.scope === undefined ? [] : [r.scope]));
       assert.ok(![401, 403, 404].includes(res.status), `got ${res.status} ${JSON.stringify(res.body)}`);
+      // The matrix's app has no chain: a route that reads it answers from its handler, past auth.
+      if (r.readsChain === true && res.status === 503 && res.body.error === 'chain_unavailable') return;
       assert.ok(res.status < 500, `got ${res.status} ${JSON.stringify(res.body)}`);
     },
   },
@@ -240,6 +251,8 @@ describe("other merchant's data", () => {
       marker: () => other.txHash,
     },
     { name: 'GET /api/split/deploy', url: () => '/api/split/deploy', marker: () => other.splitAddress.toLowerCase() },
+    { name: 'GET /api/split/settlements', url: () => '/api/split/settlements', marker: () => other.txHash },
+    { name: 'GET /api/split/settlements?format=csv', url: () => '/api/split/settlements?format=csv', marker: () => other.receiptId },
     { name: 'GET /api/shop/config', url: () => '/api/shop/config', marker: () => other.shopName },
   ];
   for (const list of LISTS) {

@@ -87,7 +87,7 @@ describe('AuthService.purgeExpired', () => {
 describe('the schedule', () => {
   test('a pass at start and then every interval; none after stop()', async () => {
     const logger = pino({ level: 'silent' });
-    const purger = new Purger({ db: t.deps.database.db, auth: t.deps.auth, logger, intervalMs: 50 });
+    const purger = new Purger({ db: t.deps.database.db, auth: t.deps.auth, claims: t.deps.stores.claims, logger, intervalMs: 50 });
     const first = await challenges(Date.now());
     purger.start();
     await until(async () => !(await nonceExists(first.expired)), 10_000, 'the first pass');

@@ -9,7 +9,9 @@ import assert from 'node:assert/strict';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { after, before, describe, test } from 'node:test';
+import { PgPreparedQuery } from 'drizzle-orm/pg-core';
 import { and, eq, sql } from 'drizzle-orm';
 import { MIGRATIONS_DIR } from '../src/db/client.ts';
 import { receiptStatusHistory } from '../src/db/schema.ts';
@@ -71,6 +73,78 @@ describe('no existence oracle', () => {
     ]) {
       assert.deepEqual(observable(await t.call(null, 'POST', url, { status: 'checkout_initialized' })), real, url);
     }
+  });
+});
+
+describe('no timing oracle: a known and an unknown receipt cost the same work', () => {
+  /**
+   * The statements one request sends, in order, with the outcome of each transaction: every
+   * statement of both drivers goes through drizzle's PgPreparedQuery.queryWithCache, and only
+   * the request's own (its async context) are kept, not the service's background work.
+   */
+  async function statementsOf(send: () => Promise<Res>): Promise<{ res: Res; work: string[] }> {
+    const db = t.deps.database.db;
+    const mine = new AsyncLocalStorage<string[]>();
+    const proto = PgPreparedQuery.prototype as unknown as { queryWithCache: (text: string, ...rest: unknown[]) => Promise<unknown> };
+    const query = proto.queryWithCache;
+    const transaction = db.transaction.bind(db);
+    proto.queryWithCache = function (this: unknown, text: string, ...rest: unknown[]) {
+      // BEGIN, COMMIT and ROLLBACK go through here on PostgreSQL only (PGlite sends its own): the
+      // transaction's outcome is recorded below, the same way for both.
+      if (!/^(begin|commit|rollback)\b/i.test(text.trim())) mine.getStore()?.push(text.replace(/\s+/g, ' ').trim());
+      return query.call(this, text, ...rest);
+    };
+    db.transaction = (async (run: Parameters<typeof transaction>[0], config?: Parameters<typeof transaction>[1]) => {
+      const work = mine.getStore();
+      work?.push('begin');
+      try {
+        const result = await transaction.call(db, run, config);
+        work?.push('commit');
+        return result;
+      } catch (err) {
+        work?.push(`rollback (${(err as Error).name})`);
+        throw err;
+      }
+    }) as typeof transaction;
+    try {
+      const work: string[] = [];
+      const res = await mine.run(work, send);
+      return { res, work };
+    } finally {
+      proto.queryWithCache = query;
+      db.transaction = transaction;
+    }
+  }
+
+  test('POST /api/receipts/status sends the same statements and commits for an existing receipt, a missing one and an unknown merchant', async () => {
+    await createReceipt('timing-1');
+    const track = (receiptId: string, w: string) => () => t.call(null, 'POST', '/api/receipts/status', { receiptId, wallet: w, status: 'checkout_initialized' });
+    // The first status moves the receipt; a repeat is counted; a missing receipt or another merchant's.
+    const runs = [
+      await statementsOf(track('timing-1', wallet)),
+      await statementsOf(track('timing-1', wallet)),
+      await statementsOf(track('timing-missing', wallet)),
+      await statementsOf(track('timing-1', randomWallet())),
+    ];
+    const [first] = runs;
+    assert.ok(first!.work.length >= 5, first!.work.join('\n'));
+    assert.equal(first!.work[0], 'begin');
+    assert.equal(first!.work.at(-1), 'commit');
+    assert.ok(first!.work.some((s) => /^insert into "receipt_status_history"/.test(s)), first!.work.join('\n'));
+    assert.ok(first!.work.some((s) => /^update "receipts"/.test(s)), first!.work.join('\n'));
+    for (const run of runs) {
+      assert.deepEqual(run.work, first!.work);
+      assert.deepEqual(observable(run.res), observable(first!.res));
+    }
+    // The missing receipt's statements matched no row: nothing was written for it.
+    const db = t.deps.database.db;
+    const rows = await db.select().from(receiptStatusHistory).where(eq(receiptStatusHistory.receiptId, 'timing-missing'));
+    assert.equal(rows.length, 0);
+    const [entry] = await db
+      .select()
+      .from(receiptStatusHistory)
+      .where(and(eq(receiptStatusHistory.receiptId, 'timing-1'), eq(receiptStatusHistory.status, 'checkout_initialized')));
+    assert.equal(entry?.count, 2, 'the first status and its repeat; the one sent under another wallet is not its');
   });
 });
 

@@ -23,6 +23,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { openDatabase } from '../src/db/client.ts';
+import { ReceiptStore } from '../src/db/receipt-store.ts';
 import { createReceipt } from '../src/domain/receipts.ts';
 import { createSubscription } from '../src/gateway/subscriptions.ts';
 import { freshPostgresDatabase, randomWallet } from './helpers/app.ts';
@@ -123,9 +124,10 @@ describe('graceful shutdown', { timeout: 120_000 }, () => {
       const db = fresh ? await openDatabase({ databaseUrl: fresh.url, poolSize: 4 }) : await openDatabase({ dataDir });
       try {
         key = (await createSubscription(db.db, { wallet, rateLimitPerMinute: 1_000_000 })).primaryKey;
+        const store = new ReceiptStore(db.db);
         for (let i = 0; i < RECEIPTS; i++) {
           const lineItems = Array.from({ length: LINES }, (_, j) => ({ label: `Line ${j} of receipt ${i}, with a long description`, priceUsd: 1.25, qty: 2 }));
-          await createReceipt(db.db, 'http://pay.test', { wallet, id: `big-${i}`, lineItems, totalUsd: LINES * 2.5 });
+          await createReceipt(store, 'http://pay.test', { wallet, id: `big-${i}`, lineItems, totalUsd: LINES * 2.5 });
         }
       } finally {
         await db.close();

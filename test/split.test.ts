@@ -1,10 +1,5 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { drizzle } from 'drizzle-orm/node-postgres';
-import pg from 'pg';
-import { buildApp } from '../src/app.ts';
-import type { Db } from '../src/db/client.ts';
-import * as schema from '../src/db/schema.ts';
 import { splitConfigs } from '../src/db/schema.ts';
 import {
   listSplitTransactions,
@@ -12,7 +7,8 @@ import {
   unitsToTokens,
   type NewSplitTransaction,
 } from '../src/domain/split-transactions.ts';
-import { holdToContract, randomWallet, startTestApp, type TestApp } from './helpers/app.ts';
+import type { Db } from '../src/db/client.ts';
+import { appWithDatabaseAway, randomWallet, startTestApp, type TestApp } from './helpers/app.ts';
 
 let t: TestApp;
 let db: Db;
@@ -211,20 +207,14 @@ describe('split routes: credentials and outage', () => {
   });
 
   test('with the database unreachable, transactions answer 503 rather than an empty list', async () => {
-    // A real PostgreSQL client pointed at a closed port: every query fails to connect.
-    const pool = new pg.Pool({ connectionString: 'postgres://nobody@127.0.0.1:1/none', connectionTimeoutMillis: 1000 });
-    const unreachable = drizzle(pool, { schema }) as unknown as Db;
-    const app = await buildApp({ ...t.deps, database: { ...t.deps.database, db: unreachable } });
-    await app.ready();
-    holdToContract(app);
+    const { app, close } = await appWithDatabaseAway(t);
     try {
       const key = await t.key(randomWallet());
       const res = await app.inject({ method: 'GET', url: '/api/split/transactions', headers: { 'ocp-apim-subscription-key': key } });
       assert.equal(res.statusCode, 503);
       assert.equal(res.json().error, 'database_unavailable');
     } finally {
-      await app.close();
-      await pool.end();
+      await close();
     }
   });
 });

@@ -1,15 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
-import { drizzle } from 'drizzle-orm/node-postgres';
-import pg from 'pg';
-import { buildApp } from '../src/app.ts';
-import type { Db } from '../src/db/client.ts';
-import * as schema from '../src/db/schema.ts';
 import { users } from '../src/db/schema.ts';
 import { InvalidInput } from '../src/domain/errors.ts';
 import { SEARCH_SNAPSHOT_MAX_AGE_MS, UserDirectory } from '../src/db/user-directory.ts';
 import { listLiveUsers, searchUsers, searchWindow } from '../src/domain/users.ts';
-import { holdToContract, randomWallet, startTestApp, type TestApp } from './helpers/app.ts';
+import type { Db } from '../src/db/client.ts';
+import { appWithDatabaseAway, randomWallet, startTestApp, type TestApp } from './helpers/app.ts';
 
 let t: TestApp;
 let db: Db;
@@ -354,12 +350,7 @@ describe('users routes: credentials and degraded mode', () => {
   });
 
   test('with the database unreachable both routes answer 200 degraded', async () => {
-    // A real PostgreSQL client pointed at a closed port: every query fails to connect.
-    const pool = new pg.Pool({ connectionString: 'postgres://nobody@127.0.0.1:1/none', connectionTimeoutMillis: 1000 });
-    const unreachable = drizzle(pool, { schema }) as unknown as Db;
-    const app = await buildApp({ ...t.deps, database: { ...t.deps.database, db: unreachable }, users: new UserDirectory(unreachable) });
-    await app.ready();
-    holdToContract(app);
+    const { app, close } = await appWithDatabaseAway(t, (unreachable) => ({ users: new UserDirectory(unreachable) }));
     try {
       const headers = { 'ocp-apim-subscription-key': key };
       const s = await app.inject({ method: 'GET', url: '/api/users/search?q=x', headers });
@@ -369,8 +360,7 @@ describe('users routes: credentials and degraded mode', () => {
       assert.equal(l.statusCode, 200);
       assert.deepEqual(l.json(), { live: [], degraded: true, reason: 'database_unavailable' });
     } finally {
-      await app.close();
-      await pool.end();
+      await close();
     }
   });
 });

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { pino } from 'pino';
 import { WebhookDispatcher } from '../src/webhooks/dispatcher.ts';
@@ -9,28 +8,7 @@ import { dueDeliveries, MAX_ATTEMPTS, RETRY_DELAYS_MS } from '../src/webhooks/ou
 import { verifyWebhook } from '../src/webhooks/sign.ts';
 import { randomWallet, startTestApp, type TestApp } from './helpers/app.ts';
 import { admin, signIn, type Session } from './helpers/session.ts';
-
-interface Received {
-  headers: IncomingHttpHeaders;
-  body: string;
-}
-
-/** A real HTTP receiver on loopback that answers with the next status from a script. */
-async function receiver(statuses: number[]): Promise<{ url: string; got: Received[]; server: Server }> {
-  const got: Received[] = [];
-  const server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c: Buffer) => (body += c.toString()));
-    req.on('end', () => {
-      got.push({ headers: req.headers, body });
-      res.statusCode = statuses.shift() ?? 200;
-      res.end('ok');
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as { port: number };
-  return { url: `http://127.0.0.1:${port}/hooks`, got, server };
-}
+import { webhookReceiver } from './helpers/webhook-receiver.ts';
 
 let t: TestApp;
 const silent = pino({ level: 'silent' });
@@ -50,7 +28,7 @@ async function fullyRefunded(s: Session, id: string) {
 
 describe('webhook delivery', () => {
   test('a full refund is delivered once, signed per Standard Webhooks', async () => {
-    const rx = await receiver([]);
+    const rx = await webhookReceiver([]);
     const s = await signIn(t);
     const reg = await admin(t, s, 'POST', '/api/admin/webhooks', { url: rx.url, events: ['receipt.refunded'] });
     assert.equal(reg.status, 201, JSON.stringify(reg.body));
@@ -81,7 +59,7 @@ describe('webhook delivery', () => {
   });
 
   test('a failing endpoint is retried with backoff, every attempt logged; redelivery works', async () => {
-    const rx = await receiver([500, 503]);
+    const rx = await webhookReceiver([500, 503]);
     const s = await signIn(t);
     await admin(t, s, 'POST', '/api/admin/webhooks', { url: rx.url, events: ['receipt.refunded'] });
     await fullyRefunded(s, 'wh-2');
@@ -114,7 +92,7 @@ describe('webhook delivery', () => {
   });
 
   test('only the lease holder dispatches', async () => {
-    const rx = await receiver([]);
+    const rx = await webhookReceiver([]);
     const s = await signIn(t);
     await admin(t, s, 'POST', '/api/admin/webhooks', { url: rx.url, events: ['receipt.refunded'] });
     const a = new WebhookDispatcher({ db: t.deps.database.db, logger: silent, allowPrivate: true, leaseTtlMs: 60_000 });
@@ -133,7 +111,7 @@ describe('webhook delivery', () => {
   });
 
   test('at delivery time a private target is refused unless allowed', async () => {
-    const rx = await receiver([]);
+    const rx = await webhookReceiver([]);
     const s = await signIn(t);
     await admin(t, s, 'POST', '/api/admin/webhooks', { url: rx.url, events: ['receipt.refunded'] });
     // A name that resolves to loopback is caught by the connect-time lookup, not just literals.
@@ -180,8 +158,8 @@ describe('Send test event: POST /api/admin/webhooks/:id/test', () => {
   });
 
   test('one signed webhook.test reaches that endpoint only, whatever it subscribes to', async () => {
-    const rx = await receiver([]);
-    const bystander = await receiver([]);
+    const rx = await webhookReceiver([]);
+    const bystander = await webhookReceiver([]);
     const s = await signIn(t);
     const reg = await admin(t, s, 'POST', '/api/admin/webhooks', { url: rx.url, events: ['receipt.refunded'] });
     await admin(t, s, 'POST', '/api/admin/webhooks', { url: bystander.url });
@@ -216,7 +194,7 @@ describe('Send test event: POST /api/admin/webhooks/:id/test', () => {
   });
 
   test('tried once: a refusing endpoint fails it at once, with the reason in words; one test at a time', async () => {
-    const closed = await receiver([]);
+    const closed = await webhookReceiver([]);
     const deadUrl = closed.url;
     await new Promise((r) => closed.server.close(r));
     const s = await signIn(t);
@@ -258,7 +236,7 @@ describe('Send test event: POST /api/admin/webhooks/:id/test', () => {
 
 describe('deliveries name their receipt', () => {
   test('receiptId comes from the event payload', async () => {
-    const rx = await receiver([]);
+    const rx = await webhookReceiver([]);
     const s = await signIn(t);
     await admin(t, s, 'POST', '/api/admin/webhooks', { url: rx.url, events: ['receipt.refunded'] });
     await fullyRefunded(s, 'wh-receipt-7');
@@ -313,7 +291,7 @@ describe('loopback targets on the dev chain', () => {
   });
 
   test('http://localhost and 127.0.0.1 are accepted and delivered to; private ranges are still refused', async () => {
-    const rx = await receiver([]);
+    const rx = await webhookReceiver([]);
     const s = await signIn(dev);
     const list = await admin(dev, s, 'GET', '/api/admin/webhooks');
     assert.deepEqual(list.body.targets, { loopback: true, private: false });

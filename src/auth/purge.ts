@@ -1,13 +1,13 @@
 /**
  * The purge: on a timer started with the background workers, deletes sign-in challenges and
  * sessions that can never be used again, the daily split-deployment counters of past days, and
- * write ids and Idempotency-Key answers past their retention (src/domain/writes.ts).
+ * write ids and Idempotency-Key answers past their retention (src/db/write-claims.ts).
  * Every instance may run it; deleting what another instance already deleted changes nothing.
  */
 import type { Logger } from 'pino';
 import type { Db } from '../db/client.ts';
 import { purgeDeployCounters } from '../domain/split-setup.ts';
-import { purgeWrites } from '../domain/writes.ts';
+import type { WriteClaims } from '../db/write-claims.ts';
 import type { AuthService } from './sessions.ts';
 
 export const PURGE_INTERVAL_MS = 10 * 60_000;
@@ -15,6 +15,8 @@ export const PURGE_INTERVAL_MS = 10 * 60_000;
 export interface PurgeOptions {
   db: Db;
   auth: AuthService;
+  /** The app's write-id claims, whose old ones go. */
+  claims: WriteClaims;
   logger: Logger;
   intervalMs?: number;
   now?: () => number;
@@ -44,7 +46,7 @@ export class Purger {
     const now = this.o.now?.() ?? Date.now();
     const { nonces, sessions } = await this.o.auth.purgeExpired(now);
     const counters = await purgeDeployCounters(this.o.db, now);
-    const writes = await purgeWrites(this.o.db, now);
+    const writes = await this.o.claims.purge(this.o.db, now);
     const purged = { nonces, sessions, counters, ...writes };
     if (Object.values(purged).some((n) => n > 0)) this.o.logger.debug(purged, 'purged expired rows');
     return purged;

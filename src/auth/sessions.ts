@@ -13,7 +13,7 @@ import { Forbidden, InvalidInput, Unauthorized } from '../domain/errors.ts';
 import { isAddress, normalizeWallet } from '../domain/wallet.ts';
 import { loginTypedData, loginTypedDataForWallet } from './typed-data.ts';
 import type { SignatureVerifier } from './signature.ts';
-import type { Role } from '../contract/roles.ts';
+import type { GrantedRole, Role } from '../contract/roles.ts';
 
 export const SESSION_COOKIE = 'cb_auth_token';
 export const NONCE_TTL_MS = 5 * 60_000;
@@ -193,22 +193,33 @@ export class AuthService {
     return roles;
   }
 
-  async grantAdmin(by: SessionInfo, wallet: unknown, now = Date.now()): Promise<void> {
+  async grantRole(by: SessionInfo, wallet: unknown, role: GrantedRole, now = Date.now()): Promise<void> {
     if (!by.roles.includes('superadmin')) throw new Forbidden('Only a superadmin grants roles');
     if (!isAddress(wallet)) throw new InvalidInput('wallet must be a 0x-prefixed 40-hex address', 'invalid_wallet');
-    await this.o.db
-      .insert(userRoles)
-      .values({ wallet: normalizeWallet(wallet), role: 'admin', grantedBy: by.wallet, grantedAt: now })
-      .onConflictDoNothing();
+    await this.o.db.insert(userRoles).values({ wallet: normalizeWallet(wallet), role, grantedBy: by.wallet, grantedAt: now }).onConflictDoNothing();
   }
 
-  async revokeAdmin(by: SessionInfo, wallet: unknown): Promise<void> {
+  async revokeRole(by: SessionInfo, wallet: unknown, role: GrantedRole): Promise<void> {
     if (!by.roles.includes('superadmin')) throw new Forbidden('Only a superadmin withdraws roles');
     if (!isAddress(wallet)) throw new InvalidInput('wallet must be a 0x-prefixed 40-hex address', 'invalid_wallet');
-    await this.o.db.delete(userRoles).where(and(eq(userRoles.wallet, normalizeWallet(wallet)), eq(userRoles.role, 'admin')));
+    await this.o.db.delete(userRoles).where(and(eq(userRoles.wallet, normalizeWallet(wallet)), eq(userRoles.role, role)));
   }
 
-  async listAdmins() {
+  /**
+   * Whether the platform pays for this wallet's split deployment: a superadmin or an admin (platform
+   * roles), or a wallet a superadmin granted `merchant`. Never something a wallet gives itself.
+   */
+  async approvedForDeploys(wallet: string): Promise<boolean> {
+    const roles = await this.rolesOf(wallet);
+    if (roles.includes('admin')) return true;
+    const [grant] = await this.o.db
+      .select({ role: userRoles.role })
+      .from(userRoles)
+      .where(and(eq(userRoles.wallet, wallet), eq(userRoles.role, 'merchant')));
+    return grant !== undefined;
+  }
+
+  async listGrants() {
     return this.o.db.select().from(userRoles);
   }
 }

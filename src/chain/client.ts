@@ -41,6 +41,8 @@ import { base, baseSepolia } from 'viem/op-stack';
 import type { Logger } from 'pino';
 import type { ChainName, Config } from '../config.ts';
 import { DEV_ACCOUNT_COUNT, DEV_DEPLOYER_INDEX, devAccount } from './dev-accounts.ts';
+import type { Db } from '../db/client.ts';
+import { Deployer } from './deployer.ts';
 import { devPublicClient } from './dev-public-client.ts';
 import { DEV_CHAIN_ID, startDevChain, type DevChain } from './dev-chain.ts';
 import { DevChainAttachError } from './errors.ts';
@@ -93,6 +95,12 @@ export interface ChainDeps {
 export interface StartChainParams {
   config: Config;
   logger: Logger;
+  /**
+   * The database whose nonce keeper (chain_nonces) the deployer's start-up transactions use on a
+   * node the service does not own (CHAIN=base, a joined dev chain). The embedded dev chain is this
+   * process's own node: its start-up deployments take the node's count.
+   */
+  db?: Db;
 }
 
 const VIEM_CHAINS: Record<Exclude<ChainName, 'dev'>, Chain> = { base, 'base-sepolia': baseSepolia };
@@ -119,7 +127,7 @@ async function connectPublicChain(p: StartChainParams, name: Exclude<ChainName, 
       ? undefined
       : (createWalletClient({ chain, transport, account: privateKeyToAccount(config.splitDeployerKey) }) as ChainWalletClient);
   const usdc: TokenInfo = { address: getAddress(config.usdcAddress ?? USDC_ADDRESSES[name]), decimals: 6, symbol: 'USDC' };
-  const paymentFactory = await resolvePaymentFactory({ config, logger: p.logger, publicClient, walletClient });
+  const paymentFactory = await resolvePaymentFactory({ config, logger: p.logger, publicClient, walletClient, db: p.db });
   const paymentFactoryV1 = await resolvePaymentFactoryV1({ config, publicClient });
   p.logger.info(
     {
@@ -239,7 +247,7 @@ async function joinDevChain(p: StartChainParams, rpcUrl: string): Promise<ChainD
   const account = config.splitDeployerKey === undefined ? devAccount(DEV_DEPLOYER_INDEX) : privateKeyToAccount(config.splitDeployerKey);
   const walletClient = createWalletClient({ chain, transport, account, pollingInterval: 50 }) as ChainWalletClient;
   if (config.splitDeployerKey !== undefined) await fundWithTestEth(chain, transport, publicClient, account.address);
-  const paymentFactory = await resolvePaymentFactory({ config, logger, publicClient, walletClient });
+  const paymentFactory = await resolvePaymentFactory({ config, logger, publicClient, walletClient, db: p.db });
   const paymentFactoryV1 = await resolvePaymentFactoryV1({ config, publicClient });
   logger.info(
     { rpcUrl, usdc: usdc.address, deployer: account.address, paymentFactory: paymentFactory ?? null, paymentFactoryV1: paymentFactoryV1 ?? null },
@@ -270,11 +278,15 @@ async function resolvePaymentFactory(p: {
   logger: Logger;
   publicClient: ChainPublicClient;
   walletClient: ChainWalletClient | undefined;
+  db: Db | undefined;
 }): Promise<Address | undefined> {
   if (p.config.paymentFactoryAddress !== undefined) {
     return assertPaymentFactory({ publicClient: p.publicClient, address: getAddress(p.config.paymentFactoryAddress), version: 2, setting: 'PAYMENT_FACTORY_ADDRESS' });
   }
-  if (p.walletClient !== undefined) return ensurePaymentFactory({ walletClient: p.walletClient, publicClient: p.publicClient, logger: p.logger, version: 2 });
+  if (p.walletClient !== undefined) {
+    const deployer = new Deployer(p.walletClient, p.publicClient, { db: p.db, maxFeeWei: p.config.maxFeeWei, logger: p.logger });
+    return ensurePaymentFactory({ walletClient: p.walletClient, publicClient: p.publicClient, logger: p.logger, version: 2, deployer });
+  }
   p.logger.warn('chain: no PAYMENT_FACTORY_ADDRESS and no SPLIT_DEPLOYER_KEY, so payments cannot be swept into splits (they wait at their payment addresses)');
   return undefined;
 }

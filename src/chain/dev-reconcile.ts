@@ -12,6 +12,7 @@ import { getAddress } from 'viem';
 import type { Db } from '../db/client.ts';
 import { splitConfigs } from '../db/schema.ts';
 import type { ChainDeps } from './client.ts';
+import { Deployer } from './deployer.ts';
 import { deploySplit } from './split-contract.ts';
 import { forgetUnpaidPayAddresses } from '../payments/pay-address.ts';
 
@@ -21,7 +22,7 @@ export interface RedeployedSplit {
   address: string;
 }
 
-export async function redeployMissingDevSplits(p: { db: Db; chain: ChainDeps; logger: Logger }): Promise<RedeployedSplit[]> {
+export async function redeployMissingDevSplits(p: { db: Db; chain: ChainDeps; logger: Logger; deployer?: Deployer }): Promise<RedeployedSplit[]> {
   const { chain, logger } = p;
   const walletClient = chain.walletClient;
   if (chain.dev === undefined || walletClient === undefined) return [];
@@ -34,7 +35,7 @@ export async function redeployMissingDevSplits(p: { db: Db; chain: ChainDeps; lo
     if (row.address === null) continue;
     const code = await chain.publicClient.getCode({ address: getAddress(row.address) });
     if (code !== undefined && code !== '0x') continue;
-    const deployed = await deploySplit({ walletClient, publicClient: chain.publicClient, recipients: row.recipients });
+    const deployed = await deploySplit({ walletClient, publicClient: chain.publicClient, recipients: row.recipients, deployer: p.deployer ?? new Deployer(walletClient, chain.publicClient, { db: p.db, logger }) });
     const address = deployed.address.toLowerCase();
     await p.db.transaction(async (tx) => {
       await tx.update(splitConfigs).set({ address }).where(eq(splitConfigs.wallet, row.wallet));
@@ -48,7 +49,7 @@ export async function redeployMissingDevSplits(p: { db: Db; chain: ChainDeps; lo
 }
 
 /** Runs the check now and after every anvil restart; a failure is logged, never fatal. */
-export async function keepDevSplitsConsistent(p: { db: Db; chain: ChainDeps; logger: Logger }): Promise<void> {
+export async function keepDevSplitsConsistent(p: { db: Db; chain: ChainDeps; logger: Logger; deployer?: Deployer }): Promise<void> {
   const run = async () => {
     await redeployMissingDevSplits(p).catch((err: unknown) =>
       p.logger.warn({ err }, 'dev chain: could not check stored split contracts against the chain'),

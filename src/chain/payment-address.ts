@@ -15,6 +15,7 @@
  * (src/payments/pay-address.ts sweepCall).
  */
 import {
+  encodeFunctionData,
   getAddress,
   getContractAddress,
   keccak256,
@@ -29,7 +30,7 @@ import factoryV2Artifact from './artifacts/PaymentForwarderFactoryV2.json' with 
 import type { ChainPublicClient, ChainWalletClient } from './client.ts';
 import { ChainError, isContractRefusal } from './errors.ts';
 import { paymentForwarderFactoryV2Abi } from './payment-forwarder-v2-abi.ts';
-import { sendSerially } from './wallet-queue.ts';
+import { Deployer } from './deployer.ts';
 
 export { paymentForwarderFactoryV2Abi, paymentForwarderV2Abi } from './payment-forwarder-v2-abi.ts';
 
@@ -237,6 +238,8 @@ export async function ensurePaymentFactory(p: {
   publicClient: ChainPublicClient;
   logger: Logger;
   version: FactoryVersion;
+  /** Sends with the service's nonce keeper when given. */
+  deployer?: Deployer;
 }): Promise<Address> {
   const address = factoryAddress(p.version);
   const { salt, bytecode } = FACTORY_CODE[p.version];
@@ -259,11 +262,10 @@ export async function ensurePaymentFactory(p: {
   let transactionHash: Hex | undefined;
   let failure: unknown;
   try {
-    await sendSerially(p.walletClient, async () => {
-      transactionHash = await p.walletClient.sendTransaction({ to: CREATE2_DEPLOYER, data: concat([salt, bytecode]) });
-      const receipt = await p.publicClient.waitForTransactionReceipt({ hash: transactionHash });
-      if (receipt.status !== 'success') throw new Error(`deployment ${receipt.status}`);
-    });
+    const deployer = p.deployer ?? new Deployer(p.walletClient, p.publicClient, { logger: p.logger });
+    const receipt = await deployer.sendAndWait({ to: CREATE2_DEPLOYER, data: concat([salt, bytecode]) });
+    transactionHash = receipt.transactionHash;
+    if (receipt.status !== 'success') throw new Error(`deployment ${receipt.status}`);
   } catch (err) {
     failure = err;
   }
@@ -334,21 +336,19 @@ export async function sweepPayment(p: {
   split: Address;
   salt: Hex;
   token: Address;
+  deployer?: Deployer;
 }): Promise<{ hash: Hex; blockNumber: bigint; gasUsed: bigint }> {
   let hash: Hex | undefined;
   try {
-    return await sendSerially(p.walletClient, async () => {
-      // writeContract estimates gas first, so a sweep that would revert is refused before it is sent.
-      hash = await p.walletClient.writeContract({
-        address: p.factory,
-        abi: paymentForwarderFactoryAbi,
-        functionName: 'sweep',
-        args: [p.split, p.salt, p.token],
-      });
-      const receipt = await p.publicClient.waitForTransactionReceipt({ hash });
-      if (receipt.status !== 'success') throw new Error(`sweep ${receipt.status}`);
-      return { hash, blockNumber: receipt.blockNumber, gasUsed: receipt.gasUsed };
+    // The deployer estimates gas first, so a sweep that would revert is refused before it is sent.
+    const deployer = p.deployer ?? new Deployer(p.walletClient, p.publicClient);
+    const receipt = await deployer.sendAndWait({
+      to: p.factory,
+      data: encodeFunctionData({ abi: paymentForwarderFactoryAbi, functionName: 'sweep', args: [p.split, p.salt, p.token] }),
     });
+    hash = receipt.transactionHash;
+    if (receipt.status !== 'success') throw new Error(`sweep ${receipt.status}`);
+    return { hash, blockNumber: receipt.blockNumber, gasUsed: receipt.gasUsed };
   } catch (err) {
     throw new PaymentSweepError(p.factory, p.split, p.salt, p.token, hash, { cause: err });
   }

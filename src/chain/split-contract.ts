@@ -5,6 +5,8 @@
  * ERC-20 variant `release(token, account)`.
  */
 import {
+  encodeDeployData,
+  encodeFunctionData,
   getAddress,
   isAddressEqual,
   parseEventLogs,
@@ -19,7 +21,7 @@ import {
 } from 'viem';
 import splitterArtifact from '@openzeppelin/contracts/build/contracts/PaymentSplitter.json' with { type: 'json' };
 import { isContractRefusal, SplitDeployError, SplitReadError, SplitReleaseError } from './errors.ts';
-import { sendSerially } from './wallet-queue.ts';
+import { Deployer } from './deployer.ts';
 
 /** The parts of PaymentSplitter's ABI the service calls, typed (the artifact's ABI is untyped JSON). */
 export const paymentSplitterAbi = [
@@ -112,17 +114,16 @@ export interface DeployedSplit {
   blockNumber: bigint;
 }
 
-export async function deploySplit(p: { walletClient: Wallet; publicClient: Public; recipients: readonly SplitShareInput[] }): Promise<DeployedSplit> {
+export async function deploySplit(p: { walletClient: Wallet; publicClient: Public; recipients: readonly SplitShareInput[]; deployer?: Deployer }): Promise<DeployedSplit> {
   const payees = p.recipients.map((r) => getAddress(r.address));
   const shares = p.recipients.map((r) => BigInt(r.sharesBps));
+  const deployer = p.deployer ?? new Deployer(p.walletClient, p.publicClient);
   let transactionHash: Hex | undefined;
   try {
-    return await sendSerially(p.walletClient, async () => {
-      transactionHash = await p.walletClient.deployContract({ ...paymentSplitterArtifact, args: [payees, shares] });
-      const receipt = await p.publicClient.waitForTransactionReceipt({ hash: transactionHash });
-      if (receipt.status !== 'success' || receipt.contractAddress == null) throw new Error(`deployment ${receipt.status}`);
-      return { address: getAddress(receipt.contractAddress), transactionHash, blockNumber: receipt.blockNumber };
-    });
+    const receipt = await deployer.sendAndWait({ data: encodeDeployData({ ...paymentSplitterArtifact, args: [payees, shares] }) });
+    transactionHash = receipt.transactionHash;
+    if (receipt.status !== 'success' || receipt.contractAddress == null) throw new Error(`deployment ${receipt.status}`);
+    return { address: getAddress(receipt.contractAddress), transactionHash, blockNumber: receipt.blockNumber };
   } catch (err) {
     throw new SplitDeployError(p.walletClient.account.address, payees, transactionHash, { cause: err });
   }
@@ -262,28 +263,22 @@ export interface Released {
  * Pays `account` its due share of `token` from the split (anyone may send this; the money goes
  * to the account). Simulated first, so a release with nothing due fails without spending gas.
  */
-export async function release(p: { walletClient: Wallet; publicClient: Public; split: string; token: string; account: string }): Promise<Released> {
+export async function release(p: { walletClient: Wallet; publicClient: Public; split: string; token: string; account: string; deployer?: Deployer }): Promise<Released> {
   const split = getAddress(p.split);
   const token = getAddress(p.token);
   const account = getAddress(p.account);
+  const deployer = p.deployer ?? new Deployer(p.walletClient, p.publicClient);
   let transactionHash: Hex | undefined;
   try {
-    return await sendSerially(p.walletClient, async () => {
-      const { request } = await p.publicClient.simulateContract({
-        account: p.walletClient.account,
-        address: split,
-        abi: paymentSplitterAbi,
-        functionName: 'release',
-        args: [token, account],
-      });
-      transactionHash = await p.walletClient.writeContract(request);
-      const receipt = await p.publicClient.waitForTransactionReceipt({ hash: transactionHash });
-      if (receipt.status !== 'success') throw new Error(`release ${receipt.status}`);
-      const [event] = parseEventLogs({ abi: paymentSplitterAbi, eventName: 'ERC20PaymentReleased', logs: receipt.logs }).filter(
-        (log) => isAddressEqual(log.address, split) && isAddressEqual(log.args.token, token),
-      );
-      return { transactionHash, blockNumber: receipt.blockNumber, amount: event?.args.amount ?? 0n };
-    });
+    await p.publicClient.simulateContract({ account: p.walletClient.account, address: split, abi: paymentSplitterAbi, functionName: 'release', args: [token, account] });
+    const data = encodeFunctionData({ abi: paymentSplitterAbi, functionName: 'release', args: [token, account] });
+    const receipt = await deployer.sendAndWait({ to: split, data });
+    transactionHash = receipt.transactionHash;
+    if (receipt.status !== 'success') throw new Error(`release ${receipt.status}`);
+    const [event] = parseEventLogs({ abi: paymentSplitterAbi, eventName: 'ERC20PaymentReleased', logs: receipt.logs }).filter(
+      (log) => isAddressEqual(log.address, split) && isAddressEqual(log.args.token, token),
+    );
+    return { transactionHash, blockNumber: receipt.blockNumber, amount: event?.args.amount ?? 0n };
   } catch (err) {
     throw new SplitReleaseError(split, token, account, transactionHash, { cause: err });
   }

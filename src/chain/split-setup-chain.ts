@@ -6,6 +6,7 @@
 import { AppError } from '../domain/errors.ts';
 import type { SplitChain } from '../domain/split-setup.ts';
 import type { ChainDeps } from './client.ts';
+import type { Deployer } from './deployer.ts';
 import { deploySplit, verifySplitMatches } from './split-contract.ts';
 
 /** The chain could not be asked or did not take the transaction: the admin may retry. */
@@ -40,7 +41,8 @@ function isInsufficientFunds(err: unknown): boolean {
   return false;
 }
 
-export function splitChainOf(chain: ChainDeps | undefined, deploysPerDay?: number): SplitChain | undefined {
+/** `deployer` sends the deployment with the service's nonce keeper (deps.deployer). */
+export function splitChainOf(chain: ChainDeps | undefined, deploysPerDay?: number, deployer?: Deployer): SplitChain | undefined {
   if (chain === undefined) return undefined;
   const { publicClient, walletClient } = chain;
   return {
@@ -55,7 +57,7 @@ export function splitChainOf(chain: ChainDeps | undefined, deploysPerDay?: numbe
       walletClient === undefined
         ? undefined
         : async (recipients) => {
-            const deployed = await deploySplit({ walletClient, publicClient, recipients }).catch((err: unknown) => {
+            const deployed = await deploySplit({ walletClient, publicClient, recipients, deployer }).catch((err: unknown) => {
               if (isInsufficientFunds(err)) throw new DeployerUnfunded(walletClient.account.address, err);
               throw new ChainUnavailable('deploying the split contract', err);
             });

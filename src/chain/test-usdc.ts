@@ -2,10 +2,10 @@
  * The dev chain's test USDC: a 6-decimal ERC-20 ("USD Coin (test)", USDC) compiled from
  * src/chain/contracts/TestUSDC.sol by scripts/build-contracts.ts. Anyone may mint it.
  */
-import { erc20Abi, getAddress, type Abi, type Account, type Address, type Chain, type Hex, type PublicClient, type Transport, type WalletClient } from 'viem';
+import { encodeDeployData, erc20Abi, getAddress, type Abi, type Account, type Address, type Chain, type Hex, type PublicClient, type Transport, type WalletClient } from 'viem';
 import artifact from './artifacts/TestUSDC.json' with { type: 'json' };
 import { TestUsdcError } from './errors.ts';
-import { sendSerially } from './wallet-queue.ts';
+import { Deployer } from './deployer.ts';
 
 export const testUsdcAbi = [
   ...erc20Abi,
@@ -33,6 +33,8 @@ export interface DeployTestUsdcParams {
   holders: readonly Address[];
   /** Base units each holder receives (6 decimals). */
   amountEach: bigint;
+  /** Sends with the service's nonce keeper when given. */
+  deployer?: Deployer;
 }
 
 export interface DeployedTestUsdc {
@@ -42,18 +44,13 @@ export interface DeployedTestUsdc {
 }
 
 export async function deployTestUsdc(p: DeployTestUsdcParams): Promise<DeployedTestUsdc> {
+  const deployer = p.deployer ?? new Deployer(p.walletClient, p.publicClient);
   let transactionHash: Hex | undefined;
   try {
-    return await sendSerially(p.walletClient, async () => {
-      transactionHash = await p.walletClient.deployContract({
-        abi: artifact.abi as Abi,
-        bytecode: artifact.bytecode as Hex,
-        args: [p.holders, p.amountEach],
-      });
-      const receipt = await p.publicClient.waitForTransactionReceipt({ hash: transactionHash });
-      if (receipt.status !== 'success' || receipt.contractAddress == null) throw new Error(`deployment ${receipt.status}`);
-      return { address: getAddress(receipt.contractAddress), transactionHash, blockNumber: receipt.blockNumber };
-    });
+    const receipt = await deployer.sendAndWait({ data: encodeDeployData({ abi: artifact.abi as Abi, bytecode: artifact.bytecode as Hex, args: [p.holders, p.amountEach] }) });
+    transactionHash = receipt.transactionHash;
+    if (receipt.status !== 'success' || receipt.contractAddress == null) throw new Error(`deployment ${receipt.status}`);
+    return { address: getAddress(receipt.contractAddress), transactionHash, blockNumber: receipt.blockNumber };
   } catch (err) {
     throw new TestUsdcError('deploy', transactionHash, { cause: err });
   }

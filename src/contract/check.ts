@@ -7,10 +7,10 @@
 import { TypeRegistry, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { ErrorBody } from './common.ts';
-import { LineItem, Receipt } from './receipts.ts';
+import { LineItem, Metadata, Receipt } from './receipts.ts';
 
 /** The shared schemas a Type.Ref names. */
-const REFERENCES: TSchema[] = [ErrorBody, LineItem, Receipt];
+export const REFERENCES: TSchema[] = [ErrorBody, LineItem, Metadata, Receipt];
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 

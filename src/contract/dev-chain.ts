@@ -28,7 +28,8 @@ export const RpcRequest = Type.Unknown({
 export const RpcAnswers = {
   200: Type.Unknown({ description: 'The JSON-RPC response or batch of responses', examples: [{ jsonrpc: '2.0', id: 1, result: '0x2a' }] }),
   400: Type.Unknown({
-    description: 'A JSON-RPC error: the request is not JSON-RPC 2.0',
+    description:
+      'A JSON-RPC error: the request is not JSON-RPC 2.0; or {error, message} when the HTTP request is refused before it is read (malformed JSON, an unknown query parameter)',
     examples: [{ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid JSON-RPC 2.0 request' } }],
   }),
   503: Type.Unknown({

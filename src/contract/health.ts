@@ -37,6 +37,22 @@ export const Health = Type.Object(
           sweepsAtFeeCap: Type.Integer({ description: 'Sweeps that wait because the fee they need is above MAX_FEE_GWEI' }),
           deployerBalanceWei: Type.Union([Type.String(), Type.Null()], { description: "The sweep deployer's ETH balance in wei when last read; null without a key" }),
           deployerLow: Type.Boolean({ description: 'The deployer cannot pay the sweeps owed now plus 20 more: fund it' }),
+          relays: Type.Union(
+            [
+              Type.Object({
+                relays: Type.Integer({ description: 'Relayed gasless payments mined (reverted ones included)' }),
+                reverted: Type.Integer({ description: 'Of those, how many reverted (their gas was spent all the same)' }),
+                gasUsed: Type.String({ description: 'Gas units they used in total', examples: ['118000'] }),
+                weiSpent: Type.String({ description: 'What they cost the deployer in wei (gas used times effective gas price)', examples: ['118000000000000'] }),
+              }),
+              Type.Null(),
+            ],
+            {
+              description:
+                'The gas the service spent relaying gasless payments (POST /api/pay/{id}/authorization), all instances, counted when ' +
+                'each relay is mined; null while the database is unreachable',
+            },
+          ),
         },
         { description: 'Present when the instance has a chain' },
       ),

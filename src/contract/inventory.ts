@@ -4,6 +4,8 @@ import { Degraded, Usd } from './common.ts';
 
 /** The largest stock an item holds (src/domain/inventory.ts); -1 means unlimited. */
 export const MAX_STOCK = 1_000_000_000;
+/** The stock of an item never counted down: its stockQty is -1. */
+export const UNLIMITED = -1;
 
 export const InventoryItem = Type.Object({
   id: Type.String({ description: 'Stable identifier, assigned at creation; orders may name it instead of sku', examples: ['inv_7Hq2xK9mPw'] }),

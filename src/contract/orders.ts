@@ -1,7 +1,7 @@
 /** Orders priced from the inventory: POST /api/orders. */
 import { Type, type Static } from '@sinclair/typebox';
 import { HANDLER_CHECKS } from './common.ts';
-import { LineItemRef, MAX_LINE_ITEMS } from './receipts.ts';
+import { LineItemRef, MAX_LINE_ITEMS, MetadataRef, RETURN_URL_RULE, ReturnUrl, ReturnUrlAnswer } from './receipts.ts';
 
 /** The most of one item an order line takes (src/domain/pricing.ts). */
 export const MAX_ORDER_QTY = 1_000_000;
@@ -32,8 +32,13 @@ export const OrderBody = Type.Object(
       Type.Number({ minimum: 0, maximum: 1, description: 'Fraction: 0.0825 means 8.25%; wins over the jurisdiction rate' }),
     ),
     taxComponents: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 20 })),
+    metadata: Type.Optional(MetadataRef),
+    returnUrl: Type.Optional(ReturnUrl(RETURN_URL_RULE)),
   },
-  { [HANDLER_CHECKS]: { required: ['items'] } },
+  {
+    [HANDLER_CHECKS]: { required: ['items'] },
+    examples: [{ items: [{ sku: 'espresso', qty: 2 }], metadata: { shopOrder: 'SO-20417' } }],
+  },
 );
 /** What a client sends: items are required. */
 export type OrderBody = Omit<Static<typeof OrderBody>, 'items'> & { items: OrderItem[] };
@@ -50,6 +55,8 @@ export const OrderReceipt = Type.Object({
   jurisdictionCode: Type.Union([Type.String(), Type.Null()]),
   taxRate: Type.Number({ description: 'Fraction: 0.0825 means 8.25%' }),
   taxComponents: Type.Array(Type.String()),
+  metadata: MetadataRef,
+  returnUrl: ReturnUrlAnswer,
 });
 export type OrderReceipt = Static<typeof OrderReceipt>;
 

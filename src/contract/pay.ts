@@ -3,7 +3,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { BaseUnits, stringEnum, TxHash, Usd, Wallet } from './common.ts';
-import { LineItemRef, ReceiptExceptionSchema, receiptStatus, ReceiptStatusSchema, TRACKING_STATUSES } from './receipts.ts';
+import { LineItemRef, ReceiptExceptionSchema, receiptStatus, ReceiptStatusSchema, ReturnUrl, TRACKING_STATUSES } from './receipts.ts';
 
 export const PayParams = Type.Object({ id: Type.String({ maxLength: 64, description: 'The receipt id, as in the payment URL', examples: ['order-1001'] }) });
 export type PayParams = Static<typeof PayParams>;
@@ -12,6 +12,19 @@ export const PayQuery = Type.Object({
   t: Type.Optional(Type.String({ description: 'The token from the payment URL (without it nothing is found)', examples: ['v3K9cQ1xT2bY7nL0pR5sWg'] })),
 });
 export type PayQuery = Static<typeof PayQuery>;
+
+/** What a buyer signs a gasless payment with: the token's EIP-712 domain, as read from the token. */
+export const Gasless = Type.Object(
+  {
+    name: Type.String({ description: "The token's EIP-712 domain name, read from the token (eip712Domain(), else name())", examples: ['USD Coin'] }),
+    version: Type.String({ description: "The token's EIP-712 domain version, read from the token (eip712Domain(), else version())", examples: ['2'] }),
+  },
+  {
+    description:
+      'The EIP-712 domain of the TransferWithAuthorization the buyer signs: {name, version, chainId, verifyingContract: tokenAddress}',
+  },
+);
+export type Gasless = Static<typeof Gasless>;
 
 /** How to pay: the token, the receipt's own address and the amounts, token base units. */
 export const Payment = Type.Object({
@@ -26,6 +39,12 @@ export const Payment = Type.Object({
   amount: BaseUnits('The total, token base units'),
   paid: BaseUnits("What the receipt's transfers of the token brought so far, token base units"),
   due: BaseUnits('What is still missing, token base units'),
+  gasless: Type.Union([Gasless, Type.Null()], {
+    description:
+      'Pay without gas (POST /api/pay/{id}/authorization): present when the token supports EIP-3009 and this service can ' +
+      "relay for this receipt (it holds a key to pay the gas, and the receipt's payment address is the version-2 one); " +
+      'null otherwise, or while the node does not answer',
+  }),
 });
 export type Payment = Static<typeof Payment>;
 
@@ -41,6 +60,11 @@ export const PaymentView = Type.Object(
     expiresAt: Type.Integer({ description: 'Unix ms after which a receipt with nothing received fails (expired)', examples: [1767229200000] }),
     transactionHash: Type.Union([TxHash, Type.Null()]),
     allowedEmbedOrigins: Type.Array(Type.String(), { description: 'Parent origins the page may post status messages to' }),
+    returnUrl: Type.Union([ReturnUrl(''), Type.Null()], {
+      description:
+        "The receipt's returnUrl while its origin is still one the shop allows; null otherwise. The page links back to it " +
+        '("Back to shop") once the receipt is completed, failed or expired',
+    }),
     payment: Type.Union([Payment, Type.Null()], { description: 'How to pay; null when this instance runs without a chain' }),
   },
   { description: 'What the payment page shows' },

@@ -3,7 +3,7 @@
  * receipt as lists and the detail show it, its creation and its tracking statuses.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { answerEnum, BaseUnits, Degraded, Nullable, PositiveUsd, ref, stringEnum, TxHash, Usd, Wallet, WALLET } from './common.ts';
+import { answerEnum, BaseUnits, Degraded, HANDLER_CHECKS, Nullable, PositiveUsd, ref, stringEnum, TxHash, Usd, Wallet, WALLET } from './common.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Statuses (the state machine over them is src/payments/states.ts)
@@ -58,6 +58,10 @@ export const MAX_LINE_ITEMS = 200;
 export const MAX_EXPIRES_IN_MINUTES = 43_200;
 /** Quantities of a receipt's line item (src/domain/receipts.ts parseLineItems). */
 export const MAX_LINE_QTY = 1_000_000;
+/** A receipt's metadata (src/domain/metadata.ts parseMetadata): keys, key length, value length, in characters. */
+export const MAX_METADATA_KEYS = 50;
+export const MAX_METADATA_KEY_LENGTH = 40;
+export const MAX_METADATA_VALUE_LENGTH = 500;
 
 // ---------------------------------------------------------------------------------------------
 // Shared pieces
@@ -73,6 +77,50 @@ export function ReceiptId(description = '') {
     examples: ['order-1001'],
   });
 }
+
+const METADATA_EXAMPLE = { shopOrder: 'SO-20417', customerRef: 'cus_8812' };
+
+/**
+ * The shop's own fields on a receipt, as it sent them: kept and echoed, never read by the service.
+ * The limits are checked by the handler (src/domain/metadata.ts), whose message names the key at
+ * fault; the document shows them.
+ */
+export const Metadata = Type.Object(
+  {},
+  {
+    $id: 'Metadata',
+    title: 'Metadata',
+    additionalProperties: Type.String({ [HANDLER_CHECKS]: { maxLength: MAX_METADATA_VALUE_LENGTH } }),
+    description:
+      `The shop's own fields (an order number, a customer reference): at most ${MAX_METADATA_KEYS} keys of 1-${MAX_METADATA_KEY_LENGTH} ` +
+      `characters, string values of at most ${MAX_METADATA_VALUE_LENGTH}; anything else is 400 invalid_input naming the problem. ` +
+      'Kept as sent and echoed by the receipt detail, the list, the status answer and every webhook event about the receipt; {} when none was sent',
+    examples: [METADATA_EXAMPLE],
+    [HANDLER_CHECKS]: { maxProperties: MAX_METADATA_KEYS, propertyNames: { minLength: 1, maxLength: MAX_METADATA_KEY_LENGTH } },
+  },
+);
+export type Metadata = Record<string, string>;
+export const MetadataRef = ref(Metadata);
+
+/** Where the payment page's "Back to shop" link leads (src/domain/return-url.ts checks it). */
+export function ReturnUrl(description: string) {
+  return Type.String({
+    maxLength: 2048,
+    ...(description === '' ? {} : { description }),
+    examples: ['https://shop.example/orders/SO-20417'],
+  });
+}
+
+export const RETURN_URL_RULE =
+  'An absolute https URL (http on localhost only on the dev chain) whose origin is one of the shop\'s allowedEmbedOrigins ' +
+  '(shop settings); else 400 invalid_input naming the problem. The payment page links back to it ("Back to shop") once ' +
+  'the receipt is paid, failed or expired';
+
+/** A stored returnUrl as answers echo it. */
+export const ReturnUrlAnswer = Type.Union([ReturnUrl(''), Type.Null()], {
+  description: 'Where the payment page links back to the shop once the receipt is paid, failed or expired; null when none was sent',
+  examples: ['https://shop.example/orders/SO-20417'],
+});
 
 export const LineItem = Type.Object(
   {
@@ -141,6 +189,8 @@ export const Receipt = Type.Object(
     currency: Type.String({ examples: ['USD'] }),
     lineItems: Type.Array(LineItemRef),
     createdAt: Type.Integer({ description: 'Unix ms', examples: [1767225600000] }),
+    metadata: MetadataRef,
+    returnUrl: ReturnUrlAnswer,
     brandName: Type.String({ examples: ['Splitline'] }),
     status: ReceiptStatusSchema,
     ...PaymentState,
@@ -150,15 +200,47 @@ export const Receipt = Type.Object(
 );
 export type Receipt = Static<typeof Receipt>;
 
+/** A receipt status as a list filter: a named one, or refund_* (set from the admin app). */
+const STATUS_FILTER = `^(${RECEIPT_STATUSES.join('|')}|${REFUND_STATUS_PREFIX}[a-z0-9_]+)$`;
+
 export const ListReceiptsQuery = Type.Object({
   limit: Type.Optional(
     Type.Integer({ minimum: 1, maximum: 200, default: 100, description: 'How many receipts, newest first; outside 1..200: 400 invalid_input' }),
+  ),
+  starting_after: Type.Optional(
+    Type.String({
+      pattern: RECEIPT_ID.source,
+      description:
+        "A receipt id, the last one of the previous page: this page continues after it in the list's order (newest first). " +
+        'Not a receipt of this merchant: 400 invalid_input',
+      examples: ['order-1001'],
+    }),
+  ),
+  status: Type.Optional(
+    Type.String({
+      pattern: STATUS_FILTER,
+      description: `Only receipts in this status: ${RECEIPT_STATUSES.join(', ')} or refund_*; anything else: 400 invalid_input`,
+      examples: ['completed'],
+    }),
+  ),
+  created_gte: Type.Optional(
+    Type.Integer({ minimum: 0, description: 'Only receipts created at or after this time (Unix ms)', examples: [1767225600000] }),
+  ),
+  created_lte: Type.Optional(
+    Type.Integer({ minimum: 0, description: 'Only receipts created at or before this time (Unix ms)', examples: [1769904000000] }),
   ),
 });
 export type ListReceiptsQuery = Static<typeof ListReceiptsQuery>;
 
 export const ReceiptList = Type.Object(
-  { receipts: Type.Array(ref(Receipt)), ...Degraded },
+  {
+    receipts: Type.Array(ref(Receipt)),
+    has_more: Type.Boolean({
+      description: 'More receipts match beyond this page: ask again with starting_after set to the last receipt id of this one',
+      examples: [true],
+    }),
+    ...Degraded,
+  },
   { description: "The merchant's receipts, newest first; an empty list with degraded: true while the database is unreachable" },
 );
 export type ReceiptList = Static<typeof ReceiptList>;
@@ -174,12 +256,28 @@ export const StatusHistoryEntry = Type.Object({
 });
 export type StatusHistoryEntry = Static<typeof StatusHistoryEntry>;
 
+/**
+ * How far a refund's transfer is proven (DESIGN "Refunds"): `none` (no txHash, or a transfer not
+ * from the merchant's wallet, split or payment address), `confirming` (its transfer is on the
+ * chain, fewer than CONFIRMATIONS blocks deep), `verified` (CONFIRMATIONS deep), `removed` (a
+ * reorganisation removed its transfer; verified again if it is mined again).
+ */
+export const REFUND_VERIFICATIONS = ['none', 'confirming', 'verified', 'removed'] as const;
+export type RefundVerification = (typeof REFUND_VERIFICATIONS)[number];
+export const RefundVerificationSchema = stringEnum(REFUND_VERIFICATIONS, {
+  description:
+    "none: no txHash, or a transfer not from the merchant's wallet, split or payment address; confirming: its transfer is on the chain, " +
+    'fewer than CONFIRMATIONS blocks deep (the chain worker verifies it then: receipt.refund_verified); verified; removed: a ' +
+    'reorganisation removed its transfer (receipt.refund_unverified), verified again if it is mined again',
+});
+
 export const ReceiptRefundSummary = Type.Object({
   id: Type.String(),
   usd: PositiveUsd({ examples: [3.5] }),
   buyer: Wallet,
   txHash: Nullable(TxHash),
-  verified: Type.Boolean({ description: 'Its transfer of the token to the buyer was found on the chain' }),
+  verified: Type.Boolean({ description: "Its transfer of the token to the buyer, from the merchant's own addresses, is CONFIRMATIONS deep on the chain" }),
+  verification: RefundVerificationSchema,
   createdAt: Type.Integer({ description: 'Unix ms' }),
 });
 export type ReceiptRefundSummary = Static<typeof ReceiptRefundSummary>;
@@ -226,6 +324,8 @@ export const CreateReceiptBody = Type.Object(
         description: 'Minutes the receipt may be paid in; RECEIPT_TTL_MINUTES (60) by default',
       }),
     ),
+    metadata: Type.Optional(MetadataRef),
+    returnUrl: Type.Optional(ReturnUrl(RETURN_URL_RULE)),
   },
   {
     examples: [
@@ -236,6 +336,7 @@ export const CreateReceiptBody = Type.Object(
           { label: 'Croissant', priceUsd: 2.25 },
         ],
         totalUsd: 9.25,
+        metadata: METADATA_EXAMPLE,
       },
     ],
   },
@@ -263,10 +364,14 @@ export const ReceiptStatusView = Type.Object(
   {
     id: Type.String({ examples: ['order-1001'] }),
     status: ReceiptStatusSchema,
-    transactionHash: Type.Union([TxHash, Type.Null()], { description: 'The first transfer into the payment address; null before one' }),
+    transactionHash: Type.Union([TxHash, Type.Null()], {
+      description: "The newest transfer of the receipt's token into its payment address as of its payment's last change (kept once completed); null before one",
+    }),
     currency: Type.String({ description: 'The token the receipt is paid in', examples: ['USDC'] }),
     amount: Usd({ description: 'The total, in token units (1 USDC = 1 USD)', examples: [7] }),
     ...PaymentState,
+    metadata: MetadataRef,
+    returnUrl: ReturnUrlAnswer,
   },
   { description: 'Where the payment stands' },
 );

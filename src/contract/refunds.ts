@@ -1,7 +1,7 @@
 /** Refunds from the admin app: POST /api/receipts/refund and GET /api/receipts/:id/refunds. */
 import { Type, type Static } from '@sinclair/typebox';
 import { Nullable, PositiveUsd, TxHash, Usd, Wallet, WALLET } from './common.ts';
-import { MAX_LINE_ITEMS, ReceiptId, ReceiptStatusSchema } from './receipts.ts';
+import { MAX_LINE_ITEMS, ReceiptId, ReceiptStatusSchema, RefundVerificationSchema } from './receipts.ts';
 
 /** Why a refund's txHash did not prove it (400 invalid_input with this `reason`). */
 export const REFUND_PROOF_FAILURES = ['not_mined', 'reverted', 'no_transfer', 'too_little', 'already_used'] as const;
@@ -30,7 +30,7 @@ export const RefundBody = Type.Object(
       Type.Union([TxHash, Type.Null()], {
         description:
           "The refund's transaction: its transfer of the receipt's token to buyer, from the merchant's wallet, split or the receipt's payment address, " +
-          'is checked on the chain (a transfer from anyone else: recorded unverified). Omitted or null: recorded unverified',
+          'is checked on the chain (a transfer from anyone else: recorded unverified) and verified once CONFIRMATIONS deep. Omitted or null: recorded unverified',
       }),
     ),
   },
@@ -54,7 +54,8 @@ export const RefundRecorded = Type.Object(
     refundId: Type.String(),
     refundedUsd: Usd({ description: "The sum of the receipt's refunds now", examples: [3.5] }),
     status: ReceiptStatusSchema,
-    verified: Type.Boolean({ description: "The refund carried txHash and its transfer from the merchant's own addresses was found on the chain" }),
+    verified: Type.Boolean({ description: "The refund carried txHash and its transfer from the merchant's own addresses is CONFIRMATIONS deep on the chain" }),
+    verification: RefundVerificationSchema,
   },
   { description: 'The refund is recorded' },
 );
@@ -67,7 +68,8 @@ export const Refund = Type.Object({
   usd: PositiveUsd({ examples: [3.5] }),
   items: Type.Array(Type.Object({ label: Type.String(), priceUsd: Usd(), qty: Type.Integer({ minimum: 1 }) })),
   txHash: Nullable(TxHash),
-  verified: Type.Boolean({ description: 'Its transfer was found on the chain' }),
+  verified: Type.Boolean({ description: "Its transfer from the merchant's own addresses is CONFIRMATIONS deep on the chain" }),
+  verification: RefundVerificationSchema,
   createdBy: Wallet,
   createdAt: Type.Integer({ description: 'Unix ms' }),
 });

@@ -1,6 +1,7 @@
 /**
  * The merchant's split: GET /api/split/deploy, GET /api/split/transactions (key),
- * POST /api/split/deploy (admin) and GET /api/admin/split/balances (admin).
+ * GET /api/split/balances and /api/split/settlements (key), POST /api/split/deploy (admin), GET /api/admin/split/balances
+ * (admin) and /api/admin/split/payouts (admin).
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { answerEnum, BaseUnits, HANDLER_CHECKS, HandlerCheckedWallet, TxHash, Wallet, WALLET } from './common.ts';
@@ -110,6 +111,105 @@ export const SplitBalances = Type.Object({
   ),
 }, { description: "What the merchant's split holds and released, read from the contract at one block" });
 export type SplitBalances = Static<typeof SplitBalances>;
+
+// GET /api/split/balances
+
+export const RecipientBalances = Type.Object(
+  {
+    split: Type.String({ ...WALLET, description: 'The split contract' }),
+    token: Type.String({ ...WALLET, description: 'The token the amounts are in (the service accepts this one)' }),
+    recipients: Type.Array(
+      Type.Object({
+        address: Wallet,
+        sharesBps: Type.Integer({ minimum: 1, maximum: 10_000, description: '10000 = 100%', examples: [9950] }),
+        received: Units("The recipient's share of everything the split received: released + releasable, base units"),
+        released: Units('Paid out to this recipient so far, base units'),
+        releasable: Units('What anyone can pay out to this recipient now with release(token, account), base units'),
+      }),
+    ),
+  },
+  { description: "Each recipient's share of the merchant's split, read from the contract at one block" },
+);
+export type RecipientBalances = Static<typeof RecipientBalances>;
+
+// GET /api/split/settlements
+
+export const SETTLEMENT_FORMATS = ['json', 'csv'] as const;
+
+export const SettlementQuery = Type.Object({
+  from: Type.Optional(Type.Integer({ minimum: 0, description: 'The period starts here (Unix ms, inclusive); 0 by default: since the split began', examples: [1767225600000] })),
+  to: Type.Optional(Type.Integer({ minimum: 0, description: 'The period ends here (Unix ms, exclusive); by default it has no end: every transfer indexed so far', examples: [1769904000000] })),
+  format: Type.Optional(answerEnum(SETTLEMENT_FORMATS, { description: 'csv: the lines as text/csv, one column per recipient; json by default' })),
+});
+export type SettlementQuery = Static<typeof SettlementQuery>;
+
+export const Settlement = Type.Object(
+  {
+    split: Type.Union([Type.String({ ...WALLET, description: 'The split contract' }), Type.Null()], { description: 'null before the split contract is deployed (the report is then empty)' }),
+    currency: Type.String({ examples: ['USDC'] }),
+    decimals: Type.Integer({ description: 'Of the token: every amount is in its base units', examples: [6] }),
+    from: Type.Integer({ description: 'Unix ms, inclusive' }),
+    to: Type.Union([Type.Integer(), Type.Null()], { description: 'Unix ms, exclusive; null when the query gave none' }),
+    toBlock: Type.Union([Units('The block of the last indexed split transaction before `to`: accrued and releasedToDate are the chain\'s as of this block'), Type.Null()]),
+    recipients: Type.Array(
+      Type.Object({
+        address: Wallet,
+        sharesBps: Type.Integer({ minimum: 1, maximum: 10_000, examples: [9950] }),
+        platform: Type.Boolean({ description: 'The platform fee recipient' }),
+        share: Units("Σ of the recipient's shares of the period's lines"),
+        released: Units('Paid out to the recipient in the period'),
+        accrued: Units('Owed to the recipient since the split began, to the end of the period: the contract\'s released + releasable at toBlock'),
+        releasedToDate: Units('Paid out to the recipient since the split began, to the end of the period'),
+      }),
+    ),
+    lines: Type.Array(
+      Type.Object({
+        receiptId: Type.Union([Type.String(), Type.Null()], { description: 'null for a transfer into the split that settled no receipt; a receipt paid in several transfers has several lines' }),
+        transactionHash: TxHash,
+        logIndex: Type.Integer({ minimum: 0 }),
+        blockNumber: Units('The block of the transfer'),
+        timestamp: Type.Integer({ description: 'Unix ms of the block' }),
+        gross: Units('What the transfer brought into the split'),
+        shares: Type.Array(Units('A recipient\'s share'), { description: "Each recipient's share, in the order of `recipients`: the difference of cumulative floors" }),
+        platformFee: Units("The platform recipient's share"),
+        unallocated: Type.String({ pattern: '^-?(0|[1-9][0-9]*)$', description: 'gross − Σ shares: the contract\'s rounding, owed to nobody; may be negative by a unit or a few', examples: ['1'] }),
+      }),
+    ),
+    totals: Type.Object({ gross: Units('Σ gross'), platformFee: Units('Σ platformFee'), unallocated: Type.String({ pattern: '^-?(0|[1-9][0-9]*)$', description: 'Σ unallocated', examples: ['1'] }), released: Units('Σ released in the period') }),
+  },
+  { description: 'The settlement of the period, from the indexed split transactions; amounts in token base units as decimal strings' },
+);
+export type Settlement = Static<typeof Settlement>;
+
+// /api/admin/split/payouts
+
+export const PayoutSettingsBody = Type.Object(
+  {
+    payoutThresholdUsd: Type.Number({ description: 'Release a recipient once its releasable amount reaches this many USD (0.01 to 1,000,000; at most two decimals)', examples: [25] }),
+    payoutIntervalHours: Type.Integer({ description: 'At most one automatic run per this many hours (1 to 8760)', examples: [24] }),
+  },
+  { examples: [{ payoutThresholdUsd: 25, payoutIntervalHours: 24 }] },
+);
+export type PayoutSettingsBody = Static<typeof PayoutSettingsBody>;
+
+export const PayoutSettingsAnswer = Type.Object(
+  {
+    payouts: Type.Union(
+      [
+        Type.Object({
+          payoutThresholdUsd: Type.Number({ examples: [25] }),
+          payoutIntervalHours: Type.Integer({ examples: [24] }),
+          lastRunAt: Type.Union([Type.Integer(), Type.Null()], { description: 'Unix ms of the last automatic run that released something; null before the first' }),
+        }),
+        Type.Null(),
+      ],
+      { description: 'null: automatic payouts are off' },
+    ),
+    automatic: Type.Boolean({ description: 'Whether this service can pay the gas of automatic payouts (a deployer account: always on the dev chain, else SPLIT_DEPLOYER_KEY)' }),
+  },
+  { description: "The merchant's automatic payouts" },
+);
+export type PayoutSettingsAnswer = Static<typeof PayoutSettingsAnswer>;
 
 // GET /api/admin/receipts/:id/sweep
 

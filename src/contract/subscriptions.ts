@@ -3,6 +3,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { answerEnum, HANDLER_CHECKS, handlerCheckedEnum, HandlerCheckedWallet, Wallet } from './common.ts';
 
 export const SCOPES = [
+  'events:read',
   'inventory:read',
   'inventory:write',
   'orders:create',

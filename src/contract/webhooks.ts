@@ -10,6 +10,8 @@ export const WEBHOOK_EVENT_TYPES = [
   'receipt.expired',
   'receipt.payment_reversed',
   'receipt.refund_recorded',
+  'receipt.refund_verified',
+  'receipt.refund_unverified',
   'receipt.refunded',
   'write.rejected',
 ] as const;

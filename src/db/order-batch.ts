@@ -1,16 +1,19 @@
 /**
- * What a batch of orders reads and writes (src/domain/orders.ts judges them): three statements,
- * whatever the number of orders. One claims the write ids and reads the merchants' settings and
- * the items; one locks the limited items and reads their stock again, when the stock as read
- * looked short; one takes the stock and releases the claims of refused orders. Receipts go in
- * between with insertReceipts (src/db/receipt-store.ts). A batch of unlimited items reads with
- * readUnclaimed instead, and writes claims and receipts together (insertClaimedReceipts).
+ * What a batch of orders reads and writes (OrderStore, src/db/order-store.ts, runs them; the rules
+ * of src/domain/orders.ts judge the orders): three statements, whatever the number of orders. One
+ * claims the write ids and reads the merchants' settings and the items; one locks the limited
+ * items and reads their stock again, when the stock as read looked short; one takes the stock and
+ * releases the claims of refused orders. Receipts go in between with ReceiptStore.insert
+ * (src/db/receipt-store.ts). A batch of unlimited items reads with readUnclaimed instead, and
+ * writes claims and receipts together (ReceiptStore.insertClaimed).
  */
 import { sql, type SQL } from 'drizzle-orm';
-import { UNLIMITED } from '../domain/inventory.ts';
+import { UNLIMITED } from '../contract/inventory.ts';
 import type { PricedItem } from '../domain/pricing.ts';
 import type { Tx } from './client.ts';
-import { inventoryItems, shopConfigs, splitConfigs, writeIds, type TaxJurisdiction } from './schema.ts';
+import { int, json, rowsOf, text } from './rows.ts';
+import { inventoryItems, shopConfigs, splitConfigs, type TaxJurisdiction } from './schema.ts';
+import { claimRecords, claimStatement, heldStatement, releaseStatement } from './write-claims.ts';
 
 /** An item named by sku or id, as an order line asks for it. */
 export type ItemRef = { by: 'sku' | 'id'; value: string; qty: number };
@@ -26,24 +29,6 @@ export interface BatchOrder {
 
 /** The key of a merchant's item by sku or id, in the maps a batch builds. */
 export const itemKey = (wallet: string, skuOrId: string) => `${wallet} ${skuOrId}`;
-
-/** The rows of a raw statement (node-postgres and PGlite both answer `{rows}`). */
-function rowsOf(result: unknown): Record<string, unknown>[] {
-  const rows = (result as { rows?: unknown } | null)?.rows;
-  if (!Array.isArray(rows)) throw new Error('the database answered a statement without rows');
-  return rows as Record<string, unknown>[];
-}
-
-const text = (v: unknown): string => {
-  if (typeof v !== 'string') throw new Error(`expected text from the database, got ${typeof v}`);
-  return v;
-};
-const int = (v: unknown): number => {
-  const n = typeof v === 'string' ? Number(v) : v;
-  if (typeof n !== 'number' || !Number.isInteger(n)) throw new Error(`expected an integer from the database, got ${String(v)}`);
-  return n;
-};
-const json = <T>(v: unknown): T => JSON.parse(text(v)) as T;
 
 export interface MerchantSetup {
   wallet: string;
@@ -77,20 +62,8 @@ export interface BatchRead {
  * refused later are released by writeStock, in the same transaction.
  */
 export async function readBatch(tx: Tx, orders: BatchOrder[]): Promise<BatchRead> {
-  const claims = orders
-    .map((o) => ({ write_id: o.write.id, wallet: o.wallet, kind: 'order', ref: o.receiptId, request_hash: o.write.hash || null, at: o.now }))
-    .sort((a, b) => (a.write_id < b.write_id ? -1 : a.write_id > b.write_id ? 1 : 0));
-  const { ids, read } = await readSettings(
-    tx,
-    orders,
-    sql`insert into ${writeIds} (write_id, wallet, kind, ref, request_hash, at)
-        select write_id, wallet, kind, ref, request_hash, at
-          from json_to_recordset(${JSON.stringify(claims)}::json)
-            as r(write_id text, wallet text, kind text, ref text, request_hash text, at bigint)
-          order by write_id
-        on conflict do nothing
-        returning write_id`,
-  );
+  const claims = claimRecords(orders.map((o) => ({ write: o.write, claim: { wallet: o.wallet, kind: 'order', ref: o.receiptId }, at: o.now })));
+  const { ids, read } = await readSettings(tx, orders, claimStatement(sql`${claims}`));
   return { ...read, fresh: ids };
 }
 
@@ -103,7 +76,7 @@ export async function readUnclaimed(db: Tx, orders: BatchOrder[]): Promise<Omit<
   const { ids, read } = await readSettings(
     db,
     orders,
-    sql`select write_id from ${writeIds} where write_id in ${orders.map((o) => o.write.id)}`,
+    heldStatement(orders.map((o) => o.write.id)),
   );
   return { ...read, held: ids };
 }
@@ -196,8 +169,7 @@ export async function writeStock(tx: Tx, takes: Take[], released: string[]): Pro
           and (i.stock_qty = ${UNLIMITED} or i.stock_qty >= t.qty)
         returning i.sku
       ), released as (
-        delete from ${writeIds} where write_id in (select value from json_array_elements_text(${JSON.stringify(released)}::json))
-        returning write_id
+        ${releaseStatement(released)}
       )
       select (select count(*) from taken)::int as taken, (select count(*) from released)::int as released`),
   );

@@ -1,8 +1,9 @@
 /**
  * Prepared statements for the hot read paths. Building a query with Drizzle's builder costs more
- * CPU than PostgreSQL spends answering a point lookup, so the routes that serve most traffic build
- * theirs once per database handle and run them with placeholder values. The statement is named,
- * so each pooled connection also parses it only once.
+ * CPU than PostgreSQL spends answering a point lookup, so the stores that serve most traffic
+ * (ReceiptStore, UserDirectory) build theirs once per database handle, in maps each store instance
+ * holds, and run them with placeholder values. The statement is named, so each pooled connection
+ * also parses it only once.
  */
 import type { Db, Tx } from './client.ts';
 
@@ -21,10 +22,3 @@ export function perDatabase<T, H extends Tx = Db>(create: (db: H) => T): (db: H)
     return value;
   };
 }
-
-interface Executable<R> {
-  execute(values?: Record<string, unknown>): Promise<R>;
-}
-
-/** `build` gets the handle and returns `query.prepare(name)`; names must be unique across the application. */
-export const preparedStatement = <R>(build: (db: Db) => Executable<R>): ((db: Db) => Executable<R>) => perDatabase(build);

@@ -1,23 +1,16 @@
 /**
- * Receipts as the API reads them, built as JSON text by PostgreSQL: the merchant's list and one
- * receipt with its history and refunds. Parsing, mapping and serialising rows cost the service
- * more than PostgreSQL writing the text, which the routes send as it is. Most of the text is
- * stored with the receipt's row and rendered again by the database whenever the receipt changes
- * (migrations/0010_receipt_views.sql), so a read joins a few stored strings rather than running
- * a subquery per history entry and refund. Reads of one event-loop turn share a query
- * (LookupBatcher, src/db/batch.ts); nothing is cached in the service.
+ * The statements of receipts as the API reads them, written as JSON text by PostgreSQL: the
+ * merchant's list and one receipt with its history and refunds. Parsing, mapping and serialising
+ * rows cost the service more than PostgreSQL writing the text, which the routes send as it is.
+ * Most of the text is stored with the receipt's row and rendered again by the database whenever
+ * the receipt changes (migrations/0017_receipt_json_one_definition.sql), so a read joins a few
+ * stored strings rather than running a subquery per history entry and refund. The store of one
+ * app prepares them and batches the reads of one event-loop turn (src/db/receipt-store.ts);
+ * nothing is cached in the service.
  */
-import { and, eq, sql, type SQL } from 'drizzle-orm';
-import { NotFound } from '../domain/errors.ts';
-import { LookupBatcher } from './batch.ts';
-import type { Db, Tx } from './client.ts';
-import { perDatabase, preparedStatement } from './prepared.ts';
+import { and, eq, sql } from 'drizzle-orm';
+import type { Db } from './client.ts';
 import { receipts, receiptTransfers, shopConfigs } from './schema.ts';
-
-export async function brandNameOf(db: Tx, wallet: string, fallback: string): Promise<string> {
-  const [shop] = await db.select({ name: shopConfigs.name }).from(shopConfigs).where(eq(shopConfigs.wallet, wallet));
-  return shop?.name ?? fallback;
-}
 
 /**
  * A receipts column written "receipts"."column". Drizzle leaves columns unqualified in a
@@ -32,23 +25,11 @@ const outer = (column: typeof receipts.wallet | typeof receipts.id) => sql`${rec
  */
 const brandNameJson = sql<string>`to_json(coalesce((select ${shopConfigs.name} from ${shopConfigs} where ${shopConfigs.wallet} = ${sql.placeholder('wallet')}), ${sql.placeholder('brand')}::text))::text`;
 
-/** Cents (an integer expression) as the JSON number the API shows: 1275 → 12.75, 1200 → 12. */
-const usdText = (cents: SQL) => sql`trim_scale((${cents})::numeric / 100)::text`;
-
 /**
- * summaryJson in SQL, for rows stored without it (written before the column existed, or by an
- * older instance during an upgrade). Slower than the stored text, and equal to it: the tests
- * compare both with the detail route.
+ * The receipt's fixed summary members, as stored with the row, or rendered by the database's
+ * function for a row stored without them (written before the column existed, or directly).
  */
-const renderedSummary = (() => {
-  const item = sql.raw('e.item');
-  const lineItem = sql`'{"label":' || to_json(${item}->>'label')::text || ',"priceUsd":' || ${usdText(sql`(${item}->>'priceCents')::bigint`)}
-    || case when ${item} ? 'qty' then ',"qty":' || (${item}->'qty')::text else '' end || '}'`;
-  const lineItems = sql`coalesce((select '[' || string_agg(${lineItem}, ',' order by e.n) || ']'
-    from jsonb_array_elements(${receipts.lineItems}) with ordinality as e(item, n)), '[]')`;
-  return sql<string>`'"receiptId":' || to_json(${receipts.id})::text || ',"totalUsd":' || ${usdText(sql`${receipts.totalCents}`)}
-    || ',"currency":' || to_json(${receipts.currency})::text || ',"lineItems":' || ${lineItems} || ',"createdAt":' || ${receipts.createdAt}::text`;
-})();
+const summaryJson = sql<string>`coalesce(${receipts.summaryJson}, receipt_summary_json(${receipts}))`;
 
 /**
  * The receipt's status, payment state and refunded sum as JSON members, each with its leading
@@ -61,62 +42,70 @@ const stateJson = sql<string>`coalesce(${receipts.stateJson}, receipt_state_json
 const detailPartJson = sql<string>`coalesce(${receipts.detailJson}, receipt_detail_json(${receipts}))`;
 
 /**
- * The newest receipts of a merchant as the JSON text of their summaries. A list is the one read
- * whose cost grows with its length: parsing, mapping and serialising a hundred rows cost the
- * service ten times the query. Here PostgreSQL joins each row's stored summary and state with
- * the shop's name, and the service sends the result as it is.
+ * One page of a merchant's receipts, newest first, as the JSON text of their summaries. A list is
+ * the one read whose cost grows with its length: parsing, mapping and serialising a hundred rows
+ * cost the service ten times the query. Here PostgreSQL joins each row's stored summary and state
+ * with the shop's name, and the service sends the result as it is.
+ *
+ * Placeholders: `wallet`, `limit`, and the filters, each null when not asked for: `after` (a
+ * receipt id: the page continues after that receipt), `status`, `gte` and `lte` (created_at
+ * bounds, Unix ms). Keyset pagination on (created_at, id), the list's order, so a page never
+ * repeats or skips a receipt when others are created between pages (no OFFSET). One row more than
+ * the page (`take`, limit + 1) is read to answer `hasMore`; `cursorFound` is false when `after` names no receipt of
+ * this merchant.
  */
-const recentReceiptsJson = preparedStatement((db) => {
+export const receiptPageJson = (db: Db) => {
+  const wallet = sql.placeholder('wallet');
+  const after = sql`${sql.placeholder('after')}::text`;
+  const status = sql`${sql.placeholder('status')}::text`;
+  const gte = sql`${sql.placeholder('gte')}::bigint`;
+  const lte = sql`${sql.placeholder('lte')}::bigint`;
+  const limit = sql`${sql.placeholder('limit')}::int`;
+  // Aliased: an unqualified column inside it would name the subquery's own table (see outer).
+  const cursor = sql`(select c.created_at, c.id from ${receipts} c where c.wallet = ${wallet} and c.id = ${after})`;
   const r = db
     .select({
       id: receipts.id,
       createdAt: receipts.createdAt,
       state: stateJson.as('state'),
-      summary: sql<string>`coalesce(${receipts.summaryJson}, ${renderedSummary})`.as('summary'),
+      summary: summaryJson.as('summary'),
+      // NULLS LAST as the ORDER BY below and the index: with the default NULLS FIRST the window
+      // needs its own sort of every receipt of the merchant, and the planner reads them all.
+      n: sql<number>`row_number() over (order by ${receipts.createdAt} desc nulls last, ${receipts.id} desc nulls last)`.as('n'),
     })
     .from(receipts)
-    .where(eq(receipts.wallet, sql.placeholder('wallet')))
+    .where(
+      and(
+        eq(receipts.wallet, wallet),
+        sql`(${after} is null or (${receipts.createdAt}, ${receipts.id}) < ${cursor})`,
+        sql`(${status} is null or ${receipts.status} = ${status})`,
+        sql`(${gte} is null or ${receipts.createdAt} >= ${gte})`,
+        sql`(${lte} is null or ${receipts.createdAt} <= ${lte})`,
+      ),
+    )
     // NULLS LAST matches receipts_wallet_created_idx (both columns are NOT NULL, so the order
     // is the same); with the default NULLS FIRST the planner sorts all the merchant's receipts.
     .orderBy(sql`${receipts.createdAt} desc nulls last`, sql`${receipts.id} desc nulls last`)
-    .limit(sql.placeholder('limit'))
+    .limit(sql.placeholder('take'))
     .as('r');
   return db
     .select({
       json: sql<string>`'[' || coalesce(string_agg('{' || ${r.summary} || ',"brandName":' || ${brandNameJson} || ${r.state} || '}',
-        ',' order by ${r.createdAt} desc, ${r.id} desc), '') || ']'`,
+        ',' order by ${r.createdAt} desc, ${r.id} desc) filter (where ${r.n} <= ${limit}), '') || ']'`,
+      hasMore: sql<boolean>`count(*) > ${limit}`,
+      cursorFound: sql<boolean>`(${after} is null or exists ${sql`(select 1 from ${receipts} c where c.wallet = ${wallet} and c.id = ${after})`})`,
     })
     .from(r)
-    .prepare('receipts_recent_json');
-});
-
-/**
- * Lists asked for in the same event-loop turn by one merchant with the same limit share one query
- * (src/db/batch.ts): a merchant's terminals and dashboards polling together cost one read. As for
- * every batched read, the query starts after each of its requests arrived, never before, so a
- * list always shows every receipt whose creation was acknowledged before it was asked for.
- */
-const receiptLists = perDatabase(
-  (db) =>
-    new LookupBatcher<string>(async (group, limits) => {
-      const { wallet, brand } = merchantGroup(group);
-      const lists = await Promise.all(limits.map((limit) => recentReceiptsJson(db).execute({ wallet, limit: Number(limit), brand })));
-      return new Map(limits.map((limit, i) => [limit, lists[i]![0]?.json ?? '[]']));
-    }),
-);
+    .prepare('receipts_page_json');
+};
 
 /** The batch group of a merchant's reads: its wallet and the service's fallback brand. */
-const merchantGroupKey = (wallet: string, fallbackBrand: string) => `${wallet} ${fallbackBrand}`;
+export const merchantGroupKey = (wallet: string, fallbackBrand: string) => `${wallet} ${fallbackBrand}`;
 
-function merchantGroup(group: string): { wallet: string; brand: string } {
+export function merchantGroup(group: string): { wallet: string; brand: string } {
   // A wallet holds no space (it is checked at the boundary): the rest is the brand.
   const split = group.indexOf(' ');
   return { wallet: group.slice(0, split), brand: group.slice(split + 1) };
-}
-
-/** The `receipts` array of GET /api/receipts, as JSON text (see recentReceiptsJson). */
-export async function listReceiptsJson(db: Db, wallet: string, limit: number, fallbackBrand: string): Promise<string> {
-  return (await receiptLists(db).get(merchantGroupKey(wallet, fallbackBrand), String(limit))) ?? '[]';
 }
 
 /**
@@ -133,7 +122,7 @@ const detailJson = (() => {
   const payer = sql`coalesce((select to_json(${t.fromAddress})::text from ${t}
     where ${t.wallet} = ${outer(receipts.wallet)} and ${t.receiptId} = ${outer(receipts.id)} and ${t.kind} = 'in' and ${t.token} = ${sql.placeholder('token')}::text and ${t.amountUnits} <> '0'
     order by ${t.blockNumber}, ${t.logIndex} limit 1), 'null')`;
-  return sql<string>`'{' || coalesce(${receipts.summaryJson}, ${renderedSummary})
+  return sql<string>`'{' || ${summaryJson}
     || ',"brandName":' || ${brandNameJson}
     || ${stateJson}
     || ',"payTo":' || coalesce(to_json(${receipts.payAddress})::text, 'null')
@@ -142,43 +131,21 @@ const detailJson = (() => {
 })();
 
 /** detailJson for a batch of one merchant's ids, in one round trip: concurrent reads share it (src/db/batch.ts). */
-const receiptDetailsJson = preparedStatement((db) =>
+export const receiptDetailsJson = (db: Db) =>
   db
     .select({ id: receipts.id, json: detailJson })
     .from(receipts)
     .where(and(eq(receipts.wallet, sql.placeholder('wallet')), sql`${receipts.id} = any(${sql.placeholder('ids')}::text[])`))
-    .prepare('receipt_details_json'),
-);
-
-/** Receipt reads of one event-loop turn share a query per merchant and token (src/db/batch.ts). */
-const receiptReads = perDatabase(
-  (db) =>
-    new LookupBatcher<string>(async (group, ids) => {
-      const { wallet, token, brand } = detailGroup(group);
-      const rows = await receiptDetailsJson(db).execute({ wallet, ids, brand, token });
-      return new Map(rows.map((r) => [r.id, r.json]));
-    }),
-);
+    .prepare('receipt_details_json');
 
 /** The batch group of detail reads: the merchant group, and the chain's token ('-' without one). */
-const detailGroupKey = (wallet: string, token: string | undefined, fallbackBrand: string) =>
+export const detailGroupKey = (wallet: string, token: string | undefined, fallbackBrand: string) =>
   merchantGroupKey(wallet, `${token?.toLowerCase() ?? '-'} ${fallbackBrand}`);
 
-function detailGroup(group: string): { wallet: string; token: string | null; brand: string } {
+export function detailGroup(group: string): { wallet: string; token: string | null; brand: string } {
   const { wallet, brand: rest } = merchantGroup(group);
   // A token holds no space either: the rest is the brand.
   const split = rest.indexOf(' ');
   const token = rest.slice(0, split);
   return { wallet, token: token === '-' ? null : token, brand: rest.slice(split + 1) };
-}
-
-/**
- * One receipt with its status history and refunds as JSON text (see detailJson): parsing, mapping
- * and serialising its row in the service cost more than PostgreSQL writing the text. `token`: the
- * chain's token, whose first transfer into the receipt names its payer; without it, payer is null.
- */
-export async function getReceiptJson(db: Db, wallet: string, id: string, fallbackBrand: string, token?: string): Promise<string> {
-  const json = await receiptReads(db).get(detailGroupKey(wallet, token, fallbackBrand), id);
-  if (json === undefined) throw new NotFound(`Receipt ${id} not found`);
-  return json;
 }

@@ -81,6 +81,22 @@ export const splitConfigs = pgTable(
   (t) => [uniqueIndex('split_configs_address_idx').on(t.address)],
 );
 
+/**
+ * A merchant's automatic payouts (DESIGN.md "Recipients"): the chain worker's payout loop releases
+ * every recipient whose releasable amount reaches the threshold, at most once per interval.
+ * `lastRunAt` is the once-per-interval record: a run claims it with one conditional update, so
+ * two instances can never both run inside one interval.
+ */
+export const splitPayouts = pgTable('split_payouts', {
+  wallet: text('wallet').primaryKey(),
+  /** The threshold in USD cents (USDC is 1:1, so the token amount is cents × 10^(decimals − 2)). */
+  thresholdCents: ms('threshold_cents').notNull(),
+  intervalHours: integer('interval_hours').notNull(),
+  /** When the last automatic run released something; null before the first. */
+  lastRunAt: ms('last_run_at'),
+  updatedAt: ms('updated_at').notNull(),
+});
+
 export const receipts = pgTable(
   'receipts',
   {
@@ -101,10 +117,21 @@ export const receipts = pgTable(
     /** Hash of the creating request, so a retried create can be told from a conflicting one. */
     requestHash: text('request_hash').notNull(),
     /**
+     * The shop's own fields, as its create sent them (src/domain/metadata.ts checks them): echoed by
+     * the receipt's answers and its webhook events, never read by the service.
+     */
+    metadata: jsonb('metadata').$type<Record<string, string>>().notNull().default({}),
+    /**
+     * Where the payment page links back to the shop once the receipt is settled (src/domain/return-url.ts):
+     * checked against the shop's allowed origins at creation and again when the page shows it.
+     */
+    returnUrl: text('return_url'),
+    /**
      * The members of the receipt's summary that never change after creation (id, total,
-     * currency, line items, creation time) as JSON text, written with the row, so that a list
-     * is joined text rather than a hundred rows parsed and serialised (src/domain/receipts.ts).
-     * Null for rows written before it existed; lists render those in SQL.
+     * currency, line items, creation time, metadata, returnUrl) as JSON text, written with the row, so that a list
+     * is joined text rather than a hundred rows parsed and serialised (SQL function
+     * receipt_summary_json, migrations/0017_receipt_json_one_definition.sql, rendered by the
+     * creating statement). Null for rows written before it existed; reads render those.
      */
     summaryJson: text('summary_json'),
     /**
@@ -306,7 +333,7 @@ export const users = pgTable(
 );
 
 /**
- * The write id of every write that is not made unique by its own key (src/domain/writes.ts):
+ * The write id of every write that is not made unique by its own key (src/db/write-claims.ts):
  * statuses, orders, refunds, inventory changes, terminal receipts and journal replays. It is
  * claimed in the write's own transaction, so a retry or a replay whose id is here changes nothing
  * and answers with what the first write made (`ref`). Kept for WRITE_ID_RETENTION_MS.
@@ -415,7 +442,8 @@ export const userRoles = pgTable(
   'user_roles',
   {
     wallet: text('wallet').notNull(),
-    role: text('role').$type<'admin'>().notNull(),
+    /** admin: a platform role; merchant: approved for split deployments the platform pays for. */
+    role: text('role').$type<'admin' | 'merchant'>().notNull(),
     grantedBy: text('granted_by').notNull(),
     grantedAt: ms('granted_at').notNull(),
   },
@@ -442,15 +470,31 @@ export const refunds = pgTable(
     logIndex: integer('log_index'),
     /** Token base units that transfer moved, as a decimal string. */
     amountUnits: text('amount_units'),
-    /** When the chain confirmed the transfer; null for an unverified (bookkeeping) refund. */
+    /**
+     * The proving transfer's place among its transaction's logs (0 for the first): unlike the log
+     * index, it stays the same when a reorganisation moves the transaction to another block, so it
+     * is the key one transfer proves one refund by. Null on refunds recorded before it was kept.
+     */
+    logPosition: integer('log_position'),
+    /** The block that held the transfer when last read; both null once a reorganisation removed it. */
+    blockNumber: bigint('block_number', { mode: 'bigint' }),
+    /** Null also when a reorganisation replaced blocks from at or below blockNumber: to be read again. */
+    blockHash: text('block_hash'),
+    /** When the transfer was CONFIRMATIONS deep; null until then, and again once a reorganisation removed it. */
     verifiedAt: ms('verified_at'),
+    /** When the worker found that a reorganisation had removed the transfer; null while it is on the chain. */
+    removedAt: ms('removed_at'),
     createdBy: text('created_by').notNull(),
     createdAt: ms('created_at').notNull(),
   },
   (t) => [
     primaryKey({ columns: [t.wallet, t.id] }),
     index('refunds_receipt_idx').on(t.wallet, t.receiptId),
-    uniqueIndex('refunds_transfer_idx').on(t.txHash, t.logIndex),
+    // One transfer proves one refund: by its place in its transaction, which a reorganisation that
+    // moves the transaction does not change (its log index in the block does).
+    uniqueIndex('refunds_transfer_position_idx').on(t.txHash, t.logPosition),
+    // The proofs the chain worker follows (src/payments/refund-proofs.ts).
+    index('refunds_proof_idx').on(t.blockNumber).where(sql`${t.logPosition} is not null`),
   ],
 );
 
@@ -482,7 +526,12 @@ export const webhookEvents = pgTable(
     dedupeKey: text('dedupe_key').notNull(),
     createdAt: ms('created_at').notNull(),
   },
-  (t) => [primaryKey({ columns: [t.wallet, t.id] }), uniqueIndex('webhook_events_dedupe_idx').on(t.wallet, t.dedupeKey)],
+  (t) => [
+    primaryKey({ columns: [t.wallet, t.id] }),
+    uniqueIndex('webhook_events_dedupe_idx').on(t.wallet, t.dedupeKey),
+    // GET /api/events: a merchant's events newest first, keyset-paginated (src/webhooks/events.ts).
+    index('webhook_events_wallet_created_idx').on(t.wallet, t.createdAt.desc(), t.id.desc()),
+  ],
 );
 
 /** One row per event and endpoint: what is due, and how it went. */
@@ -570,7 +619,14 @@ export const receiptWatch = pgTable('receipt_watch', {
   sweepTx: text('sweep_tx'),
   sweepSentAt: ms('sweep_sent_at'),
   since: ms('since').notNull(),
-}, (t) => [primaryKey({ columns: [t.wallet, t.receiptId] })]);
+  /**
+   * The first block at which settling the receipt again can change anything: its newest transfer
+   * or sweep at depth. Null: every pass (new money, a sweep owed, a reorganisation). A receipt
+   * waiting for depth costs no pass any work before then, so hundreds of dusted addresses do not
+   * slow another merchant's payment.
+   */
+  dueBlock: bigint('due_block', { mode: 'bigint' }),
+}, (t) => [primaryKey({ columns: [t.wallet, t.receiptId] }), index('receipt_watch_due_idx').on(t.dueBlock)]);
 
 /**
  * Transaction hashes a payment page sent: hints of where to look sooner, never a claim on money.

@@ -8,7 +8,7 @@ import { asc, sql } from 'drizzle-orm';
 import { heartbeat, updateProfile, type HeartbeatInput, type ProfileView } from '../domain/profile.ts';
 import { upsertUsers, type UserView } from '../domain/users.ts';
 import type { Db } from './client.ts';
-import { preparedStatement } from './prepared.ts';
+import { perDatabase } from './prepared.ts';
 import { users } from './schema.ts';
 import { SEARCH_SCAN_MAX } from '../contract/users.ts';
 
@@ -29,7 +29,8 @@ export interface Scanned {
   languages: Set<string>;
 }
 
-const topUsers = preparedStatement((db) =>
+/** The statement of the top users by XP, prepared by each UserDirectory for its handle. */
+const topUsersStatement = (db: Db) =>
   db
     .select({
       wallet: users.wallet,
@@ -48,8 +49,7 @@ const topUsers = preparedStatement((db) =>
     // NULLS LAST matches users_xp_idx; without it the planner sorts the whole table.
     .orderBy(sql`${users.xp} desc nulls last`, asc(users.wallet))
     .limit(SEARCH_SCAN_MAX)
-    .prepare('users_top'),
-);
+    .prepare('users_top');
 
 const lowerSet = (values: string[]) => new Set(values.map((v) => v.toLowerCase()));
 
@@ -60,6 +60,7 @@ const lowerSet = (values: string[]) => new Set(values.map((v) => v.toLowerCase()
  * PostgreSQL. Concurrent searches share one refresh.
  */
 export class UserDirectory {
+  readonly #topUsers = perDatabase(topUsersStatement);
   private rows: Scanned[] | undefined;
   private takenAt = 0;
   private version = -1;
@@ -133,7 +134,7 @@ export class UserDirectory {
 
   private async load(version: number): Promise<Scanned[]> {
     const takenAt = this.now();
-    const rows = (await topUsers(this.db).execute()).map(
+    const rows = (await this.#topUsers(this.db).execute()).map(
       (row): Scanned => ({
         row,
         wallet: row.wallet.toLowerCase(),

@@ -9,12 +9,12 @@ import { inventoryItems } from '../db/schema.ts';
 import { newId } from './ids.ts';
 import { InvalidInput } from './errors.ts';
 import { centsToUsd, usdToCents } from './money.ts';
-import { claimWrite, freshWrite, type Write } from './writes.ts';
+import { claimWrite } from '../db/write-claims.ts';
+import { freshWrite, type Write } from './writes.ts';
 
 /** stock_qty is a 32-bit column; a billion units is far beyond any real shelf. */
-import { MAX_STOCK } from '../contract/inventory.ts';
-export { MAX_STOCK };
-export const UNLIMITED = -1;
+import { MAX_STOCK, UNLIMITED } from '../contract/inventory.ts';
+export { MAX_STOCK, UNLIMITED };
 
 export interface InventoryInput {
   sku: string;

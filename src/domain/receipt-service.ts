@@ -16,7 +16,7 @@
 import type { Db } from '../db/client.ts';
 import { isDbDown } from '../db/client.ts';
 import type { Journal } from '../journal/journal.ts';
-import { CommitOutcomeUnknown, DatabaseUnavailable, NotFound } from './errors.ts';
+import { CommitOutcomeUnknown, DatabaseUnavailable, InvalidInput, NotFound } from './errors.ts';
 import {
   createReceipt,
   findReceipt,
@@ -25,6 +25,7 @@ import {
   payTokenFor,
   paymentUrl,
   recordTrackingStatus,
+  TrackedNothing,
   type CreateReceiptParams,
   type CreatedReceipt,
   type ReceiptStatusView,
@@ -32,7 +33,9 @@ import {
 } from './receipts.ts';
 import { DEGRADED, orDegraded, type Degraded } from './degraded.ts';
 import type { Write } from './writes.ts';
-import { getReceiptJson, listReceiptsJson } from '../db/receipt-views.ts';
+import type { ReceiptPage, ReceiptStore } from '../db/receipt-store.ts';
+import { assertReturnOriginAllowed, parseReturnUrl, type ReturnUrlPolicy } from './return-url.ts';
+import { getShopSettings } from './shop.ts';
 
 /** An answer the database built as JSON text, sent as it is (src/http/json-text.ts). */
 export class JsonText {
@@ -41,6 +44,8 @@ export class JsonText {
 
 export interface ReceiptServiceOptions {
   db: Db;
+  /** The app's receipts store (src/db/receipt-store.ts). */
+  store: ReceiptStore;
   journal: Journal;
   siteUrl: string;
   /** The brand of merchants who have not named their shop. */
@@ -50,6 +55,8 @@ export interface ReceiptServiceOptions {
   payTokenSecret: Uint8Array;
   /** The token receipts are paid in, when a chain is configured. */
   usdcAddress?: string;
+  /** Whether a returnUrl may use http on localhost (the dev chain): src/domain/return-url.ts. */
+  returnUrlPolicy?: ReturnUrlPolicy;
   now?: () => number;
 }
 
@@ -64,15 +71,15 @@ export class ReceiptService {
 
   /** POST /api/receipts: stored, or journaled while the database is away; the same URL either way. */
   async create(wallet: string, input: CreateReceiptInput, write: Write): Promise<CreatedReceipt | (CreatedReceipt & Degraded)> {
-    const { db, journal } = this.o;
-    const params = { wallet, ...input };
+    const { journal } = this.o;
+    const params = { wallet, ...input, returnUrl: await this.#checkedReturnUrl(wallet, input.id, input.returnUrl) };
     // One token and write id for both paths: a create whose commit landed but whose answer was
     // lost (or that timed out) replays as itself.
     const attempt = { payToken: payTokenFor(this.o.payTokenSecret, wallet, params.id), createdAt: this.now(), ttlMinutes: this.o.receiptTtlMinutes };
     // While the journal still holds this receipt, it answers (same paymentUrl, or 409).
     if (!journal.holds(wallet, params.id)) {
       try {
-        return await createReceipt(db, this.o.siteUrl, params, { ...attempt, writeId: write.id });
+        return await createReceipt(this.o.store, this.o.siteUrl, params, { ...attempt, writeId: write.id });
       } catch (err) {
         if (!isDbDown(err)) throw err;
       }
@@ -80,9 +87,43 @@ export class ReceiptService {
     return { ...(await journal.recordReceipt(params, attempt, write)), ...DEGRADED };
   }
 
-  /** GET /api/receipts: the newest `limit`, as JSON text; empty and flagged while the database is away. */
-  list(wallet: string, limit: number): Promise<JsonText | { receipts: never[] } & Degraded> {
-    return orDegraded(async () => new JsonText(`{"receipts":${await listReceiptsJson(this.o.db, wallet, limit, this.o.brandName)}}`), { receipts: [] as never[] });
+  /**
+   * A create's returnUrl, checked against the deployment's rules and the shop's allowed origins
+   * (src/domain/return-url.ts). Only a create that sends one reads the shop's settings; with the
+   * database away that read fails and the create answers 503, journaling nothing: the origin
+   * cannot be checked. A retry of a create that already stored this receipt with this returnUrl
+   * passes even if the shop has since withdrawn the origin: it answers as the first did.
+   */
+  async #checkedReturnUrl(wallet: string, id: string, value: unknown): Promise<string | null> {
+    const url = parseReturnUrl(value, this.o.returnUrlPolicy ?? { allowLoopbackHttp: false });
+    if (url === null) return null;
+    const dbDown = (err: unknown) => {
+      throw isDbDown(err) && !(err instanceof DatabaseUnavailable) ? new DatabaseUnavailable(err) : err;
+    };
+    const shop = await getShopSettings(this.o.db, wallet).catch(dbDown);
+    try {
+      assertReturnOriginAllowed(url, shop.allowedEmbedOrigins);
+    } catch (refused) {
+      const stored = await this.o.store.find(this.o.db, wallet, id).catch((err: unknown) => (err instanceof NotFound ? undefined : dbDown(err)));
+      if (stored?.returnUrl !== url) throw refused;
+    }
+    return url;
+  }
+
+  /**
+   * GET /api/receipts: one page of the merchant's receipts, newest first, as JSON text with
+   * `has_more`; empty and flagged while the database is away. A `startingAfter` that names no
+   * receipt of this merchant (another merchant's included) is invalid input.
+   */
+  list(wallet: string, page: ReceiptPage): Promise<JsonText | ({ receipts: never[]; has_more: false } & Degraded)> {
+    return orDegraded(
+      async () => {
+        const found = await this.o.store.pageJson(wallet, page, this.o.brandName);
+        if (found === 'unknown_cursor') throw new InvalidInput(`starting_after: no receipt ${JSON.stringify(page.startingAfter)}`);
+        return new JsonText(`{"receipts":${found.json},"has_more":${found.hasMore}}`);
+      },
+      { receipts: [] as never[], has_more: false as const },
+    );
   }
 
   /**
@@ -92,7 +133,7 @@ export class ReceiptService {
   async detail(wallet: string, id: string, opts: { withPaymentUrl: boolean }): Promise<JsonText | object> {
     const { db } = this.o;
     try {
-      const json = await getReceiptJson(db, wallet, id, this.o.brandName, this.o.usdcAddress);
+      const json = await this.o.store.detailJson(wallet, id, this.o.brandName, this.o.usdcAddress);
       if (!opts.withPaymentUrl) return new JsonText(json);
       const row = await findReceipt(db, wallet, id);
       return new JsonText(withField(json, 'paymentUrl', paymentUrl(this.o.siteUrl, row.id, row.payToken)));
@@ -126,6 +167,9 @@ export class ReceiptService {
         await recordTrackingStatus(db, { wallet: merchant, receiptId, status }, write);
         return { ok: true };
       } catch (err) {
+        // An unknown receipt whose COMMIT went unanswered answers as a known one does then, but
+        // nothing is journaled for it: nobody plants writes in a merchant's journal.
+        if (err instanceof TrackedNothing && err.commitUnanswered) return { ok: true, ...DEGRADED };
         if (err instanceof NotFound) return { ok: true };
         // A commit whose outcome is unknown found the receipt first (it exists): the journal's
         // copy carries the same write id, so it changes nothing at replay if the first one landed.

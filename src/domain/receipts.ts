@@ -1,20 +1,22 @@
 /**
  * Receipts: the rules of creation (idempotent per merchant and id), pay tokens and payment URLs,
  * where a payment stands, and tracking statuses with history. How they are stored and read as
- * JSON is the database layer's: src/db/receipt-store.ts and src/db/receipt-views.ts.
+ * JSON is the receipts store's: src/db/receipt-store.ts.
  */
 import { createHmac, hash } from 'node:crypto';
 import { and, eq, sql } from 'drizzle-orm';
 import type { Db, Tx } from '../db/client.ts';
-import { commitReceipt, lineItemViews, type LineItemView } from '../db/receipt-store.ts';
+import type { ReceiptStore } from '../db/receipt-store.ts';
 import { receipts, receiptStatusHistory, type StoredLineItem } from '../db/schema.ts';
-import { InvalidInput, NotFound } from './errors.ts';
+import { CommitOutcomeUnknown, InvalidInput, NotFound } from './errors.ts';
 import { randomText } from './ids.ts';
 import { nextStatus, type ReceiptException, type ReceiptStatus, type TrackingStatus } from '../payments/states.ts';
 import { centsToTokenUnits, centsToUsd, ppmToRate, usdToCents } from './money.ts';
-import { claimWrite, type Write } from './writes.ts';
+import { claimWrite, type Write } from '../db/write-claims.ts';
+import { canonicalMetadata, parseMetadata, type Metadata } from './metadata.ts';
+import { parseReturnUrl } from './return-url.ts';
 
-export { insertReceipt, insertReceipts, lineItemViews, summaryJson, type InsertReceiptParams, type LineItemView } from '../db/receipt-store.ts';
+export type { InsertReceiptParams } from '../db/receipt-store.ts';
 
 export { isSensitiveStatus, isTrackingStatus, TRACKING_STATUSES, type TrackingStatus } from '../payments/states.ts';
 
@@ -29,6 +31,21 @@ export interface LineItemInput {
   qty?: number | undefined;
 }
 
+export interface LineItemView {
+  label: string;
+  priceUsd: number;
+  qty?: number;
+}
+
+/** Stored line items as answers show them, in dollars. */
+export function lineItemViews(items: StoredLineItem[]): LineItemView[] {
+  return items.map((i) => {
+    const v: LineItemView = { label: i.label, priceUsd: centsToUsd(BigInt(i.priceCents)) };
+    if (i.qty !== undefined) v.qty = i.qty;
+    return v;
+  });
+}
+
 export interface ReceiptView {
   receiptId: string;
   totalUsd: number;
@@ -41,6 +58,8 @@ export interface ReceiptView {
   expiresAt: number;
   amountPaid: string;
   amountDue: string;
+  metadata: Metadata;
+  returnUrl: string | null;
 }
 
 /** A refund as the receipt detail shows it. */
@@ -85,6 +104,8 @@ export interface ReceiptStatusView {
   expiresAt: number;
   amountPaid: string;
   amountDue: string;
+  metadata: Metadata;
+  returnUrl: string | null;
 }
 
 export interface CreatedReceipt {
@@ -134,6 +155,8 @@ export interface CreatedSale {
   jurisdictionCode: string | null;
   taxRate: number;
   taxComponents: string[];
+  metadata: Metadata;
+  returnUrl: string | null;
 }
 
 export function createdSaleView(row: ReceiptRow, siteUrl: string): CreatedSale {
@@ -148,6 +171,8 @@ export function createdSaleView(row: ReceiptRow, siteUrl: string): CreatedSale {
     jurisdictionCode: row.jurisdictionCode,
     taxRate: ppmToRate(BigInt(row.taxRatePpm ?? 0)),
     taxComponents: row.taxComponents,
+    metadata: row.metadata,
+    returnUrl: row.returnUrl,
   };
 }
 
@@ -181,15 +206,31 @@ export interface CreateReceiptParams {
   totalUsd: number;
   /** Minutes the receipt may be paid in; RECEIPT_TTL_MINUTES when absent. */
   expiresInMinutes?: number | undefined;
+  /** The shop's own fields, as sent (unchecked: prepareReceipt checks them). */
+  metadata?: unknown;
+  /**
+   * Where the payment page links back to, as checked by the caller for the deployment's rules and
+   * the shop's origins (ReceiptService.create: src/domain/return-url.ts).
+   */
+  returnUrl?: string | null | undefined;
 }
 
 /**
  * Fingerprint of a create request: the same id with a different body is a conflict. A request
- * without expiresInMinutes hashes as it did before the field existed.
+ * without expiresInMinutes, or without metadata (or with {}), hashes as it did before the field
+ * existed; metadata is compared whatever the order of its keys.
  */
-export function receiptRequestHash(id: string, stored: StoredLineItem[], totalCents: bigint, expiresInMinutes?: number): string {
+export function receiptRequestHash(
+  id: string,
+  stored: StoredLineItem[],
+  totalCents: bigint,
+  expiresInMinutes?: number,
+  extra: { metadata?: Metadata; returnUrl?: string | null } = {},
+): string {
   const body: Record<string, unknown> = { id, stored, total: totalCents.toString() };
   if (expiresInMinutes !== undefined) body.expiresInMinutes = expiresInMinutes;
+  if (extra.metadata !== undefined && Object.keys(extra.metadata).length > 0) body.metadata = canonicalMetadata(extra.metadata);
+  if (extra.returnUrl !== undefined && extra.returnUrl !== null) body.returnUrl = extra.returnUrl;
   return hash('sha256', JSON.stringify(body), 'hex');
 }
 
@@ -213,18 +254,22 @@ export function prepareReceipt(params: CreateReceiptParams) {
   if (ttl !== undefined && (!Number.isInteger(ttl) || ttl < 1 || ttl > MAX_EXPIRES_IN_MINUTES)) {
     throw new InvalidInput(`expiresInMinutes must be an integer from 1 to ${MAX_EXPIRES_IN_MINUTES}`);
   }
-  return { stored, totalCents, requestHash: receiptRequestHash(params.id, stored, totalCents, ttl) };
+  const metadata = parseMetadata(params.metadata);
+  // The caller applied the deployment's rule for http on localhost and the shop's origins; this
+  // keeps what any stored returnUrl must be (the journal relies on it), normalised for the fingerprint.
+  const returnUrl = parseReturnUrl(params.returnUrl, { allowLoopbackHttp: true });
+  return { stored, totalCents, metadata, returnUrl, requestHash: receiptRequestHash(params.id, stored, totalCents, ttl, { metadata, returnUrl }) };
 }
 
 export async function createReceipt(
-  db: Db,
+  store: ReceiptStore,
   siteUrl: string,
   params: CreateReceiptParams,
   opts: { payToken?: string; createdAt?: number; ttlMinutes?: number; writeId?: string } = {},
 ): Promise<CreatedReceipt> {
   const prepared = prepareReceipt(params);
   const createdAt = opts.createdAt ?? Date.now();
-  const row = await commitReceipt(db, {
+  const row = await store.commit({
     wallet: params.wallet,
     id: params.id,
     source: 'api',
@@ -232,6 +277,8 @@ export async function createReceipt(
     lineItems: prepared.stored,
     totalCents: prepared.totalCents,
     requestHash: prepared.requestHash,
+    metadata: prepared.metadata,
+    returnUrl: prepared.returnUrl,
     payToken: opts.payToken ?? newPayToken(),
     createdAt,
     expiresAt: expiryOf(createdAt, params.expiresInMinutes, opts.ttlMinutes ?? DEFAULT_TTL_MINUTES),
@@ -255,6 +302,8 @@ export async function getReceiptStatus(db: Db, wallet: string, id: string): Prom
     currency: 'USDC',
     amount: centsToUsd(row.totalCents),
     ...paymentState(row),
+    metadata: row.metadata,
+    returnUrl: row.returnUrl,
   };
 }
 
@@ -274,6 +323,11 @@ export function paymentState(row: Pick<ReceiptRow, 'exception' | 'expiresAt' | '
  * Records a tracking status. It becomes the receipt's status only while the receipt is unpaid;
  * after that it is kept in the history alone, so tracking never moves a receipt backwards. A
  * status the receipt's history already holds from tracking is counted on that entry.
+ *
+ * Anyone may send one, for any wallet and id, so an unknown receipt must cost what a known one
+ * costs, or the answer's time would count a merchant's receipts: both run the same statements in
+ * one transaction that commits (the write id is stored either way), and NotFound is thrown only
+ * after the commit.
  */
 export async function recordTrackingStatus(
   db: Db,
@@ -281,13 +335,41 @@ export async function recordTrackingStatus(
   write?: Write,
 ): Promise<{ status: string }> {
   const at = p.at ?? Date.now();
-  return db.transaction(async (tx) => {
-    // A write already stored (a retry, or the journal's copy of a commit whose answer was lost) changes nothing.
-    if (write !== undefined && !(await claimWrite(tx, write, { wallet: p.wallet, kind: 'status', ref: p.receiptId }, at)).fresh) {
-      return { status: (await findReceipt(tx, p.wallet, p.receiptId)).status };
-    }
-    return applyTrackingStatus(tx, { ...p, at });
-  });
+  // Whether the transaction found the receipt, known before its COMMIT is sent.
+  let found: boolean | undefined;
+  const answer = await db
+    .transaction(async (tx) => {
+      // A write already stored (a retry, or the journal's copy of a commit whose answer was lost) changes nothing.
+      if (write !== undefined && !(await claimWrite(tx, write, { wallet: p.wallet, kind: 'status', ref: p.receiptId }, at)).fresh) {
+        const [row] = await tx.select({ status: receipts.status }).from(receipts).where(and(eq(receipts.wallet, p.wallet), eq(receipts.id, p.receiptId)));
+        found = row !== undefined;
+        return row ?? null;
+      }
+      const result = await trackingStatusOrNull(tx, { ...p, at });
+      found = result !== null;
+      return result;
+    })
+    .catch((err: unknown) => {
+      // A COMMIT left unanswered for a receipt that does not exist changed nothing either way.
+      if (err instanceof CommitOutcomeUnknown && found === false) throw new TrackedNothing(p.receiptId, true);
+      throw err;
+    });
+  if (answer === null) throw new TrackedNothing(p.receiptId, false);
+  return answer;
+}
+
+/**
+ * The receipt of a tracking status does not exist, so nothing was or will be recorded.
+ * `commitUnanswered`: its transaction's COMMIT went unanswered (a hung commit), which the caller
+ * answers as it answers a known receipt's status in that case, without keeping anything.
+ */
+export class TrackedNothing extends NotFound {
+  constructor(
+    receiptId: string,
+    readonly commitUnanswered: boolean,
+  ) {
+    super(`Receipt ${receiptId} not found`);
+  }
 }
 
 /** The rules of recordTrackingStatus inside a caller's transaction (journal replay uses it). */
@@ -295,38 +377,43 @@ export async function applyTrackingStatus(
   tx: Tx,
   p: { wallet: string; receiptId: string; status: TrackingStatus; at: number },
 ): Promise<{ status: string }> {
+  const answer = await trackingStatusOrNull(tx, p);
+  if (answer === null) throw new NotFound(`Receipt ${p.receiptId} not found`);
+  return answer;
+}
+
+/**
+ * A tracking status's statements, the same three whether or not the receipt exists (null when it
+ * does not): the row is locked, the status set where the transition table moves it, and the
+ * history entry inserted or counted from the receipt row itself, so a missing receipt changes
+ * nothing without a branch of its own.
+ */
+async function trackingStatusOrNull(
+  tx: Tx,
+  p: { wallet: string; receiptId: string; status: TrackingStatus; at: number },
+): Promise<{ status: string } | null> {
   const [row] = await tx
     .select({ status: receipts.status })
     .from(receipts)
     .where(and(eq(receipts.wallet, p.wallet), eq(receipts.id, p.receiptId)))
     .for('update');
-  if (row === undefined) throw new NotFound(`Receipt ${p.receiptId} not found`);
-  const decision = nextStatus(row.status as ReceiptStatus, { type: 'tracking', status: p.status });
+  // An unknown receipt decides as an unpaid one would; its statements below match no row.
+  const current = (row?.status ?? 'pending') as ReceiptStatus;
+  const decision = nextStatus(current, { type: 'tracking', status: p.status });
   // null: the receipt already holds this status; { record: true }: money has arrived, history only.
   const moves = decision === null || 'move' in decision;
-  if (moves) {
-    await tx
-      .update(receipts)
-      .set({ status: p.status, updatedAt: p.at })
-      .where(and(eq(receipts.wallet, p.wallet), eq(receipts.id, p.receiptId)));
-  }
+  await tx
+    .update(receipts)
+    .set({ status: p.status, updatedAt: p.at })
+    .where(and(eq(receipts.wallet, p.wallet), eq(receipts.id, p.receiptId), sql`${moves}::boolean`));
   // One history row per tracking status and receipt: a repeat adds to its count, so a stranger
   // sending statuses (no credential needed) cannot grow a receipt's history without bound.
-  const h = receiptStatusHistory;
-  await tx
-    .insert(h)
-    .values({
-      wallet: p.wallet,
-      receiptId: p.receiptId,
-      status: p.status,
-      source: 'tracking',
-      note: moves ? null : `recorded only; receipt is ${row.status}`,
-      at: p.at,
-    })
-    .onConflictDoUpdate({
-      target: [h.wallet, h.receiptId, h.status],
-      targetWhere: sql`${h.source} = 'tracking'`,
-      set: { count: sql`${h.count} + 1` },
-    });
-  return { status: moves ? p.status : row.status };
+  const note = moves ? null : `recorded only; receipt is ${current}`;
+  await tx.execute(sql`
+    insert into ${receiptStatusHistory} as h (wallet, receipt_id, status, source, note, at)
+    select r.wallet, r.id, ${p.status}::text, 'tracking', ${note}::text, ${p.at}::bigint
+    from ${receipts} r where r.wallet = ${p.wallet} and r.id = ${p.receiptId}
+    on conflict (wallet, receipt_id, status) where source = 'tracking'
+    do update set count = h.count + 1`);
+  return row === undefined ? null : { status: moves ? p.status : row.status };
 }

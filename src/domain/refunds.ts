@@ -9,8 +9,14 @@
  * signature, so an Approval or any other log never counts) moves the receipt's token to the buyer,
  * from the merchant's wallet, split or the receipt's payment address, at least the refunded
  * amount, and no other refund used that log. A transfer to the buyer from anyone else is recorded
- * unverified, never verified. The log is stored with the
- * refund (a unique index on the transaction and log index keeps it to one refund, whoever races).
+ * unverified, never verified. The log is stored with the refund, by its place in the transaction
+ * (a unique index on the transaction and that place keeps it to one refund, whoever races, and
+ * wherever a reorganisation moves the transaction), with the block that holds it.
+ *
+ * The refund is verified once that transfer is CONFIRMATIONS deep: at once when it already is,
+ * else by the chain worker (src/payments/refund-proofs.ts), which also withdraws `verified` when a
+ * reorganisation removes the transfer and verifies it again if it is mined again, telling the
+ * merchant each time (`receipt.refund_verified`, `receipt.refund_unverified`).
  * Without `txHash` the refund is recorded unverified, as the specification allows.
  */
 import { and, eq, isNotNull, sum } from 'drizzle-orm';
@@ -24,7 +30,9 @@ import { enqueueEvent } from '../webhooks/outbox.ts';
 import { AppError, InvalidInput, NotFound } from './errors.ts';
 import { centsToTokenUnits, centsToUsd, usdToCents } from './money.ts';
 import { isAddress, normalizeWallet } from './wallet.ts';
-import { claimWrite, freshWrite, type Write } from './writes.ts';
+import { claimWrite } from '../db/write-claims.ts';
+import type { RefundVerification } from '../contract/receipts.ts';
+import { freshWrite, type Write } from './writes.ts';
 
 export interface RefundInput {
   receiptId?: unknown;
@@ -39,13 +47,16 @@ export interface RefundResult {
   refundId: string;
   refundedUsd: number;
   status: string;
-  /** True when the refund's transfer was found on the chain (it carried txHash). */
+  /** True when the refund's transfer from the merchant's own addresses is CONFIRMATIONS deep. */
   verified: boolean;
+  verification: RefundVerification;
 }
 
 /** One ERC-20 Transfer log of a transaction. Addresses in lower case; `value` in token base units. */
 export interface TokenTransfer {
   logIndex: number;
+  /** Its place among its transaction's logs (0 for the first): the same in whichever block the transaction is. */
+  position: number;
   token: string;
   from: string;
   to: string;
@@ -56,13 +67,17 @@ export interface TokenTransfer {
 export type RefundTransaction =
   | { state: 'not_mined' }
   | { state: 'reverted' }
-  | { state: 'mined'; transfers: TokenTransfer[] };
+  | { state: 'mined'; blockNumber: bigint; blockHash: string; transfers: TokenTransfer[] };
 
-/** The chain as refunds need it: the receipts' token and a transaction's Transfer logs. */
+/** The chain as refunds need it: the receipts' token, a transaction's Transfer logs and how deep is deep. */
 export interface RefundChain {
   /** The token receipts are paid in, on which chain: lower-case address, decimals and symbol. */
   token: { chainId: number; address: string; decimals: number; symbol: string };
+  /** CONFIRMATIONS: the depth at which a refund's transfer verifies it. */
+  confirmations: number;
   readTransaction(hash: Hex): Promise<RefundTransaction>;
+  /** The newest block's number. */
+  head(): Promise<bigint>;
 }
 
 /** Why a refund's transaction does not prove it; `reason` travels in the 400 answer beside the message. */
@@ -149,8 +164,8 @@ export type TransferRefusal = { ok: false; reason: 'no_transfer' | 'too_little' 
 /**
  * Picks the Transfer log of `transfers` that proves a refund: the token, to the buyer, from one of
  * the merchant's own `senders` (its wallet, its split, the receipt's payment address) and never
- * from the buyer itself, at least `minUnits`, not `used` by another refund; the lowest such log
- * index. `transfer: null`: the transaction does send the token to the buyer, but only from someone
+ * from the buyer itself, at least `minUnits`, not `used` by another refund (by its place in the
+ * transaction); the first such log. `transfer: null`: the transaction does send the token to the buyer, but only from someone
  * else (another merchant, a stranger, the buyer, a mint): the refund is recorded unverified, never
  * verified, and the transfer stays free for its sender's own refund. A refusal names the first
  * condition no log meets.
@@ -169,7 +184,7 @@ export function matchRefundTransfer(p: {
   if (own.length === 0) return { ok: true, transfer: null };
   const enough = own.filter((t) => t.value >= p.minUnits);
   if (enough.length === 0) return { ok: false, reason: 'too_little', largest: own.reduce((m, t) => (t.value > m ? t.value : m), 0n) };
-  const free = enough.filter((t) => !p.used.has(t.logIndex)).sort((a, b) => a.logIndex - b.logIndex);
+  const free = enough.filter((t) => !p.used.has(t.position)).sort((a, b) => a.position - b.position);
   return free.length === 0 ? { ok: false, reason: 'already_used' } : { ok: true, transfer: free[0]! };
 }
 
@@ -177,11 +192,19 @@ export function matchRefundTransfer(p: {
  * The chain side of refunds on `chain`, or undefined without one. Reads the token at each call:
  * the dev chain's token is checked again after an anvil restart.
  */
-export function refundChainOf(chain: ChainDeps | undefined): RefundChain | undefined {
+export function refundChainOf(chain: ChainDeps | undefined, confirmations: number): RefundChain | undefined {
   if (chain === undefined) return undefined;
   return {
     get token() {
       return { chainId: chain.chainId, address: chain.usdc.address.toLowerCase(), decimals: chain.usdc.decimals, symbol: chain.usdc.symbol };
+    },
+    confirmations,
+    async head() {
+      try {
+        return await chain.publicClient.getBlockNumber({ cacheTime: 0 });
+      } catch (err) {
+        throw new ChainUnavailable('reading the newest block', err);
+      }
     },
     async readTransaction(hash) {
       let receipt;
@@ -195,10 +218,15 @@ export function refundChainOf(chain: ChainDeps | undefined): RefundChain | undef
       if (receipt.status !== 'success') return { state: 'reverted' };
       // By the event's signature and strictly: an Approval, or an ERC-721 Transfer (same topic, no data), is skipped.
       const logs = parseEventLogs({ abi: erc20Abi, eventName: 'Transfer', logs: receipt.logs, strict: true });
+      // A transaction's logs are consecutive in its block: the first one's index is its offset.
+      const first = receipt.logs[0]?.logIndex ?? 0;
       return {
         state: 'mined',
+        blockNumber: receipt.blockNumber,
+        blockHash: receipt.blockHash.toLowerCase(),
         transfers: logs.map((l) => ({
           logIndex: l.logIndex,
+          position: l.logIndex - first,
           token: l.address.toLowerCase(),
           from: l.args.from.toLowerCase(),
           to: l.args.to.toLowerCase(),
@@ -211,14 +239,37 @@ export function refundChainOf(chain: ChainDeps | undefined): RefundChain | undef
 
 type ParsedRefund = ReturnType<typeof parseRefund>;
 
-/** The transfers a refund's transaction made, or its refusal when it is not mined or reverted. */
-async function transfersOf(chain: RefundChain, txHash: string): Promise<TokenTransfer[]> {
-  const tx = await chain.readTransaction(txHash as Hex);
+type MinedTransaction = Extract<RefundTransaction, { state: 'mined' }>;
+
+/** A refund's transaction as mined, with the newest block, or its refusal when it is not mined or reverted. */
+async function minedTransaction(chain: RefundChain, txHash: string): Promise<MinedTransaction & { head: bigint }> {
+  const [tx, head] = await Promise.all([chain.readTransaction(txHash as Hex), chain.head()]);
   if (tx.state === 'not_mined') {
     throw new RefundNotVerified('not_mined', `Transaction ${txHash} is not mined yet (or this chain does not know it); record the refund once it is`);
   }
   if (tx.state === 'reverted') throw new RefundNotVerified('reverted', `Transaction ${txHash} reverted: it moved no money`);
-  return tx.transfers;
+  // A node behind the one that answered the receipt: the block counts as the head.
+  return { ...tx, head: head > tx.blockNumber ? head : tx.blockNumber };
+}
+
+/** Whether a transfer in `block` is `confirmations` deep at `head`. */
+export function deepEnough(block: bigint, head: bigint, confirmations: number): boolean {
+  return head - block + 1n >= BigInt(confirmations);
+}
+
+/** The addresses a merchant's refund may come from: its wallet, its split, the receipt's payment address. */
+export async function refundSenders(tx: Tx, wallet: string, payAddress: string | null): Promise<Set<string>> {
+  const [split] = await tx.select({ address: splitConfigs.address }).from(splitConfigs).where(eq(splitConfigs.wallet, wallet));
+  return new Set([wallet, split?.address?.toLowerCase(), payAddress?.toLowerCase()].filter((a): a is string => a != null));
+}
+
+type RefundRow = typeof refunds.$inferSelect;
+
+/** How far a refund's transfer is proven (REFUND_VERIFICATIONS); refunds verified before positions were kept stay verified. */
+export function verificationOf(r: Pick<RefundRow, 'verifiedAt' | 'logPosition' | 'removedAt'>): RefundVerification {
+  if (r.verifiedAt !== null) return 'verified';
+  if (r.logPosition === null) return 'none';
+  return r.removedAt !== null ? 'removed' : 'confirming';
 }
 
 /** The refused refund's message, naming what the transaction lacks. */
@@ -245,7 +296,7 @@ export async function refundReceipt(
   write: Write = freshWrite(),
 ): Promise<RefundResult> {
   const refundId = newId('rfd');
-  let transfers: TokenTransfer[] | null = null;
+  let mined: (MinedTransaction & { head: bigint }) | null = null;
   if (p.txHash !== null) {
     if (chain === undefined) throw new RefundChainMissing();
     // The receipt is looked for first, so a wrong id answers 404 without asking the chain.
@@ -255,7 +306,7 @@ export async function refundReceipt(
       .where(and(eq(receipts.wallet, p.wallet), eq(receipts.id, p.receiptId)));
     if (exists === undefined) throw new NotFound(`Receipt ${p.receiptId} not found`);
     // Read outside the transaction: no row stays locked while the chain answers.
-    transfers = await transfersOf(chain, p.txHash);
+    mined = await minedTransaction(chain, p.txHash);
   }
   return db.transaction(async (tx) => {
     // The same write again (a retry whose first answer was lost) answers with the refund it made.
@@ -278,26 +329,32 @@ export async function refundReceipt(
       throw new InvalidInput(`Refunds would total ${centsToUsd(already + p.cents)}, more than ${what} (already refunded ${centsToUsd(already)})`, 'invalid_usd');
     }
     let proof: TokenTransfer | null = null;
-    if (transfers !== null && chain !== undefined && p.txHash !== null) {
-      // Any merchant's refund counts: one transfer never proves two refunds.
+    if (mined !== null && chain !== undefined && p.txHash !== null) {
+      // Any merchant's refund counts: one transfer never proves two refunds. Refunds stored before
+      // positions were kept name the log by its index in the block they saw.
       const usedRows = await tx
-        .select({ logIndex: refunds.logIndex })
+        .select({ logIndex: refunds.logIndex, logPosition: refunds.logPosition })
         .from(refunds)
         .where(and(eq(refunds.txHash, p.txHash), isNotNull(refunds.logIndex)));
+      const used = new Set(usedRows.filter((r) => r.logPosition !== null).map((r) => r.logPosition!));
+      for (const r of usedRows) {
+        const legacy = r.logPosition === null ? mined.transfers.find((t) => t.logIndex === r.logIndex) : undefined;
+        if (legacy !== undefined) used.add(legacy.position);
+      }
       const minUnits = centsToTokenUnits(p.cents, chain.token.decimals);
-      const [split] = await tx.select({ address: splitConfigs.address }).from(splitConfigs).where(eq(splitConfigs.wallet, p.wallet));
-      const senders = new Set([p.wallet, split?.address?.toLowerCase(), receipt.payAddress?.toLowerCase()].filter((a): a is string => a != null));
       const match = matchRefundTransfer({
-        transfers,
+        transfers: mined.transfers,
         token: chain.token.address,
         buyer: p.buyer,
         minUnits,
-        used: new Set(usedRows.map((r) => r.logIndex!)),
-        senders,
+        used,
+        senders: await refundSenders(tx, p.wallet, receipt.payAddress),
       });
       if (!match.ok) throw new RefundNotVerified(match.reason, refusalMessage({ ...p, txHash: p.txHash }, chain, match, minUnits));
       proof = match.transfer;
     }
+    const deep = mined !== null && chain !== undefined && deepEnough(mined.blockNumber, mined.head, chain.confirmations);
+    const verification: RefundVerification = proof === null ? 'none' : deep ? 'verified' : 'confirming';
     const inserted = await tx
       .insert(refunds)
       .values({
@@ -309,12 +366,16 @@ export async function refundReceipt(
         items: p.items,
         txHash: p.txHash,
         logIndex: proof?.logIndex ?? null,
+        logPosition: proof?.position ?? null,
         amountUnits: proof?.value.toString() ?? null,
-        verifiedAt: proof === null ? null : now,
+        blockNumber: proof === null || mined === null ? null : mined.blockNumber,
+        blockHash: proof === null || mined === null ? null : mined.blockHash,
+        verifiedAt: proof !== null && deep ? now : null,
         createdBy: p.by,
         createdAt: now,
       })
-      .onConflictDoNothing({ target: [refunds.txHash, refunds.logIndex] })
+      // The transfer's unique indexes (by position, and by block log index for older refunds).
+      .onConflictDoNothing()
       .returning({ id: refunds.id });
     if (inserted.length === 0) {
       // Another refund took the same transfer between our read and our insert.
@@ -329,7 +390,12 @@ export async function refundReceipt(
         .set({ status: 'refunded', updatedAt: now })
         .where(and(eq(receipts.wallet, p.wallet), eq(receipts.id, p.receiptId)));
     }
-    const where = p.txHash === null ? ' (unverified)' : proof === null ? ` in ${p.txHash} (unverified: not sent from the merchant's wallet, split or payment address)` : ` in ${p.txHash} log ${proof.logIndex} (verified)`;
+    const where =
+      p.txHash === null
+        ? ' (unverified)'
+        : proof === null
+          ? ` in ${p.txHash} (unverified: not sent from the merchant's wallet, split or payment address)`
+          : ` in ${p.txHash} log ${proof.logIndex} (${deep ? 'verified' : `verified once ${chain?.confirmations} blocks deep`})`;
     await tx.insert(receiptStatusHistory).values({
       wallet: p.wallet,
       receiptId: p.receiptId,
@@ -346,6 +412,7 @@ export async function refundReceipt(
       totalUsd: centsToUsd(receipt.totalCents),
       refundedUsd: centsToUsd(already + p.cents),
       currency: receipt.currency,
+      metadata: receipt.metadata,
     };
     await enqueueEvent(
       tx,
@@ -353,12 +420,12 @@ export async function refundReceipt(
         wallet: p.wallet,
         type: 'receipt.refund_recorded',
         dedupeKey: refundId,
-        data: { ...data, refundId, usd: centsToUsd(p.cents), buyer: p.buyer, txHash: p.txHash, verified: proof !== null },
+        data: { ...data, refundId, usd: centsToUsd(p.cents), buyer: p.buyer, txHash: p.txHash, verified: verification === 'verified', verification },
       },
       now,
     );
     if (full) await enqueueEvent(tx, { wallet: p.wallet, type: 'receipt.refunded', dedupeKey: p.receiptId, data }, now);
-    return { refundId, refundedUsd: centsToUsd(already + p.cents), status, verified: proof !== null };
+    return { refundId, refundedUsd: centsToUsd(already + p.cents), status, verified: verification === 'verified', verification };
   });
 }
 
@@ -371,7 +438,7 @@ async function refundResultOf(tx: Tx, wallet: string, refundId: string): Promise
     .select({ total: sum(refunds.amountCents) })
     .from(refunds)
     .where(and(eq(refunds.wallet, wallet), eq(refunds.receiptId, refund.receiptId)));
-  return { refundId, refundedUsd: centsToUsd(BigInt(done?.total ?? '0')), status: receipt?.status ?? 'unknown', verified: refund.verifiedAt !== null };
+  return { refundId, refundedUsd: centsToUsd(BigInt(done?.total ?? '0')), status: receipt?.status ?? 'unknown', verified: refund.verifiedAt !== null, verification: verificationOf(refund) };
 }
 
 export async function listRefunds(db: Db, wallet: string, receiptId: string) {
@@ -388,6 +455,7 @@ export async function listRefunds(db: Db, wallet: string, receiptId: string) {
     items: r.items.map((i) => ({ label: i.label, priceUsd: centsToUsd(BigInt(i.priceCents)), qty: i.qty })),
     txHash: r.txHash,
     verified: r.verifiedAt !== null,
+    verification: verificationOf(r),
     createdBy: r.createdBy,
     createdAt: r.createdAt,
   }));

@@ -6,7 +6,7 @@ import { and, eq } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
 import { receipts, receiptStatusHistory } from '../db/schema.ts';
 import { Forbidden, InvalidInput, NotFound } from './errors.ts';
-import { claimWrite, type Write } from './writes.ts';
+import { claimWrite, type Write } from '../db/write-claims.ts';
 import { nextStatus, type ReceiptStatus, type SensitiveStatus } from '../payments/states.ts';
 
 const SENSITIVE = /^(checkout_success|refund_[a-z0-9_]{1,40})$/;

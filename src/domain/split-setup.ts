@@ -6,7 +6,7 @@ import { eq } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
 import { splitConfigs, type SplitRecipient } from '../db/schema.ts';
 import { purgeDailyCounters, takeSlot } from '../db/counters.ts';
-import { Conflict, InvalidInput, RateLimited } from './errors.ts';
+import { Conflict, Forbidden, InvalidInput, RateLimited } from './errors.ts';
 import { parseSplitRecipients, type SplitView } from './splits.ts';
 import { isAddress, normalizeWallet } from './wallet.ts';
 
@@ -39,6 +39,38 @@ export interface SplitChain {
 }
 
 /**
+ * Who asks for a server-paid deployment (the route knows): where the request comes from and
+ * whether the platform pays for this wallet at all.
+ */
+export interface DeployCaller {
+  /** The client's budget address (src/gateway/client-address.ts): an IPv4 address or an IPv6 /64. */
+  source: string;
+  /** Only approved wallets get server-paid deployments (SPLIT_DEPLOYS_APPROVED_ONLY). */
+  approvedOnly: boolean;
+  /** Whether the platform approved this wallet; asked only when the server would deploy. */
+  approved(): Promise<boolean>;
+}
+
+/** A wallet the platform has not approved asks the server to pay for its split. */
+export class DeployNotApproved extends Forbidden {
+  constructor() {
+    super(
+      'The platform pays for split deployments only for merchants it approved (a superadmin grants the merchant role); ' +
+        'deploy the PaymentSplitter from your own wallet and send its splitAddress with the same recipients',
+    );
+  }
+}
+
+/**
+ * The share of the platform's daily budget one client address (an IPv6 /64) may spend: a tenth,
+ * at least one, so no single source, however many wallets it signs in with, takes the whole day.
+ */
+export function deploysPerSourcePerDay(platformPerDay: number): number {
+  return Math.max(1, Math.ceil(platformPerDay / 10));
+}
+const SOURCE_COUNTER_PREFIX = 'source:';
+
+/**
  * Server-side deployments one merchant wallet may cause in a UTC day. A wallet's split is set up
  * once, so only concurrent first calls or failed attempts come near it; the platform's own daily
  * budget (SPLIT_DEPLOYS_PER_DAY) bounds what many new wallets together can spend.
@@ -55,29 +87,37 @@ export function purgeDeployCounters(db: Db, now = Date.now()): Promise<number> {
   return purgeDailyCounters(db, DEPLOYS_COUNTER, dayOf(now));
 }
 
-/** Thrown inside reserveDeployment's transaction to roll the wallet's slot back. */
+/** Thrown inside reserveDeployment's transaction to roll the slots already taken back. */
 class DeployBudgetSpent extends Error {}
 
 /**
- * Takes a deployment slot of the wallet and of the platform for today, or refuses with 429 until
- * the next UTC day: the server pays the gas of every deployment. A deployment that fails keeps its
- * slot, since its transaction may have cost gas all the same.
+ * Takes a deployment slot of the wallet, of its client address (when known) and of the platform
+ * for today, or refuses with 429 until the next UTC day: the server pays the gas of every
+ * deployment. A deployment that fails keeps its slots, since its transaction may have cost gas
+ * all the same. A refusal gives back the slots taken before it.
  */
-async function reserveDeployment(db: Db, wallet: string, now: number, platformPerDay: number): Promise<void> {
+async function reserveDeployment(db: Db, wallet: string, now: number, platformPerDay: number, source: string | undefined): Promise<void> {
   const name = `${DEPLOYS_COUNTER}${dayOf(now)}`;
-  const refusal = await db.transaction(async (tx) => {
-    if (!(await takeSlot(tx, wallet, name, MAX_SPLIT_DEPLOYS_PER_WALLET_PER_DAY))) {
-      return `This wallet has had ${MAX_SPLIT_DEPLOYS_PER_WALLET_PER_DAY} split contracts deployed for it today`;
-    }
-    if (!(await takeSlot(tx, PLATFORM_COUNTER_WALLET, name, platformPerDay))) {
-      // Give the wallet's slot back with the transaction.
-      throw new DeployBudgetSpent();
-    }
-    return null;
-  }).catch((err: unknown) => {
-    if (err instanceof DeployBudgetSpent) return 'The platform has spent its budget of server-side split deployments for today';
-    throw err;
-  });
+  const budgets: [string, number, string][] = [
+    [wallet, MAX_SPLIT_DEPLOYS_PER_WALLET_PER_DAY, `This wallet has had ${MAX_SPLIT_DEPLOYS_PER_WALLET_PER_DAY} split contracts deployed for it today`],
+    ...(source === undefined
+      ? []
+      : [[`${SOURCE_COUNTER_PREFIX}${source}`, deploysPerSourcePerDay(platformPerDay), `Your network address (${source}) has used its share of today's server-side split deployments`] as [string, number, string]]),
+    [PLATFORM_COUNTER_WALLET, platformPerDay, 'The platform has spent its budget of server-side split deployments for today'],
+  ];
+  const refusal = await db
+    .transaction(async (tx) => {
+      for (const [counter, cap, why] of budgets) {
+        if (!(await takeSlot(tx, counter, name, cap))) throw new DeployBudgetSpent(why);
+      }
+    })
+    .then(
+      () => null,
+      (err: unknown) => {
+        if (err instanceof DeployBudgetSpent) return err.message;
+        throw err;
+      },
+    );
   if (refusal !== null) {
     const tomorrow = Date.parse(`${dayOf(now)}T00:00:00Z`) + 86_400_000;
     throw new RateLimited(tomorrow, `${refusal}; retry after resetAt, or deploy the split from your own wallet and pass splitAddress`);
@@ -117,6 +157,7 @@ export async function setUpSplit(
   platform: PlatformShare,
   now = Date.now(),
   chain?: SplitChain,
+  caller?: DeployCaller,
 ): Promise<SplitSetupResult> {
   const owner = normalizeWallet(wallet);
   const [existing] = await db.select().from(splitConfigs).where(eq(splitConfigs.wallet, owner));
@@ -136,7 +177,8 @@ export async function setUpSplit(
   } else if (address === null && chain?.deploy !== undefined) {
     // Two concurrent first calls may both deploy; the insert below keeps one and the other
     // contract is simply never used.
-    await reserveDeployment(db, owner, now, chain.deploysPerDay ?? Number.MAX_SAFE_INTEGER);
+    if (caller?.approvedOnly === true && !(await caller.approved())) throw new DeployNotApproved();
+    await reserveDeployment(db, owner, now, chain.deploysPerDay ?? Number.MAX_SAFE_INTEGER, caller?.source);
     address = normalizeWallet(await chain.deploy(recipients));
   }
   const [stored] = await db

@@ -7,10 +7,12 @@ import type { Db } from '../db/client.ts';
 import { InvalidInput, SplitRequired } from './errors.ts';
 import { usdToCents } from './money.ts';
 import { priceOrder, resolveTax } from './pricing.ts';
-import { createdSaleView, expiryOf, findReceipt, insertReceipt, newPayToken, type CreatedSale } from './receipts.ts';
+import type { ReceiptStore } from '../db/receipt-store.ts';
+import { createdSaleView, expiryOf, findReceipt, newPayToken, type CreatedSale } from './receipts.ts';
 import { getShopSettings } from './shop.ts';
 import { getSplitConfig, isConfigured } from './splits.ts';
-import { claimWrite, freshWrite, type Write } from './writes.ts';
+import { claimWrite } from '../db/write-claims.ts';
+import { freshWrite, type Write } from './writes.ts';
 
 export interface TerminalInput {
   amountUsd?: unknown;
@@ -61,7 +63,7 @@ function parseTerminal(input: TerminalInput) {
 }
 
 export async function createTerminalReceipt(
-  db: Db,
+  { db, receipts }: { db: Db; receipts: ReceiptStore },
   siteUrl: string,
   wallet: string,
   input: TerminalInput,
@@ -86,7 +88,7 @@ export async function createTerminalReceipt(
     // The same write again (a retry whose first answer was lost) answers with the receipt it made.
     const claim = await claimWrite(tx, write, { wallet, kind: 'terminal', ref: id }, now);
     if (!claim.fresh) return findReceipt(tx, wallet, claim.ref ?? '');
-    return insertReceipt(tx, {
+    return receipts.insertOne(tx, {
       wallet,
       id,
       source: 'terminal',

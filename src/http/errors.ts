@@ -6,6 +6,7 @@ import type { FastifyError, FastifyInstance } from 'fastify';
 import type { IncomingMessage } from 'node:http';
 import { AppError, CommitOutcomeUnknown } from '../domain/errors.ts';
 import { isConnectionError, neverReachedServer } from '../db/client.ts';
+import { unknownQueryMessage } from './strict-query.ts';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
@@ -58,7 +59,7 @@ export function installErrorHandling(app: FastifyInstance): void {
     }
     const fe = err;
     if (fe.validation) {
-      return reply.status(400).send({ error: 'invalid_input', message: fe.message });
+      return reply.status(400).send({ error: 'invalid_input', message: unknownQueryMessage(fe, request) ?? fe.message });
     }
     const status = typeof fe.statusCode === 'number' ? fe.statusCode : 500;
     if (status >= 400 && status < 500) {

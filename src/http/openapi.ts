@@ -32,11 +32,15 @@ export const OPERATION_IDS: Record<string, string> = {
   'GET /api/receipts/status': 'getReceiptStatus',
   'POST /api/receipts/status': 'recordReceiptStatus',
   'GET /api/receipts/{id}': 'getReceipt',
+  'GET /api/events': 'listEvents',
+  'GET /api/events/{id}': 'getEvent',
   'GET /api/users/search': 'searchUsers',
   'GET /api/users/live': 'listLiveUsers',
   'GET /api/split/deploy': 'getSplit',
   'POST /api/split/deploy': 'configureSplit',
   'GET /api/split/transactions': 'listSplitTransactions',
+  'GET /api/split/balances': 'getRecipientBalances',
+  'GET /api/split/settlements': 'getSettlement',
   'POST /api/split/withdraw': 'withdrawFromSplit',
   'GET /api/site/container': 'getSiteContainer',
   'GET /api/inventory': 'listInventory',
@@ -71,6 +75,9 @@ export const OPERATION_IDS: Record<string, string> = {
   'GET /api/admin/platform': 'getPlatform',
   'GET /api/admin/receipts/{id}/sweep': 'getSweepTransaction',
   'GET /api/admin/split/balances': 'getSplitBalances',
+  'GET /api/admin/split/payouts': 'getPayoutSettings',
+  'PUT /api/admin/split/payouts': 'setPayoutSettings',
+  'DELETE /api/admin/split/payouts': 'turnOffPayouts',
   'GET /api/admin/rejected-writes': 'listRejectedWrites',
   'GET /api/admin/apk': 'listApks',
   'GET /api/admin/apk/{app}': 'downloadApk',
@@ -110,6 +117,10 @@ const SUPPLEMENTS: Record<
 const TAGS = [
   { name: 'receipts', description: 'Receipts: create one for a payment, follow its status, list and read them. Subscription key.' },
   { name: 'orders', description: 'Orders priced from the inventory, with tax and processing-fee lines; each yields a pending receipt. Subscription key.' },
+  {
+    name: 'events',
+    description: 'Every event the webhooks send, kept 30 days: catch up after downtime, or follow them without an endpoint. Subscription key (events:read).',
+  },
   { name: 'inventory', description: "The merchant's products, by sku. Subscription key." },
   { name: 'shop', description: 'Shop configuration: name, processing fee, tax table, embedding origins. Reads take a key; writes are admin.' },
   { name: 'split', description: 'The split contract that shares every payment among recipients, and its indexed transactions.' },
@@ -172,8 +183,10 @@ writes) answer 503 \`database_unavailable\` with \`Retry-After\`.
 
 Every error is \`{error, message}\`: \`error\` is a stable code (the Error schema lists them all; each
 response below lists the codes it can carry), \`message\` is for people. Rate limits add \`resetAt\`;
-some answers add \`reason\`. Every answer carries \`X-Correlation-Id\` (send your own, 8 to 128 of
-\`A-Za-z0-9._:-\`, to have it echoed): quote it to support. A 500 never carries internals.
+some answers add \`reason\`. A query parameter that an operation does not list is refused with 400
+\`invalid_input\` naming it, never ignored: a misspelt filter or cursor fails at once rather than
+answering the unfiltered first page. Every answer carries \`X-Correlation-Id\` (send your own, 8 to
+128 of \`A-Za-z0-9._:-\`, to have it echoed): quote it to support. A 500 never carries internals.
 Requests the HTTP layer refuses before any operation is chosen (malformed HTTP, headers over 16 KiB,
 a request not received within REQUEST_TIMEOUT_MS) answer 400, 431 or 408 with the same body.
 `;
@@ -234,7 +247,7 @@ const STATUS_TEXT: Record<number, string> = {
 
 /** Why a status can come on any operation of a kind, beside its codes. */
 const STATUS_WHY: Record<number, string> = {
-  400: 'malformed URL, query, JSON or Idempotency-Key, or a value the schema refuses',
+  400: 'malformed URL, query, JSON or Idempotency-Key, a query parameter the operation does not declare, or a value the schema refuses',
   403: 'also when EDGE_SECRET is set and the request did not come through the edge proxy',
   408: 'the body did not arrive within REQUEST_TIMEOUT_MS',
   413: 'the body is larger than this operation accepts',
@@ -243,9 +256,10 @@ const STATUS_WHY: Record<number, string> = {
 };
 
 function statusesOf(method: string, path: string, meta: Meta): number[] {
-  const out = [500];
+  // 400 on every operation: each refuses a query parameter it does not declare (src/http/strict-query.ts).
+  const out = [400, 500];
   if (path !== '/healthz') out.push(403);
-  if (meta.kind !== 'open') out.push(400, 429, 503);
+  if (meta.kind !== 'open') out.push(429, 503);
   if (meta.kind === 'key' || meta.kind === 'session') out.push(401);
   if (BODY_METHODS.has(method)) out.push(408, 413, 415);
   if (meta.replays) out.push(409);

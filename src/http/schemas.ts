@@ -5,7 +5,7 @@
  */
 import type { ErrorCode } from '../contract/common.ts';
 import { ErrorBody } from '../contract/common.ts';
-import { LineItem, Receipt } from '../contract/receipts.ts';
+import { LineItem, Metadata, Receipt } from '../contract/receipts.ts';
 
 declare module 'fastify' {
   interface FastifySchema {
@@ -19,4 +19,4 @@ declare module 'fastify' {
 
 export { ERROR_CODES, errorRef, HANDLER_CHECKS, type ErrorCode } from '../contract/common.ts';
 
-export const sharedSchemas = [ErrorBody, LineItem, Receipt];
+export const sharedSchemas = [ErrorBody, LineItem, Metadata, Receipt];

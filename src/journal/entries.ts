@@ -4,10 +4,12 @@
  */
 import type { Db } from '../db/client.ts';
 import { rejectedWrites, type StoredLineItem } from '../db/schema.ts';
-import { applyTrackingStatus, DEFAULT_TTL_MINUTES, expiryOf, insertReceipt } from '../domain/receipts.ts';
+import type { ReceiptStore } from '../db/receipt-store.ts';
+import { applyTrackingStatus, DEFAULT_TTL_MINUTES, expiryOf } from '../domain/receipts.ts';
+import { parseMetadata } from '../domain/metadata.ts';
 import { isTrackingStatus, type TrackingStatus } from '../contract/receipts.ts';
 import type { JournaledWriteKind } from '../contract/rejected-writes.ts';
-import { claimWrite } from '../domain/writes.ts';
+import { claimWrite } from '../db/write-claims.ts';
 import { enqueueEvent } from '../webhooks/outbox.ts';
 
 export interface ReceiptCreatePayload {
@@ -20,6 +22,10 @@ export interface ReceiptCreatePayload {
   createdAt: number;
   /** Absent in entries written before receipts expired: then the default time to live applies. */
   expiresAt?: number;
+  /** The shop's own fields, as checked (src/domain/metadata.ts); absent when none were sent. */
+  metadata?: Record<string, string>;
+  /** Checked before it was journaled (src/domain/return-url.ts); absent when none was sent. */
+  returnUrl?: string;
 }
 
 export interface ReceiptStatusPayload {
@@ -80,6 +86,15 @@ function lineItem(v: unknown): StoredLineItem {
   return item;
 }
 
+/** Metadata as the journal wrote it, checked again by the create's own rules: the file is external data. */
+function metadata(v: unknown): Record<string, string> {
+  try {
+    return parseMetadata(v);
+  } catch (err) {
+    throw new UnreadableEntry(`metadata: ${(err as Error).message}`);
+  }
+}
+
 /** The identifier of the receipt an entry concerns. */
 export function receiptIdOf(e: JournalEntry): string {
   return e.kind === 'receipt.create' ? e.payload.id : e.payload.receiptId;
@@ -114,6 +129,8 @@ export function parseEntry(line: string): JournalEntry {
         payToken: str(p, 'payToken'),
         createdAt: int(p, 'createdAt'),
         ...(p.expiresAt === undefined ? {} : { expiresAt: int(p, 'expiresAt') }),
+        ...(p.metadata === undefined ? {} : { metadata: metadata(p.metadata) }),
+        ...(p.returnUrl === undefined ? {} : { returnUrl: str(p, 'returnUrl') }),
       },
     };
   }
@@ -138,7 +155,7 @@ export interface Applied {
  * compaction), or made on the database path by a commit whose answer was lost. Domain errors
  * (Conflict, NotFound) roll the claim back with everything else.
  */
-export async function applyEntry(db: Db, e: JournalEntry, now: number): Promise<Applied> {
+export async function applyEntry(db: Db, receipts: ReceiptStore, e: JournalEntry, now: number): Promise<Applied> {
   return db.transaction(async (tx) => {
     const kind = e.kind === 'receipt.status' ? 'status' : 'journal';
     const claim = await claimWrite(tx, { id: e.entryId, hash: '' }, { wallet: e.wallet, kind, ref: receiptIdOf(e) }, now);
@@ -148,7 +165,7 @@ export async function applyEntry(db: Db, e: JournalEntry, now: number): Promise<
       return { outcome: 'applied' };
     }
     const p = e.payload;
-    const row = await insertReceipt(tx, {
+    const row = await receipts.insertOne(tx, {
       wallet: e.wallet,
       id: p.id,
       source: 'api',
@@ -156,6 +173,8 @@ export async function applyEntry(db: Db, e: JournalEntry, now: number): Promise<
       lineItems: p.lineItems,
       totalCents: BigInt(p.totalCents),
       requestHash: p.requestHash,
+      metadata: p.metadata ?? {},
+      returnUrl: p.returnUrl ?? null,
       payToken: p.payToken,
       createdAt: p.createdAt,
       expiresAt: p.expiresAt ?? expiryOf(p.createdAt, undefined, DEFAULT_TTL_MINUTES),
@@ -193,7 +212,15 @@ export async function recordRejection(db: Db, e: JournalEntry, reason: string, n
         wallet: e.wallet,
         type: 'write.rejected',
         dedupeKey: e.entryId,
-        data: { writeId: e.entryId, kind: e.kind, receiptId: receiptIdOf(e), reason, acknowledgedAt: e.at },
+        data: {
+          writeId: e.entryId,
+          kind: e.kind,
+          receiptId: receiptIdOf(e),
+          reason,
+          acknowledgedAt: e.at,
+          // The refused creation's own fields, so the shop knows which of its orders it was.
+          ...(e.kind === 'receipt.create' ? { metadata: e.payload.metadata ?? {} } : {}),
+        },
       },
       now,
     );

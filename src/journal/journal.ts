@@ -15,6 +15,7 @@ import { mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Database } from '../db/client.ts';
+import type { ReceiptStore } from '../db/receipt-store.ts';
 import { isDbDown } from '../db/client.ts';
 import { AppError, Conflict, InvalidInput, JournalUnavailable, NotFound } from '../domain/errors.ts';
 import type { Write } from '../domain/writes.ts';
@@ -45,6 +46,8 @@ export type JournaledCreation = Omit<CreatedReceipt, 'degraded' | 'reason'>;
 
 export interface JournalOptions {
   database: Database;
+  /** The app's receipts store, which stores the journaled creations. */
+  receipts: ReceiptStore;
   logger: Logger;
   siteUrl: string;
   /** Brand shown on receipts answered from the journal. */
@@ -164,6 +167,8 @@ export class Journal {
       payToken: attempt.payToken ?? newPayToken(),
       createdAt,
       expiresAt: expiryOf(createdAt, params.expiresInMinutes, attempt.ttlMinutes ?? DEFAULT_TTL_MINUTES),
+      ...(Object.keys(prepared.metadata).length === 0 ? {} : { metadata: prepared.metadata }),
+      ...(prepared.returnUrl === null ? {} : { returnUrl: prepared.returnUrl }),
     };
     await this.write({ entryId: write?.id ?? randomUUID(), at: Date.now(), kind: 'receipt.create', wallet: params.wallet, payload });
     return this.created(payload);
@@ -203,6 +208,8 @@ export class Journal {
       currency: 'USD',
       lineItems: lineItemViews(p.lineItems),
       createdAt: p.createdAt,
+      metadata: p.metadata ?? {},
+      returnUrl: p.returnUrl ?? null,
       brandName: this.opts.brandName ?? 'Splitline',
       status: history[history.length - 1]!.status,
       ...paymentState({ exception: null, expiresAt: p.expiresAt ?? expiryOf(p.createdAt, undefined, DEFAULT_TTL_MINUTES), paidUnits: '0', totalCents: BigInt(p.totalCents) }),
@@ -355,7 +362,7 @@ export class Journal {
     const { entry } = slot;
     const { logger } = this.opts;
     try {
-      const applied = await applyEntry(this.opts.database.db, entry, Date.now());
+      const applied = await applyEntry(this.opts.database.db, this.opts.receipts, entry, Date.now());
       result[applied.outcome]++;
       if (applied.tokenMismatch) {
         logger.warn(

@@ -22,9 +22,11 @@ import { and, asc, eq, isNotNull, isNull, sql } from 'drizzle-orm';
 import { erc20Abi, getAbiItem, type Address, type Hex } from 'viem';
 import type { Logger } from 'pino';
 import type { ChainDeps } from '../chain/client.ts';
+import { fromAnyNode } from '../chain/lagging-nodes.ts';
 import type { Db } from '../db/client.ts';
-import { chainCursors, receipts, receiptTransfers, receiptWatch, splitConfigs, splitTransactions } from '../db/schema.ts';
+import { chainCursors, receipts, receiptTransfers, splitConfigs, splitTransactions } from '../db/schema.ts';
 import { CURSOR, type ReceiptKey } from './scanner.ts';
+import { watch } from './watch.ts';
 
 const TRANSFER = getAbiItem({ abi: erc20Abi, name: 'Transfer' });
 
@@ -39,7 +41,9 @@ export const EARLY_MONEY_PER_PASS = 20;
  * trip to the provider), and hundreds of new addresses (a merchant's burst of receipts, a
  * stranger's dust to them) must not slow every pass, and so every other payment, for minutes.
  */
-export const EARLY_MONEY_BUDGET_MS = 500;
+export const EARLY_MONEY_BUDGET_MS = 300;
+/** Looks made at once (a provider's rate limit allows a few concurrent calls). */
+const EARLY_MONEY_AT_ONCE = 4;
 
 export interface EarlyMoneyOptions {
   db: Db;
@@ -76,14 +80,18 @@ export async function creditEarlyMoney(o: EarlyMoneyOptions): Promise<EarlyMoney
     .orderBy(asc(receipts.wallet))
     .limit(EARLY_MONEY_PER_PASS);
   const started = Date.now();
-  for (const r of due) {
-    if (Date.now() - started >= EARLY_MONEY_BUDGET_MS) break;
-    try {
-      if (await creditOne(o, r, cursor.block, result)) result.credited.push({ wallet: r.wallet, receiptId: r.receiptId });
-    } catch (err) {
-      // One address's failing look never holds back another's; it stays unchecked for the next pass.
-      o.logger.error({ err, wallet: r.wallet, receiptId: r.receiptId }, 'looking for money that reached a payment address early failed; tried again next pass');
-    }
+  // A few looks at a time: each is mostly a round trip to the provider.
+  for (let i = 0; i < due.length && Date.now() - started < EARLY_MONEY_BUDGET_MS; i += EARLY_MONEY_AT_ONCE) {
+    await Promise.all(
+      due.slice(i, i + EARLY_MONEY_AT_ONCE).map(async (r) => {
+        try {
+          if (await creditOne(o, r, cursor.block, result)) result.credited.push({ wallet: r.wallet, receiptId: r.receiptId });
+        } catch (err) {
+          // One address's failing look never holds back another's; it stays unchecked for the next pass.
+          o.logger.error({ err, wallet: r.wallet, receiptId: r.receiptId }, 'looking for money that reached a payment address early failed; tried again next pass');
+        }
+      }),
+    );
   }
   return result;
 }
@@ -125,7 +133,7 @@ async function creditOne(
     const rows = [...ins.map((l) => row(l, 'in')), ...outs.map((l) => row(l, 'sweep'))];
     if (rows.length > 0) {
       await tx.insert(receiptTransfers).values(rows).onConflictDoNothing();
-      await tx.insert(receiptWatch).values({ wallet: r.wallet, receiptId: r.receiptId, since: now }).onConflictDoNothing();
+      await watch(tx, [r], now);
     }
     // A sweep someone sent before the address was known was indexed with no receipt: now it has one.
     for (const l of outs) {
@@ -172,8 +180,10 @@ async function recordedNet(o: EarlyMoneyOptions, r: { wallet: string; receiptId:
  */
 async function lookFor(o: EarlyMoneyOptions, payTo: Address, upTo: bigint, recorded: bigint, result: EarlyMoneyResult): Promise<FoundLog[]> {
   const { publicClient, usdc } = o.chain;
-  result.rpcCalls++;
-  const balance = await publicClient.readContract({ address: usdc.address, abi: erc20Abi, functionName: 'balanceOf', args: [payTo], blockNumber: upTo });
+  const balance = await fromAnyNode(() => {
+    result.rpcCalls++;
+    return publicClient.readContract({ address: usdc.address, abi: erc20Abi, functionName: 'balanceOf', args: [payTo], blockNumber: upTo });
+  });
   if (balance === 0n || balance <= recorded) return [];
   const floor = upTo > PREPAID_LOOKBACK_BLOCKS ? upTo - PREPAID_LOOKBACK_BLOCKS : 0n;
   const found: FoundLog[] = [];

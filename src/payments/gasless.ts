@@ -12,14 +12,15 @@
  * the value, and the nonce is unused. Whoever submits the same authorization first only pays its
  * gas: the money can only reach the payment address and then the split.
  */
-import { erc20Abi, getAddress, verifyTypedData, type Hex } from 'viem';
+import { encodeFunctionData, erc20Abi, getAddress, verifyTypedData, type Hex } from 'viem';
 import { eq } from 'drizzle-orm';
 import type { ChainDeps } from '../chain/client.ts';
+import { isContractRefusal } from '../chain/errors.ts';
 import { eip3009Abi, signatureParts, tokenDomain, TRANSFER_WITH_AUTHORIZATION_TYPES } from '../chain/eip3009.ts';
 import { paymentForwarderFactoryV2Abi } from '../chain/payment-address.ts';
-import { sendSerially } from '../chain/wallet-queue.ts';
+import { Deployer, type SignedTx } from '../chain/deployer.ts';
 import type { Db } from '../db/client.ts';
-import { splitConfigs } from '../db/schema.ts';
+import { splitConfigs, sweeps } from '../db/schema.ts';
 import { AppError, Conflict, InvalidInput } from '../domain/errors.ts';
 import { sweepCall, SweepUnavailable } from './pay-address.ts';
 import type { ReceiptRow } from './quote.ts';
@@ -40,33 +41,74 @@ export const AFTER_EXPIRY_S = 3600;
 /** validBefore must leave at least this long for the relay to be mined (seconds). */
 export const MIN_WINDOW_S = 60;
 
-/** The token's EIP-712 domain, read once per token and process (name and version never change). */
-const domains = new Map<string, Awaited<ReturnType<typeof tokenDomain>> | null>();
+type TokenDomain = Awaited<ReturnType<typeof tokenDomain>>;
 
-async function domainOf(chain: ChainDeps): Promise<Awaited<ReturnType<typeof tokenDomain>> | null> {
-  const key = `${chain.chainId}:${chain.usdc.address.toLowerCase()}`;
-  if (!domains.has(key)) {
-    const domain = await tokenDomain(chain.publicClient, chain.usdc.address).catch(() => null);
-    // A token without EIP-3009's domain functions: remembered as such.
-    domains.set(key, domain);
+/**
+ * The tokens' EIP-712 domains, read once per token by each app (built in src/deps.ts): name and
+ * version never change.
+ */
+export class TokenDomains {
+  readonly #known = new Map<string, TokenDomain | null>();
+
+  /**
+   * The chain token's EIP-712 domain, or null when the token has none (no EIP-3009). A node that
+   * does not answer is not remembered: the next call asks again, so a hiccup never turns gasless
+   * payments off for the life of the app.
+   */
+  async of(chain: ChainDeps): Promise<TokenDomain | null> {
+    const key = `${chain.chainId}:${chain.usdc.address.toLowerCase()}`;
+    if (!this.#known.has(key)) {
+      try {
+        this.#known.set(key, await tokenDomain(chain.publicClient, chain.usdc.address));
+      } catch (err) {
+        // A token without EIP-3009's domain functions: remembered as such.
+        if (!isContractRefusal(err)) throw err;
+        this.#known.set(key, null);
+      }
+    }
+    return this.#known.get(key) ?? null;
   }
-  return domains.get(key) ?? null;
 }
 
 /** Whether the service can relay for this receipt: a key pays gas, the token has an EIP-712 domain, the address is version 2. */
-export async function canRelay(chain: ChainDeps, row: Pick<ReceiptRow, 'payAddress' | 'payFactory'>): Promise<boolean> {
-  return chain.walletClient !== undefined && row.payAddress !== null && row.payFactory !== null && (await domainOf(chain)) !== null;
+export async function canRelay(chain: ChainDeps, domains: TokenDomains, row: Pick<ReceiptRow, 'payAddress' | 'payFactory'>): Promise<boolean> {
+  return (await gaslessDomain(chain, domains, row)) !== null;
 }
 
-/** Checks an authorization for a receipt and submits it with payAndSweep. Returns the transaction hash. */
-export async function relayAuthorization(db: Db, chain: ChainDeps, row: ReceiptRow, input: AuthorizationInput, now: number): Promise<Hex> {
+/**
+ * What the payment page needs to offer "Pay without gas" (payment.gasless): the token's EIP-712
+ * domain name and version, read from the token, when the service can relay for this receipt;
+ * null when it cannot, or when the node does not answer now (the page asks again soon).
+ */
+export async function gaslessDomain(chain: ChainDeps, domains: TokenDomains, row: Pick<ReceiptRow, 'payAddress' | 'payFactory'>): Promise<{ name: string; version: string } | null> {
+  if (chain.walletClient === undefined || row.payAddress === null || row.payFactory === null) return null;
+  const domain = await domains.of(chain).catch(() => null);
+  return domain === null ? null : { name: domain.name, version: domain.version };
+}
+
+/**
+ * Checks an authorization for a receipt and submits it with payAndSweep. Returns the transaction
+ * hash. `relay`: the app's token domains (deps.tokenDomains), and the deployer that sends with the
+ * service's nonce keeper (deps.deployer); without one, one is made on `db`.
+ */
+export async function relayAuthorization(
+  db: Db,
+  chain: ChainDeps,
+  row: ReceiptRow,
+  input: AuthorizationInput,
+  now: number,
+  relay: { domains: TokenDomains; deployer?: Deployer | undefined },
+): Promise<Hex> {
+  const { domains, deployer } = relay;
   const walletClient = chain.walletClient;
   if (walletClient === undefined) throw new AppError(503, 'relay_unavailable', 'This deployment has no key to pay the gas of gasless payments; pay with a token transfer');
   if (row.payAddress === null) throw new Conflict('This receipt has no payment address yet', 'not_payable');
   if (row.payFactory === null) {
     throw new Conflict("This receipt's payment address was made before gasless payments existed; pay with a token transfer", 'gasless_unavailable');
   }
-  const domain = await domainOf(chain);
+  const domain = await domains.of(chain).catch((err: unknown) => {
+    throw new AppError(503, 'chain_unavailable', `The node did not answer for the token's EIP-712 domain: ${shortReason(err)}`);
+  });
   if (domain === null) throw new Conflict(`The token ${chain.usdc.address} does not support EIP-3009 authorizations; pay with a token transfer`, 'gasless_unavailable');
   const status = row.status as ReceiptStatus;
   const due = dueOf(amountOf(row, chain.usdc.decimals), BigInt(row.paidUnits));
@@ -107,14 +149,58 @@ export async function relayAuthorization(db: Db, chain: ChainDeps, row: ReceiptR
   const [splitAddress, salt, token] = call.args;
   const { v, r, s } = signatureParts(signature);
   const auth = { from, value, validAfter: message.validAfter, validBefore: message.validBefore, nonce: message.nonce, v, r, s };
-  try {
-    // writeContract estimates first: an authorization the token refuses costs no gas.
-    return await sendSerially(walletClient, () =>
-      walletClient.writeContract({ address: call.factory, abi: paymentForwarderFactoryV2Abi, functionName: 'payAndSweep', args: [splitAddress, salt, token, auth] }),
-    );
-  } catch (err) {
+  const data = encodeFunctionData({ abi: paymentForwarderFactoryV2Abi, functionName: 'payAndSweep', args: [splitAddress, salt, token, auth] });
+  const sender = deployer ?? new Deployer(walletClient, chain.publicClient, { db });
+  // The estimate comes first: an authorization the token refuses costs no gas.
+  const gas = await sender.estimate({ to: call.factory, data }).catch((err: unknown) => {
     throw new Conflict(`The token refused the authorization: ${shortReason(err)}`, 'relay_refused');
+  });
+  try {
+    // Sent as a sweep of the payment address (the sweeps table): the chain worker's sweeper then
+    // follows it like its own, replacing it with the same nonce when it is stuck, and sends no
+    // other sweep of the address while it is in flight.
+    const signed = await sender.send({ to: call.factory, data, gas }, recordAsSweep(db, row, payTo, value, call.factory, data, chain));
+    return signed.hash;
+  } catch (err) {
+    if (err instanceof AppError) throw err;
+    throw new AppError(503, 'chain_unavailable', `The relay could not be sent: ${shortReason(err)}; retry shortly`, {}, { cause: err });
   }
+}
+
+/** Hooks that store a relay as the payment address's sweep before the node sees it, and take it back if the node refuses it. */
+function recordAsSweep(db: Db, row: ReceiptRow, payTo: string, value: bigint, factory: string, data: Hex, chain: ChainDeps) {
+  let id: number | undefined;
+  return {
+    async record(signed: SignedTx): Promise<void> {
+      const now = Date.now();
+      const [inserted] = await db
+        .insert(sweeps)
+        .values({
+          account: (chain.walletClient?.account.address ?? '').toLowerCase(),
+          nonce: signed.nonce,
+          wallet: row.wallet,
+          receiptId: row.id,
+          payAddress: payTo.toLowerCase(),
+          token: chain.usdc.address.toLowerCase(),
+          target: factory.toLowerCase(),
+          data,
+          gas: signed.gas,
+          amountUnits: value.toString(),
+          state: 'pending',
+          attempts: [{ hash: signed.hash, maxFeePerGas: signed.fees.maxFeePerGas.toString(), maxPriorityFeePerGas: signed.fees.maxPriorityFeePerGas.toString(), block: signed.block.toString(), at: now }],
+          raw: signed.raw,
+          createdAt: now,
+          updatedAt: now,
+        })
+        .onConflictDoNothing()
+        .returning({ id: sweeps.id });
+      if (inserted === undefined) throw new AppError(503, 'chain_unavailable', "A sweep of this receipt's payment address is in flight; retry shortly");
+      id = inserted.id;
+    },
+    async unrecord(): Promise<void> {
+      if (id !== undefined) await db.delete(sweeps).where(eq(sweeps.id, id));
+    },
+  };
 }
 
 function shortReason(err: unknown): string {

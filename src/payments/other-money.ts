@@ -4,7 +4,8 @@
  * contract can emit (DESIGN.md "Only the receipt's token is money").
  *
  * When: the payment page asks for a read when it opens (at most once per PAGE_CHECK_EVERY_MS per
- * receipt, so page loads cannot flood the RPC node), a hint asks when its transaction is mined, and
+ * receipt, so page loads cannot flood the RPC node, and without writing the database on the loads
+ * in between: pageAsksForBalances), a hint asks when its transaction is mined, and
  * the worker reads once more before a receipt expires. The reads themselves run in the chain
  * worker, a bounded number per pass.
  *
@@ -23,8 +24,10 @@ import type { ChainDeps } from '../chain/client.ts';
 import type { ChainName } from '../config.ts';
 import { NATIVE_TOKEN } from '../chain/payment-address.ts';
 import type { Db, Tx } from '../db/client.ts';
-import { receipts, receiptWatch } from '../db/schema.ts';
+import { receipts } from '../db/schema.ts';
+import type { RateLimiter } from '../gateway/rate-limit.ts';
 import type { ReceiptKey } from './scanner.ts';
+import { watch } from './watch.ts';
 
 /** A payment page asks for a read of its address's other balances at most this often. */
 export const PAGE_CHECK_EVERY_MS = 60_000;
@@ -46,9 +49,8 @@ export function balanceTokensOf(chain: Pick<ChainDeps, 'name' | 'usdc'>, configu
 }
 
 /**
- * Asks the worker to read a receipt's other balances soon. From the payment page: only when the
- * last read is older than PAGE_CHECK_EVERY_MS and none is pending (one conditional update, which
- * matches nothing on repeated loads). A hint forces it (`force`).
+ * Asks the worker to read a receipt's other balances soon (one conditional update). A hint forces
+ * it (`force`); the payment page goes through pageAsksForBalances, which writes nothing on most loads.
  */
 export async function requestBalanceCheck(db: Db | Tx, key: ReceiptKey, now: number, opts: { force?: boolean } = {}): Promise<void> {
   const where = and(eq(receipts.wallet, key.wallet), eq(receipts.id, key.receiptId), isNotNull(receipts.payAddress), isNull(receipts.balancesCheckDue));
@@ -60,6 +62,32 @@ export async function requestBalanceCheck(db: Db | Tx, key: ReceiptKey, now: num
         ? where
         : and(where, or(isNull(receipts.balancesCheckedAt), lt(receipts.balancesCheckedAt, now - PAGE_CHECK_EVERY_MS))),
     );
+}
+
+/** The receipt as the payment page read it: whether a read of its balances is pending or recent. */
+export interface BalanceCheckState extends ReceiptKey {
+  payAddress: string | null;
+  balancesCheckDue: number | null;
+  balancesCheckedAt: number | null;
+}
+
+/**
+ * A payment-page load asks for a read of the receipt's other balances at most once per
+ * PAGE_CHECK_EVERY_MS, and a read route writes the database only then. The row the page already
+ * read decides first: a read pending, or one less than PAGE_CHECK_EVERY_MS old, means nothing to
+ * ask (no statement at all). Otherwise the request goes through `throttle` (the gateway's rate
+ * limiter: memory per instance, Redis when REDIS_URL is set), one hit per receipt and last read,
+ * so concurrent loads on any number of instances send one update between two reads of the worker,
+ * not one each. A throttle that fails open costs at most the conditional update it guards.
+ * Returns whether it asked.
+ */
+export async function pageAsksForBalances(db: Db, throttle: RateLimiter, row: BalanceCheckState, now: number): Promise<boolean> {
+  if (row.payAddress === null || row.balancesCheckDue !== null) return false;
+  if (row.balancesCheckedAt !== null && row.balancesCheckedAt >= now - PAGE_CHECK_EVERY_MS) return false;
+  const decision = await throttle.hit(`balances:${row.wallet}:${row.receiptId}:${row.balancesCheckedAt ?? 'never'}`, 1, now);
+  if (!decision.allowed) return false;
+  await requestBalanceCheck(db, row, now);
+  return true;
 }
 
 /** Reads ETH and each token's balance at `holder`; a token that does not answer is skipped (logged). */
@@ -107,7 +135,7 @@ export async function checkOtherMoney(db: Db, chain: ChainDeps, tokens: readonly
       .update(receipts)
       .set({ balancesCheckedAt: now, balancesCheckDue: null, ...(grew ? { otherMoney: seen } : {}) })
       .where(and(eq(receipts.wallet, key.wallet), eq(receipts.id, key.receiptId)));
-    if (grew) await tx.insert(receiptWatch).values({ wallet: key.wallet, receiptId: key.receiptId, since: now }).onConflictDoNothing();
+    if (grew) await watch(tx, [key], now);
   });
   if (grew) logger.info({ wallet: key.wallet, receiptId: key.receiptId, otherMoney: seen }, 'other money found at a payment address (wrong_token)');
   return Object.keys(seen).length > 0;

@@ -22,6 +22,7 @@ import { getAddress, type Address, type Hex } from 'viem';
 import type { ChainDeps } from '../chain/client.ts';
 import { NATIVE_TOKEN, paymentForwarderFactoryAbi, paymentSalt, predictPaymentAddress, type FactoryVersion } from '../chain/payment-address.ts';
 import type { Tx } from '../db/client.ts';
+import { rowsOf } from '../db/rows.ts';
 import { receipts, splitConfigs } from '../db/schema.ts';
 
 const BATCH = 2000;
@@ -54,11 +55,6 @@ export async function fillPayAddresses(db: Tx, factory: Address): Promise<number
     filled += rows.length;
     if (rows.length < BATCH) return filled;
   }
-}
-
-/** The rows of db.execute: node-postgres answers {rows}, PGlite's driver too. */
-function rowsOf(res: unknown): unknown[] {
-  return Array.isArray(res) ? res : ((res as { rows?: unknown[] }).rows ?? []);
 }
 
 /** Forgets the addresses of a merchant's receipts that received nothing (its split was replaced). */

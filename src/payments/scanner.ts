@@ -26,24 +26,32 @@
  * node a few blocks behind answers eth_getLogs over [from, to] silently cut at its own head. So a
  * block is recorded only when its logs are known complete:
  *
- *   - Near the head (the newest `horizon` blocks) each block is read pinned: its header by number
- *     (eth_getBlockByNumber), then eth_getLogs({blockHash}) of that header's hash. A node that does
- *     not have that block answers an error (EIP-234), never a short list, and a header the node
- *     does not have is null. Either is asked again at once (twice: the next request usually
- *     reaches another node), then ends the pass with nothing recorded or withdrawn; the block is
- *     read again next pass.
+ *   - Near the head (the newest `horizon` blocks), one new block is read pinned: its header (the
+ *     pass's `latest`, or by number), then eth_getLogs({blockHash}) of that header's hash. A node
+ *     that does not have that block answers an error (EIP-234), never a short list, and a header
+ *     the node does not have is null. While a receipt waits for money or depth, the logs are
+ *     asked again at once, twice at most (the next request usually reaches a node that has the block:
+ *     src/chain/lagging-nodes.ts), so one lagging answer costs a call, not a block time of that
+ *     payment's wait. A miss with nobody waiting, a third miss, or a null header ends the pass with
+ *     nothing recorded or withdrawn, and the next poll reads the block again.
+ *   - Several new blocks (a poll missed one, or a read met a lagging node), when the worker polls
+ *     at the block time (lagPauseMs), on a chain whose blocks carry logs of the filter (the token moves in every block on Base): their headers, linked parent
+ *     to child, then one eth_getLogs over the whole range, which proves itself up to the newest block
+ *     holding one of its logs with that block's hash (a node that has block k answers every block up
+ *     to k); that much is recorded and the rest read next pass. When no log proves anything (a node
+ *     far behind, or a quiet chain), the next pass reads block by block, pinned.
  *   - Deeper than `horizon` blocks below the newest head seen (64 by default: every node of a
  *     healthy provider is within a few blocks of the head), blocks are read by range, for catch-up
  *     after a pause. The range's last header is then fetched: null ends the pass, and a log of that
  *     block with another hash means the range changed while it was read: nothing is recorded.
- *
+
  * **Reorganisations.** The hash of every block read near the head is kept for REORG_WINDOW blocks
  * (and the last block of every range). Each pass begins with one call, the newest header
  * (`latest`): when its number and hash are what was read last, the pass ends there. A header whose
  * parent hash is not the hash recorded for the block before it, or a `latest` at a recorded
  * height with another hash, shows another chain: the newest recorded block that the node still
  * has is found (header by header, newest first), every row from above it is withdrawn, and those
- * blocks are read again. A node that answers null for a block (it is behind) is never taken for
+ * blocks are read again (and refunds whose transfer they held are read again: src/payments/refund-proofs.ts). A node that answers null for a block (it is behind) is never taken for
  * a reorganisation: the pass ends and withdraws nothing; nor is a walk whose first block turns out
  * to be the recorded one after all (two nodes answered from two views). A `latest` below the newest block read
  * is a lagging node unless it names another hash for a recorded block.
@@ -58,10 +66,13 @@
  *
  * **Cost.** A pass makes at most `callsPerPass` eth_getLogs calls, so catching up never starves
  * settling, expiry and new blocks; the worker runs the next pass at once while behind. At the head
- * a pass costs one header for `latest` plus, per new block, one eth_getLogs (and one header when
- * more than one block arrived). When the head has not moved, the pass makes that one call.
+ * a pass costs one header for `latest`, and then one eth_getLogs (plus one header per further new
+ * block) when the head moved: about 80 Alchemy compute units per 2-second block, against 116 for
+ * 5 M a day. When the head has not moved, or a lagging node names an older head, the pass makes
+ * that one call. A node behind that fails a read costs that call and nothing more: the blocks are
+ * read at the next poll, with one range. The worker polls at the block time (src/payments/worker.ts).
  * Calls are counted per method (rpcCalls) for the bench's compute units (src/chain/compute-units.ts).
- *
+
  * **Where to start.** An empty cursor starts at the block before the oldest receipt that still
  * waits for money (found by timestamp, 10 minutes early for clock differences), or at the head when
  * there is none: a fresh install reads nothing of the past.
@@ -71,10 +82,13 @@ import { decodeEventLog, getAbiItem, toEventSelector, type Hex } from 'viem';
 import { erc20Abi } from 'viem';
 import type { Logger } from 'pino';
 import type { ChainDeps } from '../chain/client.ts';
+import { fromAnyNode, isRpcAnswer, LAG_RETRIES } from '../chain/lagging-nodes.ts';
 import { paymentSplitterAbi } from '../chain/split-contract.ts';
 import type { Db, Tx } from '../db/client.ts';
-import { chainBlocks, chainCursors, receiptCanExpire, receipts, receiptTransfers, receiptWatch, splitConfigs, splitTransactions, sweeps } from '../db/schema.ts';
+import { chainBlocks, chainCursors, receiptCanExpire, receipts, receiptTransfers, splitConfigs, splitTransactions, sweeps } from '../db/schema.ts';
 import { applyCumulativeFees, recordSplitTransaction } from '../domain/split-transactions.ts';
+import { forgetRefundBlocks } from './refund-proofs.ts';
+import { watch } from './watch.ts';
 
 export const CURSOR = 'payments';
 const TRANSFER = getAbiItem({ abi: erc20Abi, name: 'Transfer' });
@@ -111,6 +125,14 @@ export interface ScannerOptions {
   limits?: Partial<ScanLimits>;
   /** Seconds per block, for the first guess of the block at a time (it is then checked). */
   blockTimeSeconds?: number;
+  /**
+   * After a pass ended on a node behind (a header it lacks, logs it could not give), how long the
+   * blocks up to that head are left unread unless a newer head comes: the block time when the
+   * worker polls at it, 0 (read again at once) on a dev chain that mines per transaction. Only
+   * with a pause are several new blocks read with one range (readRecent): on a dev chain every
+   * pass reads each new block pinned, up to the head.
+   */
+  lagPauseMs?: number;
 }
 
 export interface ReceiptKey {
@@ -142,6 +164,8 @@ export interface Header {
   parentHash: string;
   /** Unix ms. */
   timestamp: number;
+  /** The block's base fee (wei), when the chain has one: the sweeper's fees come from it. */
+  baseFee?: bigint;
 }
 
 interface RawLog {
@@ -168,6 +192,8 @@ interface ChainLog {
 
 /** Ends a pass without recording or withdrawing anything; the work is taken up again next pass. */
 class PassStop extends Error {}
+/** A PassStop because the provider refused an answer's size (not a node behind). */
+class Refused extends PassStop {}
 
 export class PaymentScanner {
   /** Every RPC call this scanner made, per method, since it was made. */
@@ -176,6 +202,16 @@ export class PaymentScanner {
   reorganisations = 0;
   /** The first block read on what was an empty cursor, when this scanner chose it. */
   startedAt: bigint | undefined;
+  /** The newest head any answer named (a lagging node's older one never replaces it). */
+  newest: Header | undefined;
+  /**
+   * Whether the newest blocks read carried logs of the filter: then several new blocks are read
+   * with one eth_getLogs range whose own logs prove how far it reached (see readRecent); on a
+   * quiet chain each block is read pinned to its hash instead.
+   */
+  private busy = true;
+  /** A pass ended on a node behind at this head: nothing up to it is read again before `until` (lagPauseMs). */
+  private lagged: { head: bigint; until: number } | undefined;
   private passCalls = 0;
   private readonly limits: ScanLimits;
   /** The range size that last worked; halves on a refusal, grows back after RANGE_GROWTH successes. */
@@ -201,11 +237,17 @@ export class PaymentScanner {
     this.passCalls = 0;
     const latest = await this.header('latest');
     if (latest === null) throw new Error('the node has no latest block');
+    if (this.newest === undefined || latest.number > this.newest.number || (latest.number === this.newest.number && latest.hash !== this.newest.hash)) {
+      this.newest = latest;
+    }
     return latest;
   }
 
-  /** Reads what is new up to `latest` (from head()), within this pass's budget. */
-  async pass(latest: Header): Promise<ScanResult> {
+  /**
+   * Reads what is new up to `latest` (from head()), within this pass's budget. `awaited`: a
+   * receipt waits for money or depth, so a block a lagging node lacks is asked for again at once.
+   */
+  async pass(latest: Header, awaited = true): Promise<ScanResult> {
     const touched = new Map<string, ReceiptKey>();
     const withdrawn: ReceiptKey[] = [];
     let stopped: string | null = null;
@@ -218,6 +260,12 @@ export class PaymentScanner {
           cursor = await this.reorganise(latest.number, withdrawn);
         }
       }
+      if (!awaited && this.lagged !== undefined && latest.number <= this.lagged.head && Date.now() < this.lagged.until) {
+        // The blocks that met a node behind wait for the next poll, with what arrives by then
+        // (unless a receipt waits: then they are asked for again, as the pass's re-asks are).
+        throw new PassStop(`block ${cursor + 1n}: a node behind answered last pass; read at the next block`);
+      }
+      this.lagged = undefined;
       let calls = 0;
       const rangeEnd = latest.number - this.limits.horizon;
       while (cursor < rangeEnd && calls < this.limits.callsPerPass) {
@@ -227,9 +275,33 @@ export class PaymentScanner {
         if (read.to === null) break;
         cursor = read.to;
       }
-      while (cursor < latest.number && calls < this.limits.callsPerPass) {
+      // While a receipt waits, a `latest` from a node behind does not stop the pass short of the
+      // newest head seen: the blocks up to it are read by number, each header asked of any node.
+      const end = awaited && this.newest !== undefined && this.newest.number > latest.number ? this.newest.number : latest.number;
+      while (cursor < end && calls < this.limits.callsPerPass) {
+        if (latest.number - cursor >= 2n && this.busy && (this.o.lagPauseMs ?? 0) > 0) {
+          // Several new blocks (a poll missed one, or a read failed on a lagging node): one call.
+          const read = await this.readRecent(cursor, latest);
+          if (read === 'reorganised') {
+            cursor = await this.reorganise(cursor, withdrawn);
+            calls++;
+            continue;
+          }
+          calls += read.calls;
+          for (const r of read.touched) touched.set(keyOf(r), r);
+          if (read.to === null) continue;
+          if (read.to === cursor) {
+            // No log proved any block: a node behind answered, or the chain went quiet. The next
+            // pass reads block by block, pinned, which needs no logs to prove anything.
+            this.busy = false;
+            throw new PassStop(`blocks ${cursor + 1n}-${latest.number}: the answer proved none of them; read next pass`);
+          }
+          cursor = read.to;
+          if (cursor < latest.number) throw new PassStop(`blocks ${cursor + 1n}-${latest.number}: the answer stopped short (a node behind); read next pass`);
+          continue;
+        }
         const n = cursor + 1n;
-        const header = n === latest.number ? latest : await this.headerFromAnyNode(n);
+        const header = n === latest.number ? latest : awaited ? await this.headerFromAnyNode(n) : await this.header(n);
         if (header === null) throw new PassStop(`block ${n}: the node does not have it yet`);
         const parent = await this.knownHash(n - 1n);
         if (parent !== undefined && parent !== header.parentHash) {
@@ -237,23 +309,28 @@ export class PaymentScanner {
           calls++;
           continue;
         }
-        const read = await this.readPinned(header);
+        const read = await this.readPinned(header, awaited ? PINNED_LOG_RETRIES : 0);
         calls += read.calls;
+        this.busy = read.logs > 0;
         for (const r of read.touched) touched.set(keyOf(r), r);
         cursor = n;
       }
     } catch (err) {
       if (!(err instanceof PassStop)) throw err;
       stopped = err.message;
+      if (!(err instanceof Refused) && this.lagged === undefined && (this.o.lagPauseMs ?? 0) > 0) {
+        this.lagged = { head: latest.number, until: Date.now() + this.o.lagPauseMs! };
+      }
       this.o.logger.info({ reason: err.message }, 'chain scan: pass ended early; the rest is read next pass');
     } finally {
       for (const r of withdrawn) touched.set(keyOf(r), r);
     }
     await this.o.db.delete(chainBlocks).where(and(eq(chainBlocks.cursor, CURSOR), lt(chainBlocks.number, cursor - REORG_WINDOW)));
+    const newest = this.newest !== undefined && this.newest.number > latest.number ? this.newest : latest;
     return {
       head: cursor,
-      chainHead: latest.number,
-      chainHeadTime: latest.timestamp,
+      chainHead: newest.number,
+      chainHeadTime: newest.timestamp,
       touched: [...touched.values()],
       withdrawn,
       behind: stopped === null && cursor < latest.number,
@@ -271,7 +348,7 @@ export class PaymentScanner {
   }
 
   private async header(block: bigint | 'latest'): Promise<Header | null> {
-    const raw = await this.request<{ number: Hex; hash: Hex; parentHash: Hex; timestamp: Hex } | null>('eth_getBlockByNumber', [
+    const raw = await this.request<{ number: Hex; hash: Hex; parentHash: Hex; timestamp: Hex; baseFeePerGas?: Hex | null } | null>('eth_getBlockByNumber', [
       block === 'latest' ? 'latest' : `0x${block.toString(16)}`,
       false,
     ]);
@@ -281,6 +358,7 @@ export class PaymentScanner {
       hash: raw.hash.toLowerCase(),
       parentHash: raw.parentHash.toLowerCase(),
       timestamp: Number(BigInt(raw.timestamp)) * 1000,
+      baseFee: raw.baseFeePerGas == null ? undefined : BigInt(raw.baseFeePerGas),
     };
   }
 
@@ -379,7 +457,9 @@ export class PaymentScanner {
 
   /**
    * A header by number, asked again (up to LAG_RETRIES times) while the answer is null: behind a
-   * load balancer the next request usually reaches a node that has the block.
+   * load balancer the next request usually reaches a node that has the block. The walk back of a
+   * reorganisation asks so, and reading new blocks while a receipt waits; idle, a new block is
+   * asked once and a null left to the next poll.
    */
   private async headerFromAnyNode(n: bigint): Promise<Header | null> {
     for (let i = 0; ; i++) {
@@ -388,26 +468,17 @@ export class PaymentScanner {
     }
   }
 
-  /** Logs by block hash, asked again (up to LAG_RETRIES times) while a node answers it does not know the block. */
-  private async pinnedLogs(hash: string, addresses: string[]): Promise<RawLog[]> {
-    for (let i = 0; ; i++) {
-      try {
-        return await this.getLogs({ blockHash: hash }, addresses);
-      } catch (err) {
-        if (i >= LAG_RETRIES || !isRpcAnswer(err) || refusal(err) !== null) throw err;
-      }
-    }
-  }
-
   /** One block near the head, pinned to its hash: a node without it errs instead of answering short. */
-  private async readPinned(header: Header): Promise<{ touched: ReceiptKey[]; calls: number }> {
+  private async readPinned(header: Header, retries: number): Promise<{ touched: ReceiptKey[]; calls: number; logs: number }> {
     const { batches, splits } = await this.filterAddresses();
     const raw: RawLog[] = [];
     for (const batch of batches) {
       try {
-        raw.push(...(await this.pinnedLogs(header.hash, batch)));
+        // A node that does not have the block (it is behind) is asked again at once while a
+        // receipt waits; otherwise, or after a second miss, the block waits for the next poll.
+        raw.push(...(await fromAnyNode(() => this.getLogs({ blockHash: header.hash }, batch), retries)));
       } catch (err) {
-        if (refusal(err) !== null) throw new PassStop(`block ${header.number}: the provider refused its logs (${shortMessage(err)}); read again next pass`);
+        if (refusal(err) !== null) throw new Refused(`block ${header.number}: the provider refused its logs (${shortMessage(err)}); read again next pass`);
         // An unknown block (a node behind, or the block left the chain meanwhile): next pass decides.
         // A transport failure (HTTP error, timeout) fails the pass as any other call's would.
         if (!isRpcAnswer(err)) throw err;
@@ -419,7 +490,65 @@ export class PaymentScanner {
       if (l.blockHash !== header.hash) throw new PassStop(`block ${header.number}: a log of another block hash; read again next pass`);
     }
     const touched = await this.record(logs, splits, new Map([[header.number, header]]), header.number);
-    return { touched, calls: batches.length };
+    return { touched, calls: batches.length, logs: raw.length };
+  }
+
+  /**
+   * The new blocks after `cursor` up to `latest` with one eth_getLogs range, on a busy chain. A
+   * node behind answers such a range cut at its head, silently; so the answer proves only what
+   * its own logs show: every log's block hash must be the hash of that block's header (read here,
+   * linked parent to child from the recorded block to `latest`), and a node that answered a log of
+   * block k has every block up to k, so the range is complete up to the newest block holding one
+   * of its logs. That much is recorded (`to`; `cursor` when nothing was proven); the rest is read
+   * next pass. On a chain where the token moves in every block (Base's USDC), this costs one header
+   * per block besides `latest` and one eth_getLogs per pass however many blocks it covers.
+   * 'reorganised' when the first new block's parent is not the recorded block; `to` null after a
+   * refusal (the loop then reads block by block).
+   */
+  private async readRecent(cursor: bigint, latest: Header): Promise<'reorganised' | { to: bigint | null; touched: ReceiptKey[]; calls: number }> {
+    const { batches, splits } = await this.filterAddresses();
+    if (batches.length !== 1) {
+      // A proof per batch would need a log in every batch's answer: split contracts rarely have one.
+      this.busy = false;
+      return { to: null, touched: [], calls: 0 };
+    }
+    const headers = new Map<bigint, Header>([[latest.number, latest]]);
+    const recorded = await this.knownHash(cursor);
+    for (let n = cursor + 1n; n < latest.number; n++) {
+      const h = await this.header(n);
+      if (h === null) throw new PassStop(`block ${n}: the node does not have it yet`);
+      if (n === cursor + 1n && recorded !== undefined && h.parentHash !== recorded) return 'reorganised';
+      if (n > cursor + 1n && h.parentHash !== headers.get(n - 1n)!.hash) throw new PassStop(`block ${n}: the node's answers disagree; read again next pass`);
+      headers.set(n, h);
+    }
+    if (latest.parentHash !== headers.get(latest.number - 1n)!.hash) throw new PassStop(`block ${latest.number}: the node's answers disagree; read again next pass`);
+    let raw: RawLog[];
+    try {
+      raw = await this.getLogs({ fromBlock: cursor + 1n, toBlock: latest.number }, batches[0]!);
+    } catch (err) {
+      if (refusal(err) === null) throw err;
+      this.busy = false;
+      return { to: null, touched: [], calls: 1 };
+    }
+    const logs = decodeLogs(raw);
+    let to = cursor;
+    for (const l of logs) {
+      if (l.blockHash !== headers.get(l.blockNumber)?.hash) throw new PassStop(`block ${l.blockNumber}: a log of another block hash; read again next pass`);
+      if (l.blockNumber > to) to = l.blockNumber;
+    }
+    // An undecodable log of the filter (another layout) proves its block as well.
+    for (const r of raw) {
+      const n = BigInt(r.blockNumber);
+      if (n > to && r.blockHash.toLowerCase() === headers.get(n)?.hash) to = n;
+    }
+    if (to === cursor) return { to, touched: [], calls: 1 };
+    const touched = await this.record(
+      logs.filter((l) => l.blockNumber <= to),
+      splits,
+      headers,
+      to,
+    );
+    return { to, touched, calls: 1 };
   }
 
   /**
@@ -441,7 +570,7 @@ export class PaymentScanner {
         } catch (err) {
           refused = refusal(err);
           if (refused === null) throw err;
-          if (toBlock === fromBlock) throw new PassStop(`block ${fromBlock}: the provider refused its logs (${shortMessage(err)}); read again next pass`);
+          if (toBlock === fromBlock) throw new Refused(`block ${fromBlock}: the provider refused its logs (${shortMessage(err)}); read again next pass`);
           break;
         }
       }
@@ -531,6 +660,7 @@ export class PaymentScanner {
       await tx.delete(chainBlocks).where(and(eq(chainBlocks.cursor, CURSOR), gt(chainBlocks.number, ancestor)));
       await this.moveCursor(tx, ancestor);
       const unmined = await unmineSweeps(tx, ancestor);
+      await forgetRefundBlocks(tx, ancestor);
       const unique = [...new Map(gone.map((g) => [keyOf(g), g])).values()];
       await this.watch(tx, unique);
       return { receipts: unique, unmined };
@@ -565,12 +695,7 @@ export class PaymentScanner {
   }
 
   private async watch(tx: Tx, keys: ReceiptKey[]): Promise<void> {
-    if (keys.length === 0) return;
-    const now = Date.now();
-    await tx
-      .insert(receiptWatch)
-      .values(keys.map((k) => ({ wallet: k.wallet, receiptId: k.receiptId, since: now })))
-      .onConflictDoNothing();
+    await watch(tx, keys, Date.now());
   }
 
   /**
@@ -696,8 +821,14 @@ export class PaymentScanner {
   }
 }
 
-/** Immediate re-asks of a header or pinned logs that a lagging node did not have. */
-const LAG_RETRIES = 2;
+/**
+ * Immediate re-asks of a block's pinned logs that a lagging node did not have, while a receipt
+ * waits: two. A miss (about one answer in three on a busy provider) would otherwise hold the
+ * payment a block time or more (with one re-ask, stalls of three passes were still seen); each
+ * re-ask costs one eth_getLogs, which idle (nobody waiting) is not spent, so the idle cost stays
+ * at one eth_getLogs a block.
+ */
+const PINNED_LOG_RETRIES = 2;
 /** Successful range reads before the range size doubles again after a refusal. */
 const RANGE_GROWTH = 8;
 
@@ -769,16 +900,6 @@ function suggestedRange(text: string, data: unknown): { from: bigint; to: bigint
     return { from: BigInt(d.from), to: BigInt(d.to) };
   }
   return undefined;
-}
-
-/** Whether the node answered with a JSON-RPC error (it has a code), rather than the transport failing. */
-function isRpcAnswer(err: unknown): boolean {
-  const seen = new Set<unknown>();
-  for (let e: unknown = err; e !== null && typeof e === 'object' && !seen.has(e); e = (e as { cause?: unknown }).cause) {
-    seen.add(e);
-    if (typeof (e as { code?: unknown }).code === 'number' && (e as { name?: string }).name !== 'HttpRequestError') return true;
-  }
-  return false;
 }
 
 function shortMessage(err: unknown): string {

@@ -11,6 +11,7 @@ import { centsToTokenUnits, centsToUsd } from '../domain/money.ts';
 import { enqueueEvent, type WebhookEventType } from '../webhooks/outbox.ts';
 import { wrongTokenByBalance } from './other-money.ts';
 import type { ReceiptKey } from './scanner.ts';
+import { watchFrom } from './watch.ts';
 import { chainEvent, dueOf, exceptionOf, isAwaitingMoney, nextStatus, type PaymentFacts, type ReceiptEvent, type ReceiptStatus } from './states.ts';
 
 type ReceiptRow = typeof receipts.$inferSelect;
@@ -110,6 +111,7 @@ export function paymentEventData(row: ReceiptRow, f: Pick<PaymentFacts, 'amount'
     amountDue: dueOf(f.amount, f.paid).toString(),
     transactionHash: row.transactionHash,
     transactionTimestamp: row.transactionTimestamp,
+    metadata: row.metadata,
   };
 }
 
@@ -214,7 +216,22 @@ export async function settleReceipt(tx: Tx, key: ReceiptKey, c: SettleContext): 
   const unswept = f.paid > f.sweptUnits ? f.paid - f.sweptUnits : 0n;
   const settled = event.type === 'withdrawn' || event.type === 'confirmed' || event.type === 'short';
   if (unswept === 0n && settled) await unwatch(tx, key);
+  else await watchFrom(tx, key, dueBlockOf(event, f, transfers, c));
   return { unswept, payAddress: row.payAddress };
+}
+
+/**
+ * The block from which settling a watched receipt again can change something, when only depth is
+ * awaited: money short of the total, or covered and swept, whose newest transfer or sweep is not
+ * yet CONFIRMATIONS deep. Null (every pass) when a sweep is owed or anything else may happen; new
+ * money and reorganisations reach the receipt through the scanner whatever this says.
+ */
+function dueBlockOf(event: ReceiptEvent, f: PaymentFacts, transfers: readonly TransferRow[], c: Pick<SettleContext, 'token' | 'confirmations'>): bigint | null {
+  const waitsForDepth = event.type === 'covered' || (event.type === 'money_seen' && f.paid < f.amount);
+  if (!waitsForDepth) return null;
+  const blocks = [...countedTransfers(transfers, c.token), ...countedSweeps(transfers, c.token)].map((t) => t.blockNumber);
+  const newest = blocks.reduce((a, b) => (b > a ? b : a), 0n);
+  return newest + BigInt(Math.max(1, c.confirmations)) - 1n;
 }
 
 /** What balances said about the receipt's payment address: ETH or another token found there (other-money.ts). */

@@ -28,6 +28,10 @@
  *     failure is logged and skipped; nothing here stops another receipt, expiry or hint.
  *   - **Gas.** Before each send the deployer's balance must cover gas × max fee; when it does not,
  *     the sweep waits (waitingForGas) and health() says the deployer is low.
+ *   - **Few calls.** A run reads the nonce; the base fee comes with the header the worker's pass
+ *     read; the priority fee is asked once a minute, the deployer's balance every 30 s (less what
+ *     sends may have spent meanwhile, and every run while sweeps wait for gas). The address's
+ *     balance and the gas estimate are read at the block the scan read (src/chain/lagging-nodes.ts).
  *
  * The transaction is any contract call: a target (the receipt's factory) and its calldata, so a
  * factory version with another sweep function needs only another sweepCall (src/payments/pay-address.ts).
@@ -37,13 +41,16 @@ import { encodeFunctionData, erc20Abi, keccak256, TransactionReceiptNotFoundErro
 import type { Logger } from 'pino';
 import type { ChainDeps } from '../chain/client.ts';
 import { firstFees, gwei, replacementFees, type Fees } from '../chain/fees.ts';
+import { fromAnyNode } from '../chain/lagging-nodes.ts';
 import { NonceKeeper } from '../chain/nonce-keeper.ts';
+import { refusalOf } from '../chain/refusals.ts';
 import { sendSerially } from '../chain/wallet-queue.ts';
 import type { Db } from '../db/client.ts';
 import { chainStatus, receipts, receiptWatch, splitConfigs, sweeps, type SweepAttempt } from '../db/schema.ts';
 import { centsToTokenUnits } from '../domain/money.ts';
 import { sweepCall, SweepUnavailable, type SweepCall } from './pay-address.ts';
 import type { ReceiptKey } from './scanner.ts';
+import { keysJson } from './watch.ts';
 import { amountOf } from './settle.ts';
 
 /** A receipt that owes a sweep, as the settle loop found it. */
@@ -51,6 +58,11 @@ export interface SweepNeed extends ReceiptKey {
   payAddress: string;
   /** Counted money not yet swept, from the recorded transfers (token base units). */
   unswept: bigint;
+  /**
+   * Money other than the receipt's token (NATIVE_TOKEN for ETH), found by balance: its own dust
+   * rule was applied by src/payments/other-sweeps.ts, so it skips this module's.
+   */
+  token?: Address;
 }
 
 /** What /healthz and the admin app show about sweeps. */
@@ -93,33 +105,16 @@ const GAS_MARGIN_PER_CENT = 130n;
 const SWEEP_GAS = 150_000n;
 /** The deployer is low when it cannot pay the sweeps owed now plus this many more. */
 export const LOW_RESERVE_SWEEPS = 20n;
-/** The deployer's balance is read at least this often for health, sweeps owed or not. */
+/**
+ * The deployer's balance is read at least this often for health, sweeps owed or not; between
+ * reads, what sends may have spent is taken off it, and while sweeps wait for gas it is read every
+ * run (so a top-up lets them go at the next pass).
+ */
 const BALANCE_EVERY_MS = 30_000;
+/** The priority fee is asked again after this long: on a rollup it moves slowly, and the base fee is what spikes. */
+const TIP_EVERY_MS = 60_000;
 
 type SweepRow = typeof sweeps.$inferSelect;
-
-/** How a node refused a transaction, when it did so outright; 'unknown' when it may have been sent. */
-type Refusal = 'funds' | 'nonce_used' | 'known' | 'underpriced' | 'fee_below_base' | 'unknown';
-
-function refusalOf(err: unknown): Refusal {
-  const text = messagesOf(err).toLowerCase();
-  if (text.includes('insufficient funds')) return 'funds';
-  if (/nonce too low|nonce is too low|nonce has already been used|invalid nonce/.test(text)) return 'nonce_used';
-  if (/already known|known transaction|already imported/.test(text)) return 'known';
-  if (text.includes('underpriced')) return 'underpriced';
-  if (/base ?fee|fee cap|max fee per gas less/.test(text)) return 'fee_below_base';
-  return 'unknown';
-}
-
-function messagesOf(err: unknown): string {
-  const parts: string[] = [];
-  for (let e: unknown = err, depth = 0; e !== undefined && e !== null && depth < 8; depth++) {
-    const o = e as { message?: unknown; details?: unknown; shortMessage?: unknown; cause?: unknown };
-    for (const p of [o.shortMessage, o.details, o.message]) if (typeof p === 'string') parts.push(p);
-    e = o.cause;
-  }
-  return parts.join(' | ');
-}
 
 /**
  * The calldata of a receipt's sweep, through the factory its payment address commits to
@@ -140,20 +135,13 @@ interface RunState {
   spendable: bigint;
 }
 
-/**
- * Receipt keys as one JSON parameter, joined with json_to_recordset as k(w, i). Not a list of
- * `(wallet, id) in ((…), …)` with two parameters per key: PGlite answers such a list of a few
- * hundred keys wrongly (no row) or stalls the process in its COMMIT, and dust to hundreds of
- * payment addresses brings hundreds of keys.
- */
-function keysJson(keys: readonly ReceiptKey[]): string {
-  return JSON.stringify(keys.map((k) => ({ w: k.wallet, i: k.receiptId })));
-}
-
 export class Sweeper {
   private needs = new Map<string, SweepNeed>();
   private running: Promise<void> | undefined;
-  private balanceReadAt = 0;
+  /** The deployer's balance when last read, less the most that sends since may spend: never more than it holds. */
+  private deployer: { wei: bigint; at: number } | undefined;
+  /** The priority fee the node suggested when last asked. */
+  private tip: { wei: bigint; at: number } | undefined;
   /** Receipts whose sweep the log already said waits at the fee cap (this process). */
   private readonly toldAtCap = new Set<string>();
   /** Sweeps sent (new or replaced) and RPC calls made by the last run that finished. */
@@ -173,15 +161,20 @@ export class Sweeper {
 
   /** A receipt owes a sweep (called by the settle loop; nothing is sent until run()). */
   want(need: SweepNeed): void {
-    this.needs.set(`${need.wallet}\n${need.receiptId}`, need);
+    this.needs.set(`${need.wallet}\n${need.receiptId}\n${need.token ?? ''}`, need);
   }
 
-  /** Starts a run in the background unless one is under way (its sweeps owed wait for the next). */
-  start(head: bigint, scanned: bigint): void {
+  /**
+   * Starts a run in the background unless one is under way (its sweeps owed wait for the next).
+   * `head` is the newest block any node named (a send is dated by it, and replaced by its age),
+   * `scanned` the newest block read (balances are read there); `baseFee` is the newest header's,
+   * which the worker's pass has read already.
+   */
+  start(head: bigint, scanned: bigint, baseFee?: bigint): void {
     if (this.running !== undefined) return;
     const needs = [...this.needs.values()];
     this.needs.clear();
-    this.running = this.run(needs, head, scanned)
+    this.running = this.run(needs, head, scanned, baseFee)
       .catch((err: unknown) => this.o.logger.warn({ err }, 'sweeps: this run failed; they are tried again next pass'))
       .finally(() => {
         this.running = undefined;
@@ -194,11 +187,11 @@ export class Sweeper {
   }
 
   /** One run: settle what was sent, replace what is stuck, send what is owed. */
-  async run(needs: SweepNeed[], head: bigint, scanned: bigint): Promise<void> {
+  async run(needs: SweepNeed[], head: bigint, scanned: bigint, baseFee?: bigint): Promise<void> {
     this.calls = 0;
     this.sent = 0;
     try {
-      await this.runOnce(needs, head, scanned);
+      await this.runOnce(needs, head, scanned, baseFee);
     } finally {
       this.lastSent = this.sent;
       this.lastRpcCalls = this.calls;
@@ -224,11 +217,11 @@ export class Sweeper {
     return call();
   }
 
-  private async runOnce(needs: SweepNeed[], head: bigint, scanned: bigint): Promise<void> {
+  private async runOnce(needs: SweepNeed[], head: bigint, scanned: bigint, knownBaseFee: bigint | undefined): Promise<void> {
     const { chain, db } = this.o;
     const dustUnits = centsToTokenUnits(BigInt(this.o.dustCents), chain.usdc.decimals);
-    const some = needs.filter((n) => n.unswept > 0n);
-    const owed = await this.coveredOrWorth(some, dustUnits);
+    const some = needs.filter((n) => n.unswept > 0n && n.token === undefined);
+    const owed = [...(await this.coveredOrWorth(some, dustUnits)), ...needs.filter((n) => n.unswept > 0n && n.token !== undefined)];
     if (owed.length < some.length) await this.forgetDust(some.filter((n) => !owed.includes(n)));
     const health: SweepHealth = { waitingForGas: 0, atFeeCap: 0, deployerBalanceWei: null, deployerLow: false };
     const account = this.localAccount();
@@ -243,11 +236,10 @@ export class Sweeper {
     const pendingRows = () => db.select().from(sweeps).where(and(eq(sweeps.account, keeper.account), eq(sweeps.state, 'pending'))).orderBy(asc(sweeps.nonce));
     let pending = await pendingRows();
     if (pending.length === 0 && owed.length === 0) {
-      if (Date.now() - this.balanceReadAt >= BALANCE_EVERY_MS) {
-        const balance = await this.rpc(() => chain.publicClient.getBalance({ address: account.address }));
-        this.balanceReadAt = Date.now();
+      if (this.deployer === undefined || Date.now() - this.deployer.at >= BALANCE_EVERY_MS) {
+        const balance = await this.deployerBalance(account.address, true);
         health.deployerBalanceWei = balance.toString();
-        health.deployerLow = balance < this.reserveFor(0n, await this.baseFee().catch(() => 0n), 0n);
+        health.deployerLow = balance < this.reserveFor(0n, knownBaseFee ?? (await this.baseFee().catch(() => 0n)), 0n);
       } else {
         health.deployerBalanceWei = this.last.deployerBalanceWei;
         health.deployerLow = this.last.deployerLow;
@@ -255,13 +247,14 @@ export class Sweeper {
       this.last = health;
       return;
     }
+    // The nonce is read each run; the base fee comes with the pass's header; the tip and the
+    // deployer's balance are read again when old, or (the balance) while sweeps wait for gas.
     const [latest, baseFee, tip, balance] = await Promise.all([
       this.rpc(() => keeper.latest()),
-      this.baseFee(),
-      this.rpc(() => chain.publicClient.estimateMaxPriorityFeePerGas()).catch(() => 10n ** 6n),
-      this.rpc(() => chain.publicClient.getBalance({ address: account.address })),
+      knownBaseFee ?? this.baseFee(),
+      this.priorityFee(),
+      this.deployerBalance(account.address, this.last.waitingForGas > 0 || this.last.deployerLow),
     ]);
-    this.balanceReadAt = Date.now();
     if ((await this.unmineRemoved(keeper, latest)) > 0) pending = await pendingRows();
     const s: RunState = { head, scanned, latest, baseFee, tip, balance, spendable: balance };
     health.deployerBalanceWei = balance.toString();
@@ -305,6 +298,29 @@ export class Sweeper {
   private reserveFor(owed: bigint, baseFee: bigint, tip: bigint): bigint {
     const fee = firstFees(baseFee, tip, this.o.maxFeeWei)?.maxFeePerGas ?? this.o.maxFeeWei;
     return SWEEP_GAS * fee * (owed + LOW_RESERVE_SWEEPS);
+  }
+
+  /** The deployer's balance: read when `fresh` is asked or the last read is BALANCE_EVERY_MS old. */
+  private async deployerBalance(address: Address, fresh: boolean): Promise<bigint> {
+    if (!fresh && this.deployer !== undefined && Date.now() - this.deployer.at < BALANCE_EVERY_MS) return this.deployer.wei;
+    const wei = await this.rpc(() => this.o.chain.publicClient.getBalance({ address }));
+    this.deployer = { wei, at: Date.now() };
+    return wei;
+  }
+
+  /** What a send may cost comes off the run's spendable wei and off the balance kept between reads. */
+  private spend(s: RunState, wei: bigint): void {
+    s.spendable -= wei;
+    if (this.deployer !== undefined) this.deployer = { ...this.deployer, wei: this.deployer.wei > wei ? this.deployer.wei - wei : 0n };
+  }
+
+  /** The priority fee the node suggests, asked at most every TIP_EVERY_MS (10⁶ wei when it cannot say). */
+  private async priorityFee(): Promise<bigint> {
+    if (this.tip !== undefined && Date.now() - this.tip.at < TIP_EVERY_MS) return this.tip.wei;
+    const wei = await this.rpc(() => this.o.chain.publicClient.estimateMaxPriorityFeePerGas()).catch(() => undefined);
+    if (wei === undefined) return this.tip?.wei ?? 10n ** 6n;
+    this.tip = { wei, at: Date.now() };
+    return wei;
   }
 
   private async baseFee(): Promise<bigint> {
@@ -479,6 +495,7 @@ export class Sweeper {
       { wallet: row.wallet, receiptId: row.receiptId, nonce: row.nonce.toString(), tx: attempt.hash, maxFeeGwei: gwei(fees.maxFeePerGas), refusal },
       'sweep replaced (same nonce, higher fee)',
     );
+    if (refusal === null) this.spend(s, cost);
     if (refusal === 'funds' || refusal === 'underpriced' || refusal === 'fee_below_base') {
       // Refused outright: the transaction sent before is still the one that counts.
       const atCap = refusal === 'fee_below_base' && fees.maxFeePerGas >= this.o.maxFeeWei;
@@ -520,20 +537,22 @@ export class Sweeper {
       .from(receipts)
       .where(and(eq(receipts.wallet, need.wallet), eq(receipts.id, need.receiptId)));
     if (addressed === undefined) return 'skip';
+    const token = need.token ?? chain.usdc.address;
     let sweep: SweepCall;
     try {
-      sweep = sweepCall(chain, addressed, split.address, chain.usdc.address);
+      sweep = sweepCall(chain, addressed, split.address, token);
     } catch (err) {
       if (!(err instanceof SweepUnavailable)) throw err;
       // E.g. the merchant's split changed after this address was paid: the sweep would move nothing.
       logger.warn({ wallet: need.wallet, receiptId: need.receiptId, payAddress: need.payAddress, reason: err.reason }, `sweep: ${err.message}; sweep it from the admin app`);
       return 'skip';
     }
-    const token = chain.usdc.address;
-    const balance = await this.balanceAt(token, need.payAddress as Address);
+    // Read at the block the scan read, which holds the money the settle loop counted: a lagging
+    // node's `latest` would show the address empty and skip the sweep for a pass.
+    const balance = await this.balanceAt(token, need.payAddress as Address, s.scanned);
     if (balance === 0n) return 'skip';
     const call = sweepTransactionOf(sweep);
-    const estimate = await this.rpc(() => chain.publicClient.estimateGas({ account: account.address, to: call.target, data: call.data }));
+    const estimate = await fromAnyNode(() => this.rpc(() => chain.publicClient.estimateGas({ account: account.address, to: call.target, data: call.data, blockNumber: s.scanned })));
     const gas = (estimate * GAS_MARGIN_PER_CENT) / 100n;
     if (gas * fees.maxFeePerGas > s.spendable) return 'no_gas';
 
@@ -579,22 +598,24 @@ export class Sweeper {
         logger.warn({ wallet: need.wallet, receiptId: need.receiptId, nonce: nonce.toString(), refusal }, 'sweep refused by the node; tried again next pass');
         return refusal === 'funds' ? ('no_gas' as const) : ('skip' as const);
       }
-      await db
-        .update(receiptWatch)
-        .set({ sweepTx: attempt.hash, sweepSentAt: now })
-        .where(and(eq(receiptWatch.wallet, need.wallet), eq(receiptWatch.receiptId, need.receiptId)));
-      logger.info({ wallet: need.wallet, receiptId: need.receiptId, tx: attempt.hash, nonce: nonce.toString(), amount: balance.toString(), maxFeeGwei: gwei(fees.maxFeePerGas) }, 'sweep sent');
+      if (need.token === undefined) {
+        await db
+          .update(receiptWatch)
+          .set({ sweepTx: attempt.hash, sweepSentAt: now })
+          .where(and(eq(receiptWatch.wallet, need.wallet), eq(receiptWatch.receiptId, need.receiptId)));
+      }
+      logger.info({ wallet: need.wallet, receiptId: need.receiptId, tx: attempt.hash, nonce: nonce.toString(), token, amount: balance.toString(), maxFeeGwei: gwei(fees.maxFeePerGas) }, 'sweep sent');
       return 'sent' as const;
     });
-    if (result === 'sent') s.spendable -= gas * fees.maxFeePerGas;
+    if (result === 'sent') this.spend(s, gas * fees.maxFeePerGas);
     return result;
   }
 
-  /** The token balance at an address; the zero address means native ETH. */
-  private async balanceAt(token: Address, holder: Address): Promise<bigint> {
+  /** The token balance at an address at a block (src/chain/lagging-nodes.ts); the zero address means native ETH. */
+  private async balanceAt(token: Address, holder: Address, blockNumber: bigint): Promise<bigint> {
     const { publicClient } = this.o.chain;
-    if (token === zeroAddress) return this.rpc(() => publicClient.getBalance({ address: holder }));
-    return this.rpc(() => publicClient.readContract({ address: token, abi: erc20Abi, functionName: 'balanceOf', args: [holder] }));
+    if (token === zeroAddress) return fromAnyNode(() => this.rpc(() => publicClient.getBalance({ address: holder, blockNumber })));
+    return fromAnyNode(() => this.rpc(() => publicClient.readContract({ address: token, abi: erc20Abi, functionName: 'balanceOf', args: [holder], blockNumber })));
   }
 
   private sign(account: LocalAccount, p: { to: Address; data: Hex; nonce: bigint; gas: bigint; fees: Fees }): Promise<Hex> {

@@ -2,32 +2,44 @@
  * The chain worker: under the `chain` lease, one instance at a time follows payments. A pass:
  *
  *   1. stores the payment address of every receipt whose merchant's split is known;
- *   2. reads the new blocks (src/payments/scanner.ts), following reorganisations, and credits money
- *      that reached newly stored addresses before they were stored (src/payments/early-money.ts);
+ *   2. reads the new blocks (src/payments/scanner.ts), following reorganisations;
  *   3. settles every receipt whose transfers changed or that still waits for depth or a sweep
- *      (src/payments/settle.ts), each on its own: one receipt's failure is logged and skipped;
- *   4. expires receipts whose time ran out with nothing received;
- *   5. follows a bounded number of payment-page hints;
- *   6. starts the sweeps owed (src/payments/sweeper.ts) in the background; the next pass waits
- *      for them, so a pass never waits for a transaction to be mined.
+ *      (src/payments/settle.ts), most money first within a time budget, each on its own: one
+ *      receipt's failure is logged and skipped;
+ *   4. starts the sweeps owed (src/payments/sweeper.ts) in the background; the next pass waits
+ *      for them, so a pass never waits for a transaction to be mined;
+ *   5. credits money that reached newly stored addresses before they were stored
+ *      (src/payments/early-money.ts), settled next pass;
+ *   6. expires receipts whose time ran out with nothing received;
+ *   7. follows a bounded number of payment-page hints, and of refunds' transfers: verified at
+ *      depth, withdrawn by a reorganisation (src/payments/refund-proofs.ts), and finds ETH and other
+ *      tokens at payment addresses (src/payments/other-sweeps.ts), swept by the next run.
+ *
+ * A payment's path (scan, settle, sweep) comes first: what follows it, however much there is (a
+ * burst of new addresses, hundreds of dusted receipts), never delays a payment's sweep.
  *
  * Other instances stand by and take over when the lease lapses. All state lives in the database,
  * so a restart resumes where the last pass stopped.
  */
 import { randomBytes } from 'node:crypto';
-import { and, lte } from 'drizzle-orm';
+import { and, isNull, lte, or, sql } from 'drizzle-orm';
 import type { Logger } from 'pino';
 import type { ChainDeps } from '../chain/client.ts';
 import type { Db } from '../db/client.ts';
+import { rowsOf } from '../db/rows.ts';
 import { receiptCanExpire, receipts, receiptWatch } from '../db/schema.ts';
+import { centsToTokenUnits } from '../domain/money.ts';
 import { LeasedLoop } from '../workers/leased-loop.ts';
 import { followHints } from './hints.ts';
 import { BALANCE_CHECKS_PER_PASS, balanceTokensOf, checkOtherMoney, checkRequestedBalances } from './other-money.ts';
 import { creditEarlyMoney } from './early-money.ts';
 import { fillPayAddresses } from './pay-address.ts';
+import { followRefundProofs } from './refund-proofs.ts';
 import { keyOf, PaymentScanner, type ReceiptKey, type ScanLimits, type ScanResult } from './scanner.ts';
 import { expireReceipt, settleReceipt } from './settle.ts';
+import { OtherSweeps } from './other-sweeps.ts';
 import { Sweeper, type SweepHealth } from './sweeper.ts';
+import { mostMoneyFirst } from './watch.ts';
 
 export const CHAIN_LEASE = 'chain';
 
@@ -60,9 +72,22 @@ export class ChainWorker {
   /** What the last pass did, for /healthz, the bench and the logs. */
   lastPass: PassStats | undefined;
   readonly sweeper: Sweeper;
+  private readonly otherSweeps: OtherSweeps;
   private readonly loop: LeasedLoop;
+  /** How long after its timestamp a block reaches the provider, as learnt (nextPollMs). */
+  private arrivalMs = BLOCK_ARRIVAL_MS;
+  /** The block the next pass is timed for, when it was timed for one. */
+  private duePoll: bigint | undefined;
+  /** Passes since the next block became overdue without a new block found. */
+  private overdueLooks = 0;
+  /** The newest head any pass's `latest` named. */
+  private newestAnswered = -1n;
+
+  /** SWEEP_DUST_USD in the token's base units: money from which a receipt is settled every pass. */
+  private readonly dustUnits: bigint;
 
   constructor(private readonly o: ChainWorkerOptions) {
+    this.dustUnits = centsToTokenUnits(BigInt(o.sweepDustCents ?? 100), o.chain.usdc.decimals);
     this.scanner = new PaymentScanner({
       db: o.db,
       chain: o.chain,
@@ -71,7 +96,10 @@ export class ChainWorker {
       startBlock: o.startBlock,
       limits: o.scanLimits,
       blockTimeSeconds: o.blockTimeSeconds,
+      // Polling at the block time: a block a node behind could not give is read at the next poll.
+      lagPauseMs: (o.intervalMs ?? 2000) >= 1000 && o.blockTimeSeconds !== undefined ? o.blockTimeSeconds * 1000 - 200 : 0,
     });
+    this.otherSweeps = new OtherSweeps({ db: o.db, chain: o.chain, logger: o.logger, dustCents: o.sweepDustCents ?? 100 });
     this.sweeper = new Sweeper({
       db: o.db,
       chain: o.chain,
@@ -125,18 +153,40 @@ export class ChainWorker {
 
   /**
    * When the next pass should run on a chain with a block time (CHAIN_POLL_MS of a second or
-   * more): just after the next block is due (the newest block's time plus the block time plus
-   * BLOCK_ARRIVAL_MS), so a block is read about when it arrives and not up to a block time later;
-   * when it is overdue, every quarter block time until it comes. A dev chain that mines per
-   * transaction keeps its steady short interval.
+   * more): when the next block is due at the provider, i.e. the newest block's time (the newest
+   * any answer named: a lagging node's older head never moves it) plus the block time plus how
+   * late blocks reach the provider. That lateness is learnt: a pass at the due time that finds the
+   * block moves it 20 ms earlier, one that finds the same head moves it 100 ms later (an older head
+   * is a lagging node and teaches nothing). A due pass that found no new block looks again after a
+   * quarter block time, twice, then every block time until one comes. A pass that found the block but could not read it (a node
+   * behind) waits for the next block's due time: the next pass reads both with one range.
+   * So a pass runs about once per block, and calls nothing but `latest` when nothing is new.
+   * A dev chain that mines per transaction keeps its steady short interval.
    */
   private nextPollMs(): number | undefined {
     const interval = this.o.intervalMs ?? 2000;
     const pass = this.lastPass;
     if (interval < 1000 || pass === undefined || this.o.blockTimeSeconds === undefined) return undefined;
     const blockMs = this.o.blockTimeSeconds * 1000;
-    const due = pass.chainHeadTime + blockMs + BLOCK_ARRIVAL_MS - Date.now();
-    return due > 0 ? Math.min(due, interval) : Math.max(100, Math.floor(blockMs / 4));
+    if (this.duePoll !== undefined) {
+      if (pass.answeredHead >= this.duePoll) this.arrivalMs = Math.max(0, this.arrivalMs - 20);
+      else if (pass.answeredHead === this.duePoll - 1n) this.arrivalMs = Math.min(blockMs, this.arrivalMs + 100);
+    }
+    // A pass that found a new block (however long it took) starts the quick looks afresh; a
+    // lagging node's older head, and the newest again after it, are nothing new.
+    if (pass.answeredHead > this.newestAnswered) {
+      this.overdueLooks = 0;
+      this.newestAnswered = pass.answeredHead;
+    }
+    const due = pass.chainHeadTime + blockMs + this.arrivalMs - Date.now();
+    this.duePoll = due > 0 ? pass.chainHead + 1n : undefined;
+    if (due > 0) {
+      this.overdueLooks = 0;
+      return Math.min(due, interval);
+    }
+    // Overdue: a quick look or two (the answer may have come from a node behind), then the block
+    // time, so a chain that stalls costs one header per block time.
+    return ++this.overdueLooks <= OVERDUE_LOOKS ? Math.max(100, Math.floor(blockMs / 4)) : interval;
   }
 
   /** One pass: hold the lease, then follow payments. */
@@ -144,30 +194,37 @@ export class ChainWorker {
     await this.loop.tick(now);
   }
 
-  /** Steps 1 to 6 of the module comment. */
+  /** Steps 1 to 7 of the module comment. */
   async pass(now = Date.now()): Promise<PassStats> {
     const { db, chain, logger } = this.o;
     const cpu = process.cpuUsage();
+    // Where the pass's time went (ms from its start), in the debug log.
+    const started = Date.now();
+    const ms: Record<string, number> = {};
+    const mark = (step: string) => (ms[step] = Date.now() - started);
     // What the last pass sent is on its way to the node before this one reads the chain.
     await this.sweeper.idle();
     // The head first: a payment in a block up to it was sent to an address its buyer read from a
     // receipt committed before, which the filling then sees.
     const head = await this.scanner.head();
+    mark('head');
     const factory = chain.paymentFactory;
     if (factory !== undefined) await fillPayAddresses(db, factory);
     // A scan that fails (the node errs or stalls) still lets receipts settle and expire on what is
     // known; the pass then fails, so the loop backs off.
     let scanError: Error | undefined;
-    const scan: ScanResult = await this.scanner.pass(head).catch((err: unknown) => {
+    const scan: ScanResult = await this.scanner.pass(head, await awaited(db)).catch((err: unknown) => {
       scanError = err instanceof Error ? err : new Error(String(err), { cause: err });
-      return { head: this.lastPass?.head ?? 0n, chainHead: head.number, chainHeadTime: head.timestamp, touched: [], withdrawn: [], behind: false, stopped: null, rpcCalls: 0 };
+      const newest = this.scanner.newest ?? head;
+      return { head: this.lastPass?.head ?? 0n, chainHead: newest.number, chainHeadTime: newest.timestamp, touched: [], withdrawn: [], behind: false, stopped: null, rpcCalls: 0 };
     });
-    // Money that reached newly stored addresses before they were stored (src/payments/early-money.ts).
-    const early = await creditEarlyMoney({ db, chain, logger }).catch((err: unknown) => {
-      logger.error({ err }, 'chain worker: looking for money that reached payment addresses early failed; tried again next pass');
-      return { credited: [], rpcCalls: 0 };
-    });
-    const watched = await db.select({ wallet: receiptWatch.wallet, receiptId: receiptWatch.receiptId }).from(receiptWatch).limit(WATCH_PER_PASS);
+    mark('scan');
+    // Watched receipts that are due: not those that only wait for a depth not yet reached.
+    const watched = await db
+      .select({ wallet: receiptWatch.wallet, receiptId: receiptWatch.receiptId })
+      .from(receiptWatch)
+      .where(or(isNull(receiptWatch.dueBlock), lte(receiptWatch.dueBlock, scan.head)))
+      .limit(WATCH_PER_PASS);
     const keys = new Map<string, ReceiptKey>([...watched, ...scan.touched].map((k) => [keyOf(k), k]));
     const context = {
       token: chain.usdc.address.toLowerCase(),
@@ -177,7 +234,13 @@ export class ChainWorker {
       logger,
     };
     let failed = 0;
-    for (const key of keys.values()) {
+    // Most money first. Receipts holding SWEEP_DUST_USD or more are all settled every pass (each
+    // costs its sender that much, paid to the merchant); the rest only within a time budget, and
+    // what is left stays watched for the next pass: dust to hundreds of addresses never holds back
+    // a payment, and a stream of payments never starves a smaller one.
+    const settleStarted = Date.now();
+    for (const { key, units } of await mostMoneyFirst(db, [...keys.values()], context.token)) {
+      if (units < this.dustUnits && Date.now() - settleStarted >= SETTLE_BUDGET_MS) break;
       try {
         const outcome = await db.transaction((tx) => settleReceipt(tx, key, { ...context, now: Date.now() }));
         if (outcome.unswept > 0n && outcome.payAddress !== null) this.sweeper.want({ ...key, payAddress: outcome.payAddress, unswept: outcome.unswept });
@@ -186,15 +249,42 @@ export class ChainWorker {
         logger.error({ err, wallet: key.wallet, receiptId: key.receiptId }, 'chain worker: settling a receipt failed; the others go on, it is tried again next pass');
       }
     }
+    mark('settle');
+    // The sweeps owed go out now, in the background, while the rest of the pass runs (a scan that
+    // failed sends none: the pass fails and is tried again).
+    // The newest head any node named dates each send (when to replace it); the scanned head is what
+    // the balances are read at.
+    if (scanError === undefined) this.sweeper.start(scan.chainHead, scan.head, head.baseFee);
+    // Money that reached newly stored addresses before they were stored (src/payments/early-money.ts): after
+    // the settling, so a burst of new addresses never delays a payment's; what it credits is watched
+    // and settled next pass.
+    const early = await creditEarlyMoney({ db, chain, logger }).catch((err: unknown) => {
+      logger.error({ err }, 'chain worker: looking for money that reached payment addresses early failed; tried again next pass');
+      return { credited: [], rpcCalls: 0 };
+    });
+    mark('early');
     const expired = await this.expire(now);
+    mark('expire');
     const hints = await followHints(db, chain, scan.head, now);
     // ETH or other tokens at payment addresses, where a payment page or a hint asked (other-money.ts).
     const balanceReads = await checkRequestedBalances(db, chain, balanceTokensOf(chain, this.o.balanceTokens), now, logger).catch((err: unknown) => {
       logger.error({ err }, 'chain worker: reading other balances at payment addresses failed; tried again next pass');
       return 0;
     });
+    // Refunds verified at depth, withdrawn by reorganisations (refund-proofs.ts).
+    const refundReads = await followRefundProofs({ db, chain, head: scan.chainHead, confirmations: this.o.confirmations, now, logger }).catch((err: unknown) => {
+      logger.error({ err }, 'chain worker: following refund proofs failed; tried again next pass');
+      return 0;
+    });
+    // ETH and other tokens found there go to the split too, when worth their gas (other-sweeps.ts).
+    const others = await this.otherSweeps.needs(now).catch((err: unknown) => {
+      logger.error({ err }, 'chain worker: choosing sweeps of other money failed; tried again next pass');
+      return [];
+    });
+    for (const need of others) this.sweeper.want(need);
+    mark('other');
+    logger.debug({ head: head.number, read: scan.head, touched: scan.touched.length, due: keys.size, stopped: scan.stopped, ms }, 'chain worker: pass');
     if (scanError !== undefined) throw scanError;
-    this.sweeper.start(scan.head, scan.head);
     // Behind the head (catching up within the pass's budget): the next pass at once.
     if (scan.behind) this.loop.kick();
     const used = process.cpuUsage(cpu);
@@ -207,8 +297,9 @@ export class ChainWorker {
       hints,
       chainHead: scan.chainHead,
       chainHeadTime: scan.chainHeadTime,
+      answeredHead: head.number,
       stopped: scan.stopped,
-      rpcCalls: scan.rpcCalls + early.rpcCalls + hints + this.sweeper.lastRpcCalls + balanceReads * (1 + balanceTokensOf(chain, this.o.balanceTokens).length),
+      rpcCalls: scan.rpcCalls + early.rpcCalls + hints + refundReads + this.sweeper.lastRpcCalls + this.otherSweeps.lastRpcCalls + balanceReads * (1 + balanceTokensOf(chain, this.o.balanceTokens).length),
       cpuMicros: used.user + used.system,
     };
     return this.lastPass;
@@ -248,12 +339,20 @@ export class ChainWorker {
   }
 }
 
+/** Whether any receipt waits for money (open, unpaid) or for depth and sweeps (watched). */
+async function awaited(db: Db): Promise<boolean> {
+  const answer = await db.execute(sql`select (exists (select 1 from ${receiptWatch}) or exists (select 1 from ${receipts} where ${receiptCanExpire(receipts)})) as waiting`);
+  return rowsOf(answer)[0]?.waiting === true;
+}
+
 export interface PassStats {
   /** The newest block read. */
   head: bigint;
   /** The newest block the node named, and its time (Unix ms). */
   chainHead: bigint;
   chainHeadTime: number;
+  /** The head this pass's `latest` named (older than chainHead when a lagging node answered). */
+  answeredHead: bigint;
   /** Why the scan stopped short of chainHead, if it did (a lagging node, a refused block). */
   stopped: string | null;
   settled: number;
@@ -267,8 +366,16 @@ export interface PassStats {
   cpuMicros: number;
 }
 
-/** How long after its timestamp a block is expected at the provider. */
+/** Quick looks (a quarter block time apart) once the next block is overdue, before polling at the block time. */
+const OVERDUE_LOOKS = 2;
+/** How long after its timestamp a block is expected at the provider, at first (then learnt). */
 const BLOCK_ARRIVAL_MS = 400;
+/**
+ * How long a pass settles receipts holding less than SWEEP_DUST_USD before leaving the rest (still
+ * watched) to the next pass. A settle is a transaction of a few milliseconds; the budget holds a
+ * few hundred.
+ */
+const SETTLE_BUDGET_MS = 500;
 /** Receipts settled per pass besides those whose transfers just changed. */
 const WATCH_PER_PASS = 1000;
 /** Receipts expired per pass at most; the rest wait for the next. */

@@ -17,6 +17,7 @@ import type { Logger } from 'pino';
 import type { Db } from '../db/client.ts';
 import { LeasedLoop } from '../workers/leased-loop.ts';
 import { dueDeliveries, recordAttempt, TEST_EVENT_TYPE, type DueDelivery } from './outbox.ts';
+import { eventOf } from './events.ts';
 import { postWebhook } from './send.ts';
 import { webhookHeaders } from './sign.ts';
 
@@ -174,7 +175,8 @@ export class WebhookDispatcher {
   }
 
   private async deliver(d: DueDelivery, timeoutMs: number): Promise<void> {
-    const body = JSON.stringify(d.payload);
+    // The event as GET /api/events/{id} answers it (src/webhooks/events.ts): one shape for both.
+    const body = JSON.stringify(eventOf({ id: d.eventId, type: d.type, createdAt: d.eventCreatedAt, payload: d.payload }));
     const headers = webhookHeaders(d.secret, d.eventId, Math.floor(Date.now() / 1000), body);
     const result = await postWebhook(d.url, headers, body, {
       allowPrivate: this.o.allowPrivate,

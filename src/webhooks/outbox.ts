@@ -67,6 +67,8 @@ export interface DueDelivery {
   url: string;
   secret: string;
   payload: Record<string, unknown>;
+  /** When the event happened, Unix ms. */
+  eventCreatedAt: number;
 }
 
 export interface DueQuery {
@@ -136,6 +138,7 @@ export async function dueDeliveries(db: Db, now: number, q: DueQuery): Promise<D
       url: e.url,
       secret: e.secret,
       payload: webhookEvents.payload,
+      eventCreatedAt: webhookEvents.createdAt,
     })
     .from(fair)
     .innerJoin(d, and(eq(d.wallet, fair.wallet), eq(d.id, fair.id)))

@@ -544,7 +544,7 @@ describe('admin web app', { skip: skipReason, timeout: 150_000 }, () => {
     await screenshot(m.page, 'webhooks');
     const listed = (await m.api('GET', '/api/admin/webhooks')).body.webhooks;
     // Every event but the one unchecked, in the server's order.
-    assert.deepEqual(listed.map((w: { events: string[] }) => w.events), [['receipt.payment_received', 'receipt.completed', 'receipt.expired', 'receipt.payment_reversed', 'receipt.refund_recorded', 'receipt.refunded', 'write.rejected']]);
+    assert.deepEqual(listed.map((w: { events: string[] }) => w.events), [['receipt.payment_received', 'receipt.completed', 'receipt.expired', 'receipt.payment_reversed', 'receipt.refund_recorded', 'receipt.refund_verified', 'receipt.refund_unverified', 'receipt.refunded', 'write.rejected']]);
     await m.page.getByTestId('webhook').getByRole('button', { name: 'Delete' }).click();
     await m.page.getByText('No endpoints yet.').waitFor();
     assert.deepEqual((await m.api('GET', '/api/admin/webhooks')).body.webhooks, []);

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Locator, Page } from 'playwright-core';
+import { webhookEvents } from '../../src/db/schema.ts';
 import { setUpMerchant } from '../helpers/merchant.ts';
 import { SCREENSHOTS, skipReason, startHarness, type Harness, type Merchant as BrowserSession } from './harness.ts';
 
@@ -26,6 +27,12 @@ interface Operation {
 
 /** Operations whose results the other examples name (receipt `order-1001`, sku `espresso`): they run first. */
 const PREPARES = ['createReceipt', 'upsertInventoryItem'];
+/**
+ * Operations that read the chain. The harness runs without one, so the handler's own answer, 503
+ * chain_unavailable, is what shows the call passed the key and reached it (test/chain/payouts.test.ts
+ * tries them on a chain).
+ */
+const READS_CHAIN = new Set(['getRecipientBalances']);
 
 /** The page re-renders a large document on every click; on a busy 2-core machine that takes seconds. */
 const UI_TIMEOUT = 30_000;
@@ -46,7 +53,7 @@ function developerOperations(doc: Json): Operation[] {
       const documented = Object.keys(op.responses ?? {}).map(Number);
       const ok = documented.filter((s) => s >= 200 && s < 300);
       // A deprecated operation that can only say so (POST /api/split/withdraw) succeeds when it does.
-      const expected = ok.length > 0 ? ok : op.deprecated === true ? documented.filter((s) => s === 410) : [];
+      const expected = READS_CHAIN.has(op.operationId) ? documented.filter((s) => s === 503) : ok.length > 0 ? ok : op.deprecated === true ? documented.filter((s) => s === 410) : [];
       all.push({ o: { method: method.toUpperCase(), path: p, operationId: op.operationId, tag: op.tags?.[0] ?? 'default', expected }, op });
     }
   }
@@ -102,6 +109,7 @@ function refusal(o: Operation, shown: Shown, base: string): string | null {
   const why = `${label(o)}: the page showed ${shown.status} from ${shown.requestUrl}: ${shown.body.slice(0, 600)}`;
   if (!o.expected.includes(Number(shown.status))) return `expected ${o.expected.join(' or ')}; ${why}`;
   if (!shown.requestUrl.startsWith(`${base}/`)) return `expected a request to the page's own origin ${base}; ${why}`;
+  if (READS_CHAIN.has(o.operationId) && !shown.body.includes('"chain_unavailable"')) return `expected 503 chain_unavailable from the handler; ${why}`;
   if (o.method !== 'GET') {
     try {
       JSON.parse(shown.body);
@@ -195,6 +203,19 @@ describe('/docs', { skip: skipReason, timeout: 300_000 }, () => {
     }
 
     const merchant = await setUpMerchant(h.t);
+    // Events come from payments on chain and refunds, which no developer operation makes: the
+    // merchant's outbox holds one with the id the document's example names, as the receipt
+    // `order-1001` is created for the examples that name it.
+    const eventId = doc.paths['/api/events/{id}'].get.parameters.find((p: Json) => p.in === 'path').example;
+    assert.equal(typeof eventId, 'string', 'GET /api/events/{id} has an example id');
+    await h.t.deps.database.db.insert(webhookEvents).values({
+      wallet: merchant.wallet,
+      id: eventId,
+      type: 'receipt.completed',
+      payload: { type: 'receipt.completed', timestamp: new Date().toISOString(), data: { receiptId: 'order-1001' } },
+      dedupeKey: 'receipt.completed:order-1001',
+      createdAt: Date.now(),
+    });
     // Opened at the harness's http://127.0.0.1:<port>: the document's relative server URL makes
     // every try call that origin.
     const m = await openDocs();

@@ -14,6 +14,7 @@ import { ensureWebBuild } from '../../scripts/ensure-web-build.ts';
 import { freePort } from '../../scripts/service-launcher.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import type { ChainDeps } from '../../src/chain/client.ts';
+import { startChainApp, startTestChain, type TestChain } from '../chain/helpers.ts';
 
 export const CHROMIUM = '/usr/bin/chromium';
 const FLAGS = [
@@ -352,3 +353,56 @@ export async function setUpSplit(m: Merchant): Promise<void> {
 
 /** How long a test waits for the page to re-render after an event (it re-renders after, not during). */
 export const RENDER_MS = 5_000;
+
+/** A test file's dev chain, the app on it with its workers, listening at `siteUrl`, and Chromium. */
+export interface ChainBrowser {
+  tc: TestChain;
+  t: TestApp;
+  siteUrl: string;
+  browser: Browser;
+  /** A new browser context (closed by close()), as a phone unless `desktop`. */
+  context(opts?: { desktop?: boolean }): Promise<BrowserContext>;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts a dev chain, the app on it (CONFIRMATIONS=1, workers started, a high public rate limit:
+ * every page polls from 127.0.0.1) reached as http://localhost:<port>, and Chromium.
+ */
+export async function startChainBrowser(env: Record<string, string> = {}): Promise<ChainBrowser> {
+  await ensureWebBuild((line) => console.log(line));
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  const tc = await startTestChain();
+  const port = await freePort();
+  const siteUrl = `http://localhost:${port}`;
+  const t = await startChainApp(tc.chain, { SITE_URL: siteUrl, CONFIRMATIONS: '1', PUBLIC_RATE_LIMIT_PER_MINUTE: '100000', ...env });
+  t.deps.startWorkers();
+  await t.app.listen({ host: '127.0.0.1', port });
+  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS, timeout: 30_000 });
+  const contexts: BrowserContext[] = [];
+  return {
+    tc,
+    t,
+    siteUrl,
+    browser,
+    async context(opts = {}) {
+      const context = await browser.newContext({
+        viewport: opts.desktop ? DESKTOP : PHONE,
+        ...(opts.desktop ? {} : { isMobile: true, hasTouch: true, deviceScaleFactor: 2 }),
+        locale: 'en-US',
+        timezoneId: 'UTC',
+      });
+      contexts.push(context);
+      context.setDefaultTimeout(15_000);
+      // The first load of a page on a busy machine (other test files share its cores) can take longer.
+      context.setDefaultNavigationTimeout(60_000);
+      return context;
+    },
+    async close() {
+      for (const c of contexts) await c.close();
+      await browser.close();
+      await t.close();
+      await tc.close();
+    },
+  };
+}

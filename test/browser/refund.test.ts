@@ -5,7 +5,9 @@
  * a warning to confirm it, and sends the refund from the wallet: a transfer of the token to the
  * buyer, then recorded with its hash and verified by the server. A refund recorded without a
  * transaction shows as unverified; the list shows "Partly refunded" and "Refunded"; at 390 px
- * nothing scrolls sideways.
+ * nothing scrolls sideways. The same page's Sweep card shows what waits at the payment address and
+ * sends the sweep of ETH found there into the split from the same wallet; the route's refusals
+ * show in words.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -270,6 +272,65 @@ describe('refunds in the admin app', { skip: skipReason, timeout: 180_000 }, () 
     assert.match(await listed.innerText(), /refunded/i);
     assert.doesNotMatch(await listed.innerText(), /Partly/);
     await fits(m.page, 'the receipts list');
+    assert.deepEqual(m.problems, []);
+  });
+
+  test('Sweep: ETH sent to a paid receipt’s payment address is swept into the split from the wallet; the route’s refusals show in words', async () => {
+    await paidReceipt('lamp-3', 7);
+    const offer = await admin(t, s, 'GET', '/api/admin/receipts/lamp-3/sweep?token=eth');
+    assert.equal(offer.status, 200, JSON.stringify(offer.body));
+    const { payTo, splitAddress } = offer.body as { payTo: Address; splitAddress: Address };
+    // Below the worker's dust rule for ETH (ten times its sweep's gas), so only the button moves it.
+    const eth = 123_400_000_000_000n;
+    const gift = await walletOf(BUYER).sendTransaction({ to: payTo, value: eth });
+    assert.equal((await tc.chain.publicClient.waitForTransactionReceipt({ hash: gift })).status, 'success');
+
+    const m = await merchantPage();
+    // The route's refusals first, answered in place of the server's: each in words, with no button.
+    const refuse = (status: number, error: string, message: string) =>
+      m.page.route(/\/api\/admin\/receipts\/lamp-3\/sweep\?token=eth$/, (route) =>
+        route.fulfill({ status, contentType: 'application/json', body: JSON.stringify({ error, message }) }),
+      );
+    const card = m.page.getByTestId('receipt-sweep');
+    const ethLine = card.locator('[data-testid="sweep-line"][data-token="eth"]');
+    await refuse(400, 'invalid_input', 'this payment address was made by forwarder version 1, which sweeps tokens only');
+    await m.page.goto('/admin/receipts/lamp-3');
+    await ethLine.getByTestId('sweep-problem').waitFor();
+    assert.equal(await ethLine.innerText(), 'ETH cannot be swept from this payment address: this payment address was made by forwarder version 1, which sweeps tokens only.');
+    await m.page.unrouteAll();
+    await refuse(503, 'chain_unavailable', 'This instance runs without a chain');
+    await m.page.reload();
+    await ethLine.getByTestId('sweep-problem').waitFor();
+    assert.equal(await ethLine.innerText(), 'The chain cannot be read right now, so what waits in ETH is unknown (This instance runs without a chain).');
+    assert.equal(await card.getByRole('button', { name: 'Sweep ETH' }).count(), 0);
+    await m.page.unrouteAll();
+
+    // The real answer: the ETH waiting, with its 18 decimals, and the receipt's token beside it.
+    await m.page.reload();
+    await ethLine.getByTestId('sweep-waiting').waitFor();
+    assert.equal(await ethLine.getByTestId('sweep-waiting').innerText(), '0.0001234 ETH');
+    assert.match(await card.locator('[data-testid="sweep-line"][data-token="receipt"]').innerText(), /^\d+(\.\d+)? USDC waiting/);
+    await screenshot(m.page, 'receipt-sweep');
+
+    const splitBefore = await tc.chain.publicClient.getBalance({ address: splitAddress });
+    const sentBefore = m.sent.length;
+    await ethLine.getByRole('button', { name: 'Sweep ETH' }).click();
+    const notice = card.getByTestId('sweep-sent');
+    await notice.waitFor({ timeout: 30_000 });
+    // Refreshed once mined: nothing waits, no button.
+    await ethLine.getByTestId('sweep-waiting').filter({ hasText: /^0 ETH$/ }).waitFor({ timeout: 30_000 });
+    assert.equal(await ethLine.getByRole('button').count(), 0);
+
+    // The wallet sent exactly the transaction the route answered, and the split grew by exactly the ETH.
+    assert.equal(m.sent.length, sentBefore + 1);
+    const sent = m.sent.at(-1)!;
+    assert.equal(sent.to.toLowerCase(), offer.body.transaction.to);
+    assert.equal(sent.data, offer.body.transaction.data);
+    assert.equal(await notice.innerText(), `Sweep of 0.0001234 ETH sent: transaction ${sent.hash}.`);
+    assert.equal((await tc.chain.publicClient.getTransactionReceipt({ hash: sent.hash })).status, 'success');
+    assert.equal((await tc.chain.publicClient.getBalance({ address: splitAddress })) - splitBefore, eth, 'the split holds exactly the ETH swept');
+    assert.equal(await tc.chain.publicClient.getBalance({ address: payTo }), 0n, 'nothing stays at the payment address');
+    await screenshot(m.page, 'receipt-swept');
     assert.deepEqual(m.problems, []);
   });
 });

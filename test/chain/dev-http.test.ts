@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { encodeFunctionData, erc20Abi, getAddress, parseEther, type Hex } from 'viem';
-import { devAccount } from '../../src/chain/dev-accounts.ts';
+import { devAccount, DEV_DEPLOYER_INDEX } from '../../src/chain/dev-accounts.ts';
 import { eq } from 'drizzle-orm';
 import type { ChainDeps } from '../../src/chain/client.ts';
 import { redeployMissingDevSplits } from '../../src/chain/dev-reconcile.ts';
@@ -72,6 +72,16 @@ describe('POST /dev/rpc', () => {
     assert.equal(res.body.usdcAddress, chain.usdc.address);
     assert.equal(res.body.accounts.length, 10);
     assert.equal(res.body.accounts[9], chain.walletClient?.account.address);
+  });
+
+  test('both refuse a query parameter they do not declare, naming it (test/unknown-query.test.ts walks the others)', async () => {
+    for (const res of [
+      await t.call(null, 'POST', '/dev/rpc?apikey=1', { jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] }, { 'content-type': 'application/json' }),
+      await t.call(null, 'GET', '/dev/chain?apikey=1'),
+    ]) {
+      assert.equal(res.status, 400, JSON.stringify(res.body));
+      assert.deepEqual(res.body, { error: 'invalid_input', message: 'Unknown query parameter "apikey": this operation takes no query parameter' });
+    }
   });
 
   test('neither route exists on an app without the dev chain', async () => {
@@ -201,6 +211,50 @@ describe('POST /dev/rpc passes an explicit list of methods', () => {
     assert.equal(BigInt((await call('eth_getBalance', [service, 'latest'])).result), before);
     assert.equal((await call('anvil_setBalance', [wallet, `0x${parseEther('10001').toString(16)}`])).error?.code, -32602);
     assert.equal((await call('anvil_setBalance', ['not-an-address', '0x1'])).error?.code, -32602);
+  });
+
+  test("nobody drains the service's account through /dev/rpc with the public mnemonic's key, alone or in a batch", async () => {
+    // The attacker's run: derive the service's key from the public mnemonic, sign a transfer of
+    // nearly all its ETH to themselves, and send it raw through /dev/rpc.
+    const service = devAccount(DEV_DEPLOYER_INDEX);
+    assert.equal(service.address, chain.walletClient!.account.address, 'the dev service account is the tenth test account');
+    const thief = randomWallet();
+    const balanceOf = async (a: string) => BigInt((await call('eth_getBalance', [a, 'latest'])).result);
+    const nonceOf = async (a: string) => BigInt((await call('eth_getTransactionCount', [a, 'pending'])).result);
+    const before = await balanceOf(service.address);
+    const nonceBefore = await nonceOf(service.address);
+    const gasPrice = BigInt((await call('eth_gasPrice')).result) * 2n;
+    const drain = (type: 'legacy' | 'eip1559', nonce: bigint) =>
+      service.signTransaction(
+        type === 'legacy'
+          ? { chainId: 31337, type, nonce: Number(nonce), gas: 21_000n, gasPrice, to: thief as Hex, value: before - 21_000n * gasPrice }
+          : { chainId: 31337, type, nonce: Number(nonce), gas: 21_000n, maxFeePerGas: gasPrice, maxPriorityFeePerGas: 1n, to: thief as Hex, value: before / 2n },
+      );
+    for (const type of ['legacy', 'eip1559'] as const) {
+      const answer = await call('eth_sendRawTransaction', [await drain(type, nonceBefore)], type);
+      assert.equal(answer.result, undefined, type);
+      assert.equal(answer.id, type);
+      assert.equal(answer.error?.code, -32602, JSON.stringify(answer));
+      assert.match(answer.error.message, /^eth_sendRawTransaction refused: the transaction is signed by the service's own account/);
+    }
+    // In a batch beside a read: the read passes, the drain does not.
+    const batch = await rpc([
+      { jsonrpc: '2.0', id: 1, method: 'eth_sendRawTransaction', params: [await drain('legacy', nonceBefore)] },
+      { jsonrpc: '2.0', id: 2, method: 'eth_chainId', params: [] },
+    ]);
+    const byId = new Map((batch.body as { id: number }[]).map((r) => [r.id, r as Record<string, any>]));
+    assert.equal(byId.get(1)?.error?.code, -32602);
+    assert.equal(byId.get(2)?.result, '0x7a69');
+    // A wrongly encoded transaction is the node's to refuse, in its own words.
+    assert.notEqual((await call('eth_sendRawTransaction', ['0x02deadbeef'])).error?.code, undefined);
+    await call('evm_mine');
+    assert.equal(await balanceOf(thief), 0n, 'the thief got nothing');
+    assert.equal(await balanceOf(service.address), before, "the service's ETH did not move");
+    assert.equal(await nonceOf(service.address), nonceBefore, "the service's nonces were not spent");
+    // And the service still deploys splits.
+    const s = await signIn(t);
+    const res = await admin(t, s, 'POST', '/api/split/deploy', { recipients: recipientsOf(s.wallet) });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
   });
 
   test('the /dev routes exist only with CHAIN=dev, even when a dev node is reachable', async () => {

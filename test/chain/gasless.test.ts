@@ -16,13 +16,16 @@ import { receipts } from '../../src/db/schema.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { CHAIN_WAIT_MS, deployShop, postReceipt, startChainApp, startTestChain, PLATFORM, type Shop, type TestChain } from './helpers.ts';
 import { waitFor } from '../helpers/wait.ts';
+import { admin, newAccount, signIn } from '../helpers/session.ts';
 
+const monitor = newAccount();
 let tc: TestChain;
 let t: TestApp;
 const payer = privateKeyToAccount(generatePrivateKey());
 before(async () => {
   tc = await startTestChain();
-  t = await startChainApp(tc.chain, { CONFIRMATIONS: '1', PLATFORM_RECIPIENT_ADDRESS: PLATFORM });
+  // A superadmin reads /healthz's details (the relays' gas).
+  t = await startChainApp(tc.chain, { CONFIRMATIONS: '1', PLATFORM_RECIPIENT_ADDRESS: PLATFORM, SUPERADMIN_WALLETS: monitor.address });
   t.deps.startWorkers();
   const hash = await tc.chain.walletClient!.writeContract({ address: tc.chain.usdc.address, abi: testUsdcAbi, functionName: 'mint', args: [payer.address, 100_000_000n] });
   await tc.chain.publicClient.waitForTransactionReceipt({ hash });
@@ -64,6 +67,14 @@ async function sign(to: Hex, value: bigint, opts: { validBefore?: number; signer
   return { from: who.address, value: value.toString(), validAfter: 0, validBefore: Number(message.validBefore), nonce: message.nonce, signature };
 }
 
+/** /healthz's relay totals, read by a superadmin (before the first relay is counted: zeros). */
+async function healthRelays(): Promise<{ relays: number; reverted: number; gasUsed: string; weiSpent: string }> {
+  const res = await admin(t, await signIn(t, monitor), 'GET', '/healthz');
+  assert.equal(res.status, 200, JSON.stringify(res.body));
+  assert.notEqual(res.body.payments?.relays, undefined, JSON.stringify(res.body));
+  return res.body.payments.relays;
+}
+
 const post = (r: { id: string; search: string }, body: unknown) => t.call(null, 'POST', `/api/pay/${r.id}/authorization${r.search}`, body);
 
 describe('POST /api/pay/:id/authorization', () => {
@@ -72,6 +83,7 @@ describe('POST /api/pay/:id/authorization', () => {
     const r = await receipt(sh, 'gasless-1', 7);
     assert.equal(await pub().getBalance({ address: payer.address }), 0n);
     const body = await sign(r.page.payment.payTo, BigInt(r.page.payment.due));
+    const before = await healthRelays();
     const res = await post(r, body);
     assert.equal(res.status, 202, JSON.stringify(res.body));
     const mined = await pub().waitForTransactionReceipt({ hash: res.body.transactionHash });
@@ -80,6 +92,19 @@ describe('POST /api/pay/:id/authorization', () => {
     await waitFor(async () => ((await t.call(sh.key, 'GET', '/api/receipts/gasless-1')).body.status === 'completed' ? true : undefined), CHAIN_WAIT_MS, 'completion');
     assert.equal(await usdcBalance(sh.split), 7_000_000n);
     assert.equal(await pub().getBalance({ address: payer.address }), 0n);
+
+    // The service paid the gas, and /healthz's details say how much: this relay's gas and fee, to the unit.
+    await t.deps.relayGas!.settled();
+    const spent = await healthRelays();
+    assert.deepEqual(spent, {
+      relays: before.relays + 1,
+      reverted: before.reverted,
+      gasUsed: (BigInt(before.gasUsed) + mined.gasUsed).toString(),
+      weiSpent: (BigInt(before.weiSpent) + mined.gasUsed * mined.effectiveGasPrice).toString(),
+    });
+    assert.ok(mined.gasUsed > 50_000n, `a transfer and a sweep in one transaction: ${mined.gasUsed} gas`);
+    const anonymous = await t.call(null, 'GET', '/healthz');
+    assert.equal(anonymous.body.payments, undefined, 'only with the edge secret or a superadmin session');
 
     // Replayed: the nonce is used; and nothing is due any more.
     const again = await post(r, body);

@@ -8,10 +8,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pino, type Logger } from 'pino';
-import { createTestClient, createWalletClient, http, type Hex } from 'viem';
+import solc from 'solc';
+import { createTestClient, createWalletClient, http, parseAbi, type Address, type Hex } from 'viem';
 import { startChain, type ChainDeps } from '../../src/chain/client.ts';
 import { devAccount } from '../../src/chain/dev-accounts.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
+import { after, before } from 'node:test';
+import type { ChainWorker } from '../../src/payments/worker.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { admin, signIn, type Session } from '../helpers/session.ts';
 
@@ -78,14 +81,22 @@ export interface Shop {
   split: Hex;
 }
 
-export async function deployShop(t: TestApp): Promise<Shop> {
+/** `origin`: the app's SITE_URL origin, when the test sets one (browser tests). */
+export async function deployShop(t: TestApp, opts: { origin?: string } = {}): Promise<Shop> {
   const s = await signIn(t);
-  const res = await admin(t, s, 'POST', '/api/split/deploy', {
-    recipients: [
-      { address: s.wallet, sharesBps: 9950 },
-      { address: PLATFORM, sharesBps: 50 },
-    ],
-  });
+  const res = await admin(
+    t,
+    s,
+    'POST',
+    '/api/split/deploy',
+    {
+      recipients: [
+        { address: s.wallet, sharesBps: 9950 },
+        { address: PLATFORM, sharesBps: 50 },
+      ],
+    },
+    opts.origin === undefined ? undefined : { origin: opts.origin },
+  );
   assert.equal(res.status, 200, JSON.stringify(res.body));
   return { s, wallet: s.wallet.toLowerCase(), key: await t.key(s.wallet), split: res.body.split.address };
 }
@@ -102,4 +113,75 @@ export async function receiptPayTo(t: TestApp, sh: Shop, id: string, totalUsd: n
   const search = await postReceipt(t, sh, id, totalUsd, extra);
   const page = await t.call(null, 'GET', `/api/pay/${id}${search}`);
   return page.body.payment.payTo;
+}
+
+/** A test file's anvil and app on it, its chain worker driven by the test (not started). */
+export interface ChainFile {
+  readonly tc: TestChain;
+  readonly t: TestApp;
+  readonly worker: ChainWorker;
+}
+
+/** Starts a dev chain and an app on it before the file's tests (`env` for the app), and closes both after. */
+export function useChainApp(env: Record<string, string>): ChainFile {
+  let tc: TestChain | undefined;
+  let t: TestApp | undefined;
+  before(async () => {
+    tc = await startTestChain();
+    t = await startChainApp(tc.chain, env);
+  });
+  after(async () => {
+    await t?.close();
+    await tc?.close();
+  });
+  const ready = <T>(v: T | undefined): T => {
+    if (v === undefined) throw new Error('the chain app is not started yet: use it inside a test');
+    return v;
+  };
+  return {
+    get tc() {
+      return ready(tc);
+    },
+    get t() {
+      return ready(t);
+    },
+    get worker() {
+      return ready(t).deps.chainWorker!;
+    },
+  };
+}
+
+/** Per chain: the contract that only emits ERC-20 Transfer logs (it moves nothing). */
+const liars = new WeakMap<TestChain, Promise<Address>>();
+const LIAR_ABI = parseAbi(['function claim(address to, uint256 value)']);
+
+async function deployLiar(tc: TestChain, from: number): Promise<Address> {
+  const source = `// SPDX-License-Identifier: MIT
+pragma solidity ^0.8.20;
+contract Liar {
+  event Transfer(address indexed from, address indexed to, uint256 value);
+  function claim(address to, uint256 value) external { emit Transfer(msg.sender, to, value); }
+}`;
+  const out = JSON.parse(
+    solc.compile(
+      JSON.stringify({
+        language: 'Solidity',
+        sources: { 'Liar.sol': { content: source } },
+        settings: { evmVersion: 'cancun', outputSelection: { '*': { '*': ['evm.bytecode.object'] } } },
+      }),
+    ),
+  );
+  const hash = await devWallet(tc, from).deployContract({ abi: [], bytecode: `0x${out.contracts['Liar.sol'].Liar.evm.bytecode.object}` as Hex });
+  return (await tc.chain.publicClient.waitForTransactionReceipt({ hash })).contractAddress!;
+}
+
+/** A stranger's (dev account `from`) contract emits Transfer(stranger, to, value): a log, no money. */
+export async function emitFakeTransfer(tc: TestChain, from: number, to: Hex, value: bigint): Promise<void> {
+  let liar = liars.get(tc);
+  if (liar === undefined) {
+    liar = deployLiar(tc, from);
+    liars.set(tc, liar);
+  }
+  const hash = await devWallet(tc, from).writeContract({ address: await liar, abi: LIAR_ABI, functionName: 'claim', args: [to, value] });
+  assert.equal((await tc.chain.publicClient.waitForTransactionReceipt({ hash })).status, 'success');
 }

@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { and, eq } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import { createWalletClient, erc20Abi, http, type Address, type Hex } from 'viem';
 import { devAccount } from '../../src/chain/dev-accounts.ts';
 import { deployTestUsdc } from '../../src/chain/test-usdc.ts';
@@ -123,6 +123,37 @@ describe('other money at a payment address, by balance', () => {
     assert.equal(after.balancesCheckedAt, first);
   });
 
+  test('a page load writes nothing: no UPDATE while a read is recent or pending, and one for many concurrent loads when one is due', async () => {
+    const sh = await shop();
+    const r = await createReceipt(sh, 'nowrite-1');
+    await until(async () => (await row(sh, 'nowrite-1')).balancesCheckedAt !== null, CHAIN_WAIT_MS, 'the first read');
+    // The worker stands still, so every UPDATE of receipts counted below is the route's.
+    await t.deps.chainWorker!.stop();
+    const db = t.deps.database.db;
+    try {
+      await db.execute(sql`create table if not exists receipt_update_statements (n integer)`);
+      await db.execute(sql`create or replace function count_receipt_updates() returns trigger language plpgsql as $$ begin insert into receipt_update_statements values (1); return null; end $$`);
+      // Per statement: it fires for an UPDATE that matches no row too.
+      await db.execute(sql`create trigger receipt_update_statements after update on receipts for each statement execute function count_receipt_updates()`);
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion
+      const statements = async () => Number(((await db.execute(sql`select count(*)::int as n from receipt_update_statements`)) as unknown as { rows: { n: number }[] }).rows[0]!.n);
+      for (let i = 0; i < 20; i++) await page('nowrite-1', r.search);
+      assert.equal(await statements(), 0, 'a read less than a minute old: the loads send no UPDATE at all');
+      // A minute on: many loads at once ask once.
+      await db.update(receipts).set({ balancesCheckedAt: Date.now() - PAGE_CHECK_EVERY_MS - 1 }).where(and(eq(receipts.wallet, sh.wallet), eq(receipts.id, 'nowrite-1')));
+      const base = await statements();
+      await Promise.all(Array.from({ length: 10 }, () => page('nowrite-1', r.search)));
+      assert.equal(await statements() - base, 1, 'one conditional UPDATE for ten concurrent loads');
+      assert.notEqual((await row(sh, 'nowrite-1')).balancesCheckDue, null, 'and the read is asked for');
+      for (let i = 0; i < 5; i++) await page('nowrite-1', r.search);
+      assert.equal(await statements() - base, 1, 'while it is pending, nothing more');
+    } finally {
+      await db.execute(sql`drop trigger if exists receipt_update_statements on receipts`);
+      t.deps.chainWorker!.start();
+    }
+    await until(async () => (await row(sh, 'nowrite-1')).balancesCheckDue === null, CHAIN_WAIT_MS, 'the asked-for read');
+  });
+
   test('another token sent: the hint of its transaction finds it by balance', async () => {
     const sh = await shop();
     const r = await createReceipt(sh, 'tok-1');
@@ -134,8 +165,11 @@ describe('other money at a payment address, by balance', () => {
     const d = await wrongToken(sh, 'tok-1');
     assert.equal(d.amountPaid, '0');
     assert.deepEqual((await row(sh, 'tok-1')).otherMoney, { [otherToken.toLowerCase()]: '4000000' });
+    // The chain worker sweeps it into the split by itself (src/payments/other-sweeps.ts): nothing waits for the merchant.
+    const atSplit = () => pub().readContract({ address: otherToken, abi: erc20Abi, functionName: 'balanceOf', args: [sh.split] });
+    await until(async () => (await atSplit()) === 4_000_000n, CHAIN_WAIT_MS, 'the token to reach the split');
     const offer = await admin(t, sh.s, 'GET', `/api/admin/receipts/tok-1/sweep?token=${otherToken}`);
-    assert.equal(offer.body.waiting, '4000000');
+    assert.equal(offer.body.waiting, '0');
   });
 
   test('1 wei of ETH at an order’s address never holds its stock: it expires on time, failed with wrong_token, stock back, the ETH still sweepable; its token paid late completes it', async () => {

@@ -14,14 +14,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { and, eq } from 'drizzle-orm';
-import solc from 'solc';
-import { erc20Abi, parseAbi, type Address, type Hex } from 'viem';
+import { erc20Abi, type Address, type Hex } from 'viem';
 import { devAccount } from '../../src/chain/dev-accounts.ts';
 import { paymentSalt, predictPaymentAddress } from '../../src/chain/payment-address.ts';
 import { receipts, receiptStatusHistory, webhookEvents } from '../../src/db/schema.ts';
 import type { ChainWorker } from '../../src/payments/worker.ts';
 import type { TestApp } from '../helpers/app.ts';
-import { anvilClient, deployShop, devWallet, PLATFORM, receiptPayTo, startChainApp, startTestChain, type Shop, type TestChain } from './helpers.ts';
+import { anvilClient, deployShop, devWallet, emitFakeTransfer, PLATFORM, receiptPayTo, startChainApp, startTestChain, type Shop, type TestChain } from './helpers.ts';
 
 let tc: TestChain;
 let t: TestApp;
@@ -89,34 +88,8 @@ async function events(sh: Shop, id: string, type: string) {
   return rows.map((r) => (r.payload as { data: Record<string, string> }).data).filter((d) => d.receiptId === id);
 }
 
-let liar: Address | undefined;
-/** A contract that only emits ERC-20 Transfer logs: it moves nothing. */
-async function fakeLogContract(): Promise<Address> {
-  if (liar !== undefined) return liar;
-  const source = `// SPDX-License-Identifier: MIT
-pragma solidity ^0.8.20;
-contract Liar {
-  event Transfer(address indexed from, address indexed to, uint256 value);
-  function claim(address to, uint256 value) external { emit Transfer(msg.sender, to, value); }
-}`;
-  const out = JSON.parse(
-    solc.compile(
-      JSON.stringify({
-        language: 'Solidity',
-        sources: { 'Liar.sol': { content: source } },
-        settings: { evmVersion: 'cancun', outputSelection: { '*': { '*': ['evm.bytecode.object'] } } },
-      }),
-    ),
-  );
-  const hash = await wallet(6).deployContract({ abi: [], bytecode: `0x${out.contracts['Liar.sol'].Liar.evm.bytecode.object}` as Hex });
-  liar = (await tc.chain.publicClient.waitForTransactionReceipt({ hash })).contractAddress!;
-  return liar;
-}
-const liarAbi = parseAbi(['function claim(address to, uint256 value)']);
-
-async function fakeLog(to: Hex, value: bigint): Promise<void> {
-  await mined(await wallet(6).writeContract({ address: await fakeLogContract(), abi: liarAbi, functionName: 'claim', args: [to, value] }));
-}
+/** A stranger's (dev account 6) contract emits Transfer(stranger, to, value): a log, no money. */
+const fakeLog = (to: Hex, value: bigint): Promise<void> => emitFakeTransfer(tc, 6, to, value);
 
 async function zeroTransferFromDead(to: Hex): Promise<void> {
   await mined(await wallet(6).writeContract({ address: usdc(), abi: erc20Abi, functionName: 'transferFrom', args: [DEAD, to, 0n], gas: 100_000n }));

@@ -119,7 +119,7 @@ describe('a refund carrying txHash', () => {
     const first = await transfer(sh, paid.payer, units(4));
     const part = await refund(sh, 'rf-ok', 4, first);
     assert.equal(part.status, 200, JSON.stringify(part.body));
-    assert.deepEqual({ ...part.body, refundId: '' }, { ok: true, refundId: '', refundedUsd: 4, status: 'completed', verified: true });
+    assert.deepEqual({ ...part.body, refundId: '' }, { ok: true, refundId: '', refundedUsd: 4, status: 'completed', verified: true, verification: 'verified' });
     const partly = await detail(sh, 'rf-ok');
     assert.equal(partly.status, 'completed', 'a partly refunded receipt keeps its status');
     assert.equal(partly.refundedUsd, 4);
@@ -383,7 +383,7 @@ describe('matchRefundTransfer (the rule, without a chain)', () => {
   const token = '0x' + 'aa'.repeat(20);
   const buyer = '0x' + 'bb'.repeat(20);
   const log = (logIndex: number, value: bigint, over: Partial<TokenTransfer> = {}): TokenTransfer => ({
-    logIndex, token, from: '0x' + 'cc'.repeat(20), to: buyer, value, ...over,
+    logIndex, position: logIndex, token, from: '0x' + 'cc'.repeat(20), to: buyer, value, ...over,
   });
   const merchant = '0x' + 'cc'.repeat(20);
   const match = (transfers: TokenTransfer[], minUnits: bigint, used: number[] = []) =>

@@ -355,8 +355,15 @@ describe('dust', () => {
     assert.equal((await status(sh, 'dust-small')).status, 'completed', 'a covered receipt is swept however small');
     for (const d of dust) assert.deepEqual(await sweepsOf(db(), d.payTo), [], 'dust is not swept');
     assert.equal(await minedNonce(), before + 2, 'two sweeps in all: the covered receipts');
-    const watched = await db().select().from(receiptWatch).where(eq(receiptWatch.wallet, sh.wallet));
+    // A pass settles within a time budget (most money first), so on a slow database the last of
+    // the dust may take a pass or two more; then it leaves the watch list for good.
+    let watched = await db().select().from(receiptWatch).where(eq(receiptWatch.wallet, sh.wallet));
+    for (let passes = 0; watched.length > 0 && passes < 5; passes++) {
+      await step();
+      watched = await db().select().from(receiptWatch).where(eq(receiptWatch.wallet, sh.wallet));
+    }
     assert.deepEqual(watched, [], 'dust settled short leaves the watch list: it costs later passes nothing');
+    assert.equal(await minedNonce(), before + 2, 'and still no sweep of dust');
     // The buyer tops one up: one sweep moves everything.
     await payMined(8, dust[0]!.payTo, 4_999_999n);
     await step();

@@ -13,10 +13,10 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import fc from 'fast-check';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
-import { storeSplitConfig } from '../../src/domain/splits.ts';
 import { randomWallet, startTestApp } from '../helpers/app.ts';
 import { newAccount, signIn, type Session } from '../helpers/session.ts';
 import { DEVELOPER_ROUTES } from '../helpers/developer-routes.ts';
+import { setUpMerchant } from '../helpers/merchant.ts';
 import { deadline } from '../helpers/wait.ts';
 import { bodyFor, extraHeaders, foldHeaders, pathFor, queryFor, type Body, type Known } from './arbitraries.ts';
 import { routesFromOpenApi, type FuzzRoute } from './route-table.ts';
@@ -36,16 +36,8 @@ const t = await startTestApp({
   PUBLIC_RATE_LIMIT_PER_MINUTE: '1000000',
   SUPERADMIN_WALLETS: accounts.map((a) => a.address).join(','),
 });
-const merchant = randomWallet();
+const { wallet: merchant, key } = await setUpMerchant(t);
 const known: Known = { wallet: merchant, receiptId: 'fuzz-receipt', sku: 'fuzz-sku', payToken: '' };
-await storeSplitConfig(t.deps.database.db, merchant, {
-  address: null,
-  recipients: [
-    { address: merchant, sharesBps: 9950 },
-    { address: '0x000000000000000000000000000000000000beef', sharesBps: 50 },
-  ],
-});
-const key = await t.key(merchant);
 const created = await t.call(key, 'POST', '/api/receipts', { id: known.receiptId, lineItems: [{ label: 'Tea', priceUsd: 2 }], totalUsd: 2 });
 const stocked = await t.call(key, 'POST', '/api/inventory', { sku: known.sku, name: 'Coffee', priceUsd: 3, stockQty: -1 });
 for (const res of [created, stocked]) assert.ok(res.status === 200 || res.status === 201, `set-up: ${res.status} ${JSON.stringify(res.body)}`);

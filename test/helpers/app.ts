@@ -13,7 +13,9 @@ import { after, before } from 'node:test';
 import type { SQL } from 'drizzle-orm';
 import { pino } from 'pino';
 import { buildApp } from '../../src/app.ts';
-import { openDatabase, type Database } from '../../src/db/client.ts';
+import { drizzle } from 'drizzle-orm/node-postgres';
+import { openDatabase, type Database, type Db } from '../../src/db/client.ts';
+import * as schema from '../../src/db/schema.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { createDeps, type Deps } from '../../src/deps.ts';
 import { createSubscription } from '../../src/gateway/subscriptions.ts';
@@ -202,4 +204,27 @@ function checkAnswers(app: FastifyInstance, contract: Contract): void {
     });
   };
   app.inject = checked as FastifyInstance['inject'];
+}
+
+/**
+ * The app of `t` with its database unreachable: a real PostgreSQL client pointed at a closed
+ * port, so every query fails to connect. `deps` replaces more of t's (e.g. a users directory on
+ * the same unreachable database). Close it with `close()`.
+ */
+export async function appWithDatabaseAway(
+  t: TestApp,
+  deps: (unreachable: Db) => Partial<Deps> = () => ({}),
+): Promise<{ app: FastifyInstance; close: () => Promise<void> }> {
+  const pool = new pg.Pool({ connectionString: 'postgres://nobody@127.0.0.1:1/none', connectionTimeoutMillis: 1000 });
+  const unreachable = drizzle(pool, { schema }) as unknown as Db;
+  const app = await buildApp({ ...t.deps, database: { ...t.deps.database, db: unreachable }, ...deps(unreachable) });
+  await app.ready();
+  holdToContract(app);
+  return {
+    app,
+    close: async () => {
+      await app.close();
+      await pool.end();
+    },
+  };
 }

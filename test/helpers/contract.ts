@@ -28,7 +28,7 @@ const SKIPPED_PATHS: readonly RegExp[] = [
 const SKIPPED_METHODS = new Set(['OPTIONS']);
 
 /** Bodies that are not JSON: the status and headers are checked, the bytes are not. */
-const OPAQUE_MEDIA: readonly string[] = ['application/vnd.android.package-archive', 'application/octet-stream', 'text/html', 'text/event-stream'];
+const OPAQUE_MEDIA: readonly string[] = ['application/vnd.android.package-archive', 'application/octet-stream', 'text/html', 'text/event-stream', 'text/csv'];
 
 /**
  * Known drifts between the server and its document, each an (operation, status) the server answers

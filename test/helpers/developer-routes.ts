@@ -2,7 +2,7 @@
  * The developer operations (those a subscription key opens) come from the routes the app
  * registered, with the scope each declares (./routes.ts); what registration cannot say is kept
  * here: how to call each one so that it succeeds for a merchant holding receipt RECEIPT_ID and
- * inventory item SKU with a split configured. The security matrix generates its cases from both
+ * inventory item SKU with a split configured, and event EVENT_ID. The security matrix generates its cases from both
  * and fails for a registered developer operation with no call here. The OpenAPI and fuzz tests
  * read DEVELOPER_ROUTES.
  */
@@ -22,15 +22,20 @@ export interface Route {
   url: string;
   /** A valid body for the matrix merchant (fresh per call). */
   body?: () => unknown;
+  readsChain?: true;
 }
 
 export interface Call {
   url: string;
   body?: () => unknown;
+  /** The route reads the chain: an app without one (the matrix's) answers it 503 chain_unavailable once auth let it through. */
+  readsChain?: true;
 }
 
 export const RECEIPT_ID = 'matrix-receipt';
 export const SKU = 'matrix-sku';
+/** An event the matrix merchant's set-up stores (events come from changes the matrix does not make). */
+export const EVENT_ID = 'msg_matrixEvent0001';
 const uniq = () => randomBytes(6).toString('hex');
 
 /** How to call each developer operation, by `METHOD path`. */
@@ -44,6 +49,8 @@ export const DEVELOPER_CALLS: Record<string, Call> = {
   'GET /api/receipts/status': { url: `/api/receipts/status?receiptId=${RECEIPT_ID}` },
   'GET /api/split/deploy': { url: '/api/split/deploy' },
   'GET /api/split/transactions': { url: '/api/split/transactions' },
+  'GET /api/split/balances': { url: '/api/split/balances', readsChain: true },
+  'GET /api/split/settlements': { url: '/api/split/settlements' },
   'POST /api/split/withdraw': { url: '/api/split/withdraw', body: () => ({}) },
   'GET /api/users/search': { url: '/api/users/search?q=a' },
   'GET /api/users/live': { url: '/api/users/live' },
@@ -55,6 +62,8 @@ export const DEVELOPER_CALLS: Record<string, Call> = {
   'POST /api/orders': { url: '/api/orders', body: () => ({ items: [{ sku: SKU, qty: 1 }] }) },
   'GET /api/shop/config': { url: '/api/shop/config' },
   'GET /api/site/container': { url: '/api/site/container' },
+  'GET /api/events': { url: '/api/events' },
+  'GET /api/events/{id}': { url: `/api/events/${EVENT_ID}` },
 };
 
 /** The registered routes a subscription key opens. */

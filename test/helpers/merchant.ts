@@ -2,6 +2,7 @@
  * A merchant set up through the domain functions the admin app will use: a split, a shop
  * configuration and inventory, each optional.
  */
+import assert from 'node:assert/strict';
 import type { Db } from '../../src/db/client.ts';
 import { saveShopConfig, type ShopConfigInput } from '../../src/domain/shop.ts';
 import { createSubscription } from '../../src/gateway/subscriptions.ts';
@@ -63,4 +64,19 @@ export async function keyedMerchant(db: Db, platform: string): Promise<{ wallet:
     ],
   });
   return { wallet, key };
+}
+
+/**
+ * A field the two creations refuse alike: `POST /api/receipts` with `receipt` and `POST /api/orders`
+ * with `order` both answer 400 `invalid_input` whose message matches `says`, and the merchant
+ * (with no receipt before) still has none.
+ */
+export async function assertRefusedOnReceiptsAndOrders(t: TestApp, m: Merchant, receipt: Record<string, unknown>, order: Record<string, unknown>, says: RegExp): Promise<void> {
+  for (const [path, body] of [['/api/receipts', receipt], ['/api/orders', order]] as const) {
+    const res = await t.call(m.key, 'POST', path, body);
+    assert.equal(res.status, 400, `${path}: ${JSON.stringify(res.body)}`);
+    assert.equal(res.body.error, 'invalid_input');
+    assert.match(res.body.message, says);
+  }
+  assert.equal((await t.call(m.key, 'GET', '/api/receipts')).body.receipts.length, 0, 'nothing stored');
 }

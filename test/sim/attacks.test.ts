@@ -8,32 +8,19 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { startSim, type Sim } from './helpers.ts';
-import { detail, openReceipt, openShop, payAndTime as payAndTimeIn, startSimApp, type Shop, type SimApp } from './shop.ts';
+import { detail, openReceipt, openShop, startVictimRun, type VictimRun } from './shop.ts';
 
-const SETTLE_MS = 120_000;
-
-let sim: Sim;
-let app: SimApp;
-let victim: Shop;
-let baselineMs: number;
+let run: VictimRun;
 before(async () => {
-  sim = await startSim();
-  app = await startSimApp(sim);
-  app.t.deps.startWorkers();
-  victim = await openShop(sim, app.t);
-  baselineMs = await payAndTime('baseline', 4.2);
+  run = await startVictimRun();
 });
 after(async () => {
-  await app?.close();
-  await sim?.stop();
+  await run?.close();
 });
 
-/** Pays a new receipt of the victim merchant: ms from its block to completed. */
-const payAndTime = (id: string, usd: number) => payAndTimeIn(sim, app.t, victim, id, usd, SETTLE_MS);
-
 describe('strangers', () => {
-  test("50,000 fake Transfer logs, also into payment addresses, credit nothing and delay another merchant's payment by at most 2 x 10 s", async () => {
+  test("50,000 fake Transfer logs, also into payment addresses, credit nothing and delay another merchant's payment by at most 2 x 10 s", async (t) => {
+    const { sim, app } = run;
     const targeted = await openShop(sim, app.t);
     const receipts = await Promise.all(Array.from({ length: 20 }, (_, i) => openReceipt(app.t, targeted, `targeted-${i}`, 3)));
     const flooding = sim.flood(
@@ -42,9 +29,9 @@ describe('strangers', () => {
       5,
     );
     await sim.waitForBlock((await sim.node.head()) + 1n);
-    const delayedMs = await payAndTime('during-flood', 4.3);
+    const delayed = await run.payAndTime('during-flood', 4.3);
     await flooding;
-    assert.ok(delayedMs - baselineMs <= 20_000, `block → completed ${delayedMs} ms during the flood, ${baselineMs} ms before`);
+    run.assertDelayAtMost(t, delayed, 20_000, 'during the flood');
     for (const r of receipts) {
       const d = await detail(app.t, targeted, r.id);
       assert.equal(d.status, 'pending', `${r.id}: fake logs are no payment`);

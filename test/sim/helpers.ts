@@ -163,7 +163,8 @@ export async function startSim(opts: SimOptions = {}): Promise<Sim> {
       attacker,
       liveFrom,
       generator,
-      env: () => ({ CHAIN: 'dev', RPC_URL: proxy.url, USDC_ADDRESS: usdc, PAYMENT_FACTORY_ADDRESS: paymentFactory }),
+      // The node's block time: the service polls at it, as on Base (CHAIN_POLL_MS follows it).
+      env: () => ({ CHAIN: 'dev', RPC_URL: proxy.url, USDC_ADDRESS: usdc, PAYMENT_FACTORY_ADDRESS: paymentFactory, DEV_CHAIN_BLOCK_TIME: String(blockTime) }),
       wallet,
       async flood(targets, logs, blocks) {
         const hashes: Hex[] = [];

@@ -4,12 +4,13 @@
  * deployed split, receipts, and buyers paying them straight on the node as wallets do.
  */
 import assert from 'node:assert/strict';
+import type { TestContext } from 'node:test';
 import { erc20Abi, type Address, type Hex } from 'viem';
 import type { ChainDeps } from '../../src/chain/client.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { admin, signIn, type Session } from '../helpers/session.ts';
 import { waitFor } from '../helpers/wait.ts';
-import { joinSim, PLAIN_PROVIDER, type ProviderBehaviour, type Sim } from './helpers.ts';
+import { joinSim, PLAIN_PROVIDER, startSim, type ProviderBehaviour, type Sim } from './helpers.ts';
 
 export const PLATFORM = '0x000000000000000000000000000000000000beef';
 
@@ -121,12 +122,67 @@ export async function reaches(t: TestApp, shop: Shop, id: string, status: string
 
 export const tokenBalance = (sim: Sim, of: Address) => sim.publicClient.readContract({ address: sim.usdc, abi: erc20Abi, functionName: 'balanceOf', args: [of] });
 
-/** Pays a new receipt of `shop` from buyer 0: ms from the payment's block to completed. */
-export async function payAndTime(sim: Sim, t: TestApp, shop: Shop, id: string, usd: number, timeoutMs: number): Promise<number> {
+/** How long a payment took: ms from its block to completed, and each status on the way. */
+export interface PaymentTiming {
+  ms: number;
+  /** Each status with its ms after the payment's block, for the message of a failing bound. */
+  timeline: string;
+}
+
+/** Pays a new receipt of `shop` from buyer 0 and times it. */
+export async function payAndTime(sim: Sim, t: TestApp, shop: Shop, id: string, usd: number, timeoutMs: number): Promise<PaymentTiming> {
   const r = await openReceipt(t, shop, id, usd);
   const paid = await pay(sim, 0, r.payTo, r.amount);
   const block = await sim.publicClient.getBlock({ blockNumber: paid.blockNumber });
   const done = await reaches(t, shop, id, 'completed', timeoutMs);
-  const completedAt = (done.statusHistory as { status: string; at: number }[]).find((h) => h.status === 'completed')!.at;
-  return completedAt - Number(block.timestamp) * 1000;
+  const blockAt = Number(block.timestamp) * 1000;
+  const history = done.statusHistory as { status: string; at: number }[];
+  return {
+    ms: history.find((h) => h.status === 'completed')!.at - blockAt,
+    timeline: `${id} in block ${paid.blockNumber}: ${history.map((h) => `${h.status} +${h.at - blockAt} ms`).join(', ')}`,
+  };
+}
+
+/**
+ * A stranger's attack measured as the merchant feels it: the app on a new simulation, its workers
+ * running, a victim merchant and the victim's payment timed before the attack (the baseline).
+ */
+export interface VictimRun {
+  sim: Sim;
+  app: SimApp;
+  victim: Shop;
+  baseline: PaymentTiming;
+  /** Pays and times another receipt of the victim. */
+  payAndTime(id: string, usd: number): Promise<PaymentTiming>;
+  /**
+   * Asserts that `after` took at most `boundMs` longer than the baseline, naming both timelines;
+   * the test's output says the delay either way, so a run shows how much room the bound left.
+   */
+  assertDelayAtMost(t: TestContext, after: PaymentTiming, boundMs: number, what: string): void;
+  close(): Promise<void>;
+}
+
+export async function startVictimRun(settleMs = 120_000): Promise<VictimRun> {
+  const sim = await startSim();
+  const app = await startSimApp(sim);
+  app.t.deps.startWorkers();
+  const victim = await openShop(sim, app.t);
+  const time = (id: string, usd: number) => payAndTime(sim, app.t, victim, id, usd, settleMs);
+  const baseline = await time('baseline', 4.2);
+  return {
+    sim,
+    app,
+    victim,
+    baseline,
+    payAndTime: time,
+    assertDelayAtMost(t, after, boundMs, what) {
+      const message = `block → completed ${after.ms} ms ${what}, ${baseline.ms} ms before (${after.timeline}; ${baseline.timeline})`;
+      t.diagnostic(`delay ${after.ms - baseline.ms} ms (bound ${boundMs} ms): ${message}`);
+      assert.ok(after.ms - baseline.ms <= boundMs, message);
+    },
+    async close() {
+      await app.close();
+      await sim.stop();
+    },
+  };
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { ItemRow } from '../../src/db/order-batch.ts';
-import { LimitedItems } from '../../src/domain/orders.ts';
+import { LimitedItems } from '../../src/db/order-store.ts';
 
 const shop = '0x00000000000000000000000000000000000000aa';
 const other = '0x00000000000000000000000000000000000000bb';

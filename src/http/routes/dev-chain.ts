@@ -11,9 +11,14 @@
  * eth_sendUnsignedTransaction, eth_sign*, personal_*, anvil_impersonateAccount) would let anyone
  * spend any account's money, and the other node controls (anvil_reset, evm_revert, anvil_setCode...)
  * would rewrite the chain under the service's feet.
+ *
+ * The service's own account (the tenth account of the public mnemonic, or SPLIT_DEPLOYER_KEY) pays
+ * its deployments and sweeps, and its key is public on the dev chain: eth_sendRawTransaction refuses
+ * a transaction that account signed (checkDevRawTransaction), so nobody can send its ETH away or
+ * spend its nonces.
  */
 import { DevChain, RpcAnswers, RpcRequest } from '../../contract/dev-chain.ts';
-import { toHex } from 'viem';
+import { recoverTransactionAddress, toHex, type TransactionSerialized } from 'viem';
 import type { Deps } from '../../deps.ts';
 import { devAccount, DEV_MNEMONIC } from '../../chain/dev-accounts.ts';
 import type { App } from '../app-type.ts';
@@ -150,6 +155,23 @@ export function checkDevRpcCall(call: { method: string; params?: unknown }, serv
   return null;
 }
 
+/**
+ * Why an eth_sendRawTransaction may not pass, or null when it may: a transaction signed by the
+ * service's own account is refused, whoever signed it. A transaction whose sender cannot be
+ * recovered goes on to the node, which refuses it in its own words.
+ */
+export async function checkDevRawTransaction(call: { method: string; params?: unknown }, serviceAccount: string | undefined): Promise<{ code: number; message: string } | null> {
+  if (call.method !== 'eth_sendRawTransaction' || serviceAccount === undefined) return null;
+  const raw = paramList(call.params)?.[0];
+  if (typeof raw !== 'string' || !/^0x[0-9a-fA-F]+$/.test(raw) || raw.length > 2 * DEV_RPC_BODY_LIMIT) return null;
+  const sender = await recoverTransactionAddress({ serializedTransaction: raw as TransactionSerialized }).catch(() => null);
+  if (sender === null || sender.toLowerCase() !== serviceAccount.toLowerCase()) return null;
+  return {
+    code: -32602,
+    message: "eth_sendRawTransaction refused: the transaction is signed by the service's own account, which pays its deployments and sweeps; its key is public on the dev chain, its ETH and nonces are not",
+  };
+}
+
 export function devChainRoutes(app: App, deps: Deps): void {
   const chain = deps.chain;
   if (deps.config.chain !== 'dev' || chain?.dev === undefined) return;
@@ -194,7 +216,7 @@ export function devChainRoutes(app: App, deps: Deps): void {
         description:
           'A JSON-RPC 2.0 request or a batch (at most 100) forwarded to the embedded anvil node. Read methods, ' +
           'eth_sendRawTransaction, evm_mine (one block), anvil_mine (at most 100 blocks; neither moves the clock) and anvil_setBalance (at ' +
-          'most 10,000 test ETH, not the service account) pass; other methods answer error -32601 naming the method, ' +
+          'most 10,000 test ETH, not the service account) pass; a raw transaction signed by the service account is refused (-32602); other methods answer error -32601 naming the method, ' +
           'out-of-bounds parameters -32602. Nothing sends as an account without its signature.',
         body: RpcRequest,
         response: RpcAnswers,
@@ -213,7 +235,7 @@ export function devChainRoutes(app: App, deps: Deps): void {
       for (const item of items) {
         if (!isRpcRequest(item)) answers.push(rpcError(null, -32600, 'Invalid JSON-RPC 2.0 request'));
         else {
-          const refused = checkDevRpcCall(item, serviceAccount);
+          const refused = checkDevRpcCall(item, serviceAccount) ?? (await checkDevRawTransaction(item, serviceAccount));
           if (refused !== null) answers.push(rpcError(item.id ?? null, refused.code, refused.message));
           else forwarded.push(item);
         }

@@ -9,6 +9,7 @@ import { SESSION_COOKIE } from '../../auth/sessions.ts';
 import { errorRef } from '../../contract/common.ts';
 import { Health, type HEALTH_REASONS } from '../../contract/health.ts';
 import { chainCursors } from '../../db/schema.ts';
+import { relayGasTotals } from '../../payments/relay-gas.ts';
 import type { Deps } from '../../deps.ts';
 import type { App } from '../app-type.ts';
 
@@ -92,10 +93,12 @@ export function healthRoutes(app: App, deps: Deps): void {
           sweepsAtFeeCap: sweeps.atFeeCap,
           deployerBalanceWei: sweeps.deployerBalanceWei,
           deployerLow: sweeps.deployerLow,
+          relays: null,
         };
       }
       const status = reasons.length === 0 ? ('ok' as const) : ('degraded' as const);
       if (!(await mayReadDetails(request, deps))) return { status };
+      if (payments !== undefined) payments.relays = up ? await relayGasTotals(deps.database.db).catch(() => null) : null;
       return {
         status,
         reasons,

@@ -11,6 +11,7 @@ import { shopRoutes } from './shop.ts';
 import { registerAdminRoutes } from './admin/index.ts';
 import { payRoutes } from './pay.ts';
 import { devChainRoutes } from './dev-chain.ts';
+import { eventRoutes } from './events.ts';
 
 export function registerRoutes(app: App, deps: Deps): void {
   healthRoutes(app, deps);
@@ -20,6 +21,7 @@ export function registerRoutes(app: App, deps: Deps): void {
   siteRoutes(app, deps);
   inventoryRoutes(app, deps);
   orderRoutes(app, deps);
+  eventRoutes(app, deps);
   shopRoutes(app, deps);
   registerAdminRoutes(app, deps);
   payRoutes(app, deps);

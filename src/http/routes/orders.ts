@@ -1,5 +1,4 @@
 import type { Deps } from '../../deps.ts';
-import { createOrder } from '../../domain/orders.ts';
 import { merchantOf } from '../../gateway/plugin.ts';
 import { writeOf } from '../idempotency.ts';
 import { keyErrors, security } from '../../contract/common.ts';
@@ -7,14 +6,6 @@ import { OrderBody, OrderCreated } from '../../contract/orders.ts';
 import type { App } from '../app-type.ts';
 
 export function orderRoutes(app: App, deps: Deps): void {
-  const { database, config } = deps;
-  const ctx = {
-    siteUrl: config.siteUrl,
-    fallbackBrand: config.brandName,
-    platformRecipientAddress: config.platformRecipientAddress,
-    receiptTtlMinutes: config.receiptTtlMinutes,
-  };
-
   app.post(
     '/api/orders',
     {
@@ -39,6 +30,6 @@ export function orderRoutes(app: App, deps: Deps): void {
         response: { 200: OrderCreated, ...keyErrors(400, 409) },
       },
     },
-    async (request) => ({ ok: true, receipt: await createOrder(database.db, ctx, merchantOf(request), request.body, Date.now(), writeOf(request)) }),
+    async (request) => ({ ok: true, receipt: await deps.orders.create({ wallet: merchantOf(request), input: request.body, write: writeOf(request) }) }),
   );
 }

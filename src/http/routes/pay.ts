@@ -7,14 +7,14 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../../deps.ts';
 import { Budgets } from '../../gateway/budgets.ts';
 import { AppError, NotFound } from '../../domain/errors.ts';
-import { brandNameOf } from '../../db/receipt-views.ts';
 import { lineItemViews, recordTrackingStatus } from '../../domain/receipts.ts';
 import { centsToUsd } from '../../domain/money.ts';
-import { getShopSettings } from '../../domain/shop.ts';
-import { requestBalanceCheck } from '../../payments/other-money.ts';
+import { brandOf, getShopSettings } from '../../domain/shop.ts';
+import { returnUrlShown } from '../../domain/return-url.ts';
+import { pageAsksForBalances } from '../../payments/other-money.ts';
 import { quoteFor, receiptByPayToken } from '../../payments/quote.ts';
 import { recordHint } from '../../payments/hints.ts';
-import { relayAuthorization } from '../../payments/gasless.ts';
+import { gaslessDomain, relayAuthorization } from '../../payments/gasless.ts';
 import { RateLimited } from '../../domain/errors.ts';
 import { errorRef } from '../../contract/common.ts';
 import { AuthorizationBody, AuthorizationRelayed, HintNoted, PageStatusBody, PageStatusRecorded, PaymentView, PayParams, PayQuery, TransactionHintBody } from '../../contract/pay.ts';
@@ -63,16 +63,17 @@ export function payRoutes(app: App, deps: Deps): void {
     },
     async (request, reply) => {
       const row = await receiptOf(request, reply, request.params.id, request.query.t);
-      const [brandName, shop] = await Promise.all([
-        brandNameOf(db, row.wallet, deps.config.brandName),
+      const [shop] = await Promise.all([
         getShopSettings(db, row.wallet),
-        // ETH or another token sent here is found by its balance: the worker reads it soon (throttled per receipt).
-        deps.chain === undefined ? undefined : requestBalanceCheck(db, { wallet: row.wallet, receiptId: row.id }, Date.now()),
+        // ETH or another token sent here is found by its balance: the worker reads it soon (once a
+        // minute per receipt; most loads write nothing).
+        deps.chain === undefined ? undefined : pageAsksForBalances(db, deps.limiter, { ...row, receiptId: row.id }, Date.now()),
       ]);
       reply.header('cache-control', 'no-store');
       return {
         receiptId: row.id,
-        brandName,
+        // The shop's name, else the deployment's brand: the brand its receipts show (src/domain/shop.ts).
+        brandName: brandOf(shop, deps.config.brandName),
         lineItems: lineItemViews(row.lineItems),
         totalUsd: centsToUsd(row.totalCents),
         currency: row.currency,
@@ -81,7 +82,8 @@ export function payRoutes(app: App, deps: Deps): void {
         expiresAt: row.expiresAt,
         transactionHash: row.transactionHash,
         allowedEmbedOrigins: shop.allowedEmbedOrigins,
-        payment: deps.chain === undefined ? null : await quoteFor(db, row, deps.chain),
+        returnUrl: returnUrlShown(row.returnUrl, shop.allowedEmbedOrigins),
+        payment: deps.chain === undefined ? null : { ...(await quoteFor(db, row, deps.chain)), gasless: await gaslessDomain(deps.chain, deps.tokenDomains, row) },
       };
     },
   );
@@ -159,6 +161,7 @@ export function payRoutes(app: App, deps: Deps): void {
         tags: ['payment page'],
         summary: 'Pay without gas: submit an EIP-3009 authorization',
         description:
+          'Offered where payment.gasless (GET /api/pay/{id}) is not null; its name and version are the EIP-712 domain to sign in. ' +
           "The buyer signs TransferWithAuthorization in the token's own EIP-712 domain (name and version read from the token): " +
           '`to` is payment.payTo, `value` exactly payment.due, `validAfter` in the past, `validBefore` at least 60 s away and no ' +
           "later than an hour past expiresAt. The service checks the signature recovers `from`, that `from` holds the value and " +
@@ -189,10 +192,12 @@ export function payRoutes(app: App, deps: Deps): void {
         if (!decision.allowed) throw new RateLimited(decision.resetAt, 'Too many gasless payments for this receipt or payer; retry after resetAt');
       }
       const now = Date.now();
-      const transactionHash = await relayAuthorization(db, deps.chain, row, request.body, now);
+      const transactionHash = await relayAuthorization(db, deps.chain, row, request.body, now, { domains: deps.tokenDomains, deployer: deps.deployer });
       // Where to look sooner, like a payment page's own hint.
       await recordHint(db, { wallet: row.wallet, receiptId: row.id, hash: transactionHash, now }).catch(() => undefined);
       deps.chainWorker?.kick();
+      // What the relay cost the service, for /healthz, once it is mined.
+      deps.relayGas?.follow(transactionHash);
       return reply.status(202).send({ transactionHash });
     },
   );

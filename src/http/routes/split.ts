@@ -5,10 +5,13 @@ import { listSplitTransactions, SPLIT_TRANSACTIONS_CAP } from '../../domain/spli
 import { getSplitConfig } from '../../domain/splits.ts';
 import { setUpSplit } from '../../domain/split-setup.ts';
 import { splitChainOf } from '../../chain/split-setup-chain.ts';
+import { merchantSplitBalances } from '../../payments/split-balances.ts';
+import { merchantSettlement, settlementCsv, SETTLEMENT_LINES_CAP, type Settlement as SettlementData } from '../../payments/settlements.ts';
 import { sessionOf } from '../../auth/plugin.ts';
 import { merchantOf } from '../../gateway/plugin.ts';
+import { budgetAddress } from '../../gateway/client-address.ts';
 import { adminErrors, cookieAuth, errorRef, keyErrors, security } from '../../contract/common.ts';
-import { DeploySplitBody, SplitAnswer, SplitDeployed, SplitTransactions, SplitTransactionsQuery, WithdrawBody } from '../../contract/split.ts';
+import { DeploySplitBody, RecipientBalances, Settlement, SettlementQuery, SplitAnswer, SplitDeployed, SplitTransactions, SplitTransactionsQuery, WithdrawBody } from '../../contract/split.ts';
 import type { App } from '../app-type.ts';
 
 /** The withdraw route is gone: recipients release their own funds from the split contract. */
@@ -21,6 +24,32 @@ class WithdrawDeprecated extends AppError {
       { reason: 'use_connected_wallet' },
     );
   }
+}
+
+/** Amounts as decimal strings of base units, as the contract's Settlement has them. */
+function settlementBody(s: SettlementData): Settlement {
+  const units = (v: bigint) => v.toString();
+  return {
+    split: s.split,
+    currency: s.currency,
+    decimals: s.decimals,
+    from: s.from,
+    to: s.to,
+    toBlock: s.toBlock === null ? null : units(s.toBlock),
+    recipients: s.recipients.map((r) => ({ ...r, share: units(r.share), released: units(r.released), accrued: units(r.accrued), releasedToDate: units(r.releasedToDate) })),
+    lines: s.lines.map((l) => ({
+      receiptId: l.receiptId,
+      transactionHash: l.transactionHash,
+      logIndex: l.logIndex,
+      blockNumber: units(l.blockNumber),
+      timestamp: l.timestamp,
+      gross: units(l.gross),
+      shares: l.shares.map(units),
+      platformFee: units(l.platformFee),
+      unallocated: units(l.unallocated),
+    })),
+    totals: { gross: units(s.totals.gross), platformFee: units(s.totals.platformFee), unallocated: units(s.totals.unallocated), released: units(s.totals.released) },
+  };
 }
 
 export function splitRoutes(app: App, deps: Deps): void {
@@ -64,6 +93,77 @@ export function splitRoutes(app: App, deps: Deps): void {
     async (request) => listSplitTransactions(db, merchantOf(request), request.query.address),
   );
 
+  app.get(
+    '/api/split/balances',
+    {
+      config: { auth: 'key', scope: 'split:read' },
+      schema: {
+        tags: ['split'],
+        summary: "Each recipient's share of the split: received, released, releasable",
+        description:
+          'Read from the PaymentSplitter at one block, in token base units: received = released + releasable, ' +
+          'the recipient\'s share of everything the split ever received. Anyone may pay a recipient out with the ' +
+          "contract's release(token, account); the recipient never needs to sign in. 404 when the merchant has no " +
+          'split contract; 503 chain_unavailable without a chain or when the node does not answer.',
+        security,
+        errorCodes: { 404: ['not_found'], 503: ['chain_unavailable'] },
+        response: { 200: RecipientBalances, ...keyErrors(404) },
+      },
+    },
+    async (request) => {
+      if (deps.chain === undefined) throw new AppError(503, 'chain_unavailable', 'This instance runs without a chain');
+      const b = await merchantSplitBalances(db, deps.chain, merchantOf(request));
+      return {
+        split: b.address,
+        token: b.token,
+        recipients: b.recipients.map((r) => ({
+          address: r.address,
+          sharesBps: r.sharesBps,
+          received: (r.released + r.releasable).toString(),
+          released: r.released.toString(),
+          releasable: r.releasable.toString(),
+        })),
+      };
+    },
+  );
+
+  // Read from the indexed split transactions, not the chain: it answers without a chain too.
+  app.get(
+    '/api/split/settlements',
+    {
+      config: { auth: 'key', scope: 'split:read' },
+      schema: {
+        tags: ['split'],
+        summary: 'The settlement of a period: per transfer into the split and per recipient',
+        description:
+          'Every transfer into the current split in [from, to), in chain order, with each recipient\'s share as the difference ' +
+          'of cumulative floors (so a recipient\'s shares since the split began sum exactly to what the contract owes it, ' +
+          'released + releasable), the platform fee and the rounding owed to nobody; per recipient the period\'s shares and ' +
+          `releases, and what it accrued and was paid since the split began. At most ${SETTLEMENT_LINES_CAP} lines (400 ` +
+          'invalid_input beyond: ask for a shorter period), and 400 when from is after to. format=csv answers the lines as text/csv. ' +
+          'Before the split contract is deployed, an empty report with split null.',
+        security,
+        querystring: SettlementQuery,
+        response: {
+          200: {
+            description: 'The settlement (JSON), or its lines as CSV',
+            content: { 'application/json': { schema: Settlement }, 'text/csv': { schema: { type: 'string', examples: ['timestamp,block_number,transaction_hash,log_index,receipt_id,gross,share_0x…,platform_fee,unallocated\r\n'] } } },
+          },
+          ...keyErrors(400),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { format, ...period } = request.query;
+      const s = await merchantSettlement(db, merchantOf(request), period, config.platformRecipientAddress);
+      if (format === 'csv') {
+        const name = `settlement-${s.split ?? 'none'}-${s.from}-${s.to ?? 'now'}.csv`;
+        return reply.type('text/csv; charset=utf-8').header('content-disposition', `attachment; filename="${name}"`).send(settlementCsv(s));
+      }
+      return reply.type('application/json; charset=utf-8').send(settlementBody(s));
+    },
+  );
+
   app.post(
     '/api/split/deploy',
     {
@@ -77,7 +177,12 @@ export function splitRoutes(app: App, deps: Deps): void {
           'exactly PLATFORM_FEE_BPS. A given splitAddress must be a PaymentSplitter whose payees and shares are exactly ' +
           'the recipients and their sharesBps (400 otherwise). Without one, the service deploys the PaymentSplitter ' +
           'itself when it has a deployer account (the dev chain, or SPLIT_DEPLOYER_KEY); otherwise the address stays ' +
-          'null until the admin deploys it from their own wallet.',
+          'null until the admin deploys it from their own wallet. The platform pays that gas only for wallets it approved ' +
+          '(a superadmin, an admin, or a wallet a superadmin granted the merchant role; every wallet on the dev chain unless ' +
+          'SPLIT_DEPLOYS_APPROVED_ONLY=true): any other is 403 forbidden and deploys from its own wallet, passing splitAddress. ' +
+          'Server-paid deployments are capped per wallet (3 a day), per client address or IPv6 /64 (a tenth of ' +
+          'SPLIT_DEPLOYS_PER_DAY) and for the platform (SPLIT_DEPLOYS_PER_DAY): beyond, 429 rate_limited with resetAt ' +
+          'at the next UTC midnight.',
         security: cookieAuth,
         body: DeploySplitBody,
         errorCodes: { 400: ['platform_recipient_not_configured'], 503: ['chain_unavailable', 'deployer_unfunded'] },
@@ -90,7 +195,13 @@ export function splitRoutes(app: App, deps: Deps): void {
     },
     async (request) => {
       const platform = { address: config.platformRecipientAddress, feeBps: config.platformFeeBps };
-      const result = await setUpSplit(db, sessionOf(request).wallet, request.body, platform, Date.now(), splitChainOf(deps.chain, deps.config.splitDeploysPerDay));
+      const wallet = sessionOf(request).wallet;
+      const caller = {
+        source: budgetAddress(request.ip),
+        approvedOnly: config.splitDeploysApprovedOnly,
+        approved: () => deps.auth.approvedForDeploys(wallet),
+      };
+      const result = await setUpSplit(db, wallet, request.body, platform, Date.now(), splitChainOf(deps.chain, config.splitDeploysPerDay, deps.deployer), caller);
       return result.idempotent ? { ok: true, split: result.split, idempotent: true } : { ok: true, split: result.split };
     },
   );

@@ -26,10 +26,14 @@ import { RejectedWriteList, type RejectedWrite } from '../../../src/contract/rej
 import { SweepStatusAnswer } from '../../../src/contract/sweeps.ts';
 import { ShopConfigAnswer, ShopConfigSaved, type SaveShopConfigBody, type ShopConfig } from '../../../src/contract/shop.ts';
 import {
+  PayoutSettingsAnswer,
+  Settlement,
   SplitAnswer,
   SplitBalances as SplitBalancesSchema,
   SplitDeployed,
+  SweepTransaction,
   type DeploySplitBody,
+  type PayoutSettingsBody,
   type SplitBalances,
   type SplitConfig,
 } from '../../../src/contract/split.ts';
@@ -48,7 +52,7 @@ import {
   type Endpoint,
   type Targets,
 } from '../../../src/contract/webhooks.ts';
-import { call } from './http.ts';
+import { apiUrl, call } from './http.ts';
 
 export type {
   ApkList,
@@ -64,6 +68,8 @@ export type {
   RefundToken,
   RejectedWrite,
   Session,
+  PayoutSettingsAnswer,
+  Settlement,
   ShopConfig,
   SplitBalances,
   SplitConfig,
@@ -104,6 +110,11 @@ export const receipts = {
   /** With txHash the server checks the transfer on the chain (400 when it does not prove the refund); without, it is unverified. */
   refund: (body: RefundBody) => call('POST', '/api/receipts/refund', RefundRecorded, { body }),
   terminal: (body: TerminalBody) => call('POST', '/api/receipts/terminal', TerminalCreated, { body }),
+  /**
+   * What waits at the receipt's payment address (`token`: the receipt's by default, `eth` for
+   * native ETH) and the transaction that sweeps it into the split, for the merchant's wallet to send.
+   */
+  sweep: (id: string, token?: 'eth') => call('GET', `/api/admin/receipts/${encodeURIComponent(id)}/sweep`, SweepTransaction, { query: { token } }),
   order: (body: OrderBody) => call('POST', '/api/orders', OrderCreated, { body }),
 };
 
@@ -119,6 +130,23 @@ export const split = {
 
 /** What the split contract holds and released, per recipient; token base units as decimal strings. */
 export const getSplitBalances = () => call('GET', '/api/admin/split/balances', SplitBalancesSchema);
+
+/** The split's settlement from `from` (Unix ms; since the split began without it) to now. */
+export const getSettlement = (q: { from?: number }) => call('GET', '/api/split/settlements', Settlement, { query: { from: q.from } });
+/** The same period's lines as CSV: a plain link, the session cookie goes with it. */
+export const settlementCsvUrl = (q: { from?: number }) => {
+  const url = new URL(apiUrl('/api/split/settlements'));
+  url.searchParams.set('format', 'csv');
+  if (q.from !== undefined) url.searchParams.set('from', String(q.from));
+  return url.toString();
+};
+
+/** Automatic payouts: a threshold in USD and an interval in hours, released with the service's gas. */
+export const payouts = {
+  get: () => call('GET', '/api/admin/split/payouts', PayoutSettingsAnswer),
+  set: (body: PayoutSettingsBody) => call('PUT', '/api/admin/split/payouts', PayoutSettingsAnswer, { body }),
+  off: () => call('DELETE', '/api/admin/split/payouts', PayoutSettingsAnswer),
+};
 
 /** Whether sweeps into splits wait for gas or for fees (the banner on every page). */
 export const getSweepStatus = () => call('GET', '/api/admin/sweeps/status', SweepStatusAnswer);

@@ -5,7 +5,7 @@
  */
 import { auth, type Session } from './api.ts';
 import { DevChain as DevChainSchema, type DevChain } from '../../../src/contract/dev-chain.ts';
-import { shortMessage } from './format.ts';
+import { shortMessage, TX_HASH } from './format.ts';
 import { call, messageOf } from './http.ts';
 
 export { shortMessage };
@@ -162,6 +162,36 @@ export async function ask<T>(wallet: Eip1193Provider, action: string, method: st
     return (await wallet.request(params === undefined ? { method } : { method, params })) as T;
   } catch (err) {
     throw walletError(err, action);
+  }
+}
+
+/**
+ * Sends one transaction from the connected wallet (eth_sendTransaction, no ETH attached) and
+ * returns its hash once the wallet has broadcast it: a payment, a refund, a payout, a sweep.
+ * `action` names it in errors.
+ */
+export async function sendTransaction(wallet: Eip1193Provider, from: string, tx: { to: string; data: string }, action: string): Promise<`0x${string}`> {
+  const hash = await ask<unknown>(wallet, action, 'eth_sendTransaction', [{ from, to: tx.to, data: tx.data, value: '0x0' }]);
+  if (typeof hash !== 'string' || !TX_HASH.test(hash)) throw new WalletError('The wallet returned no transaction hash.');
+  return hash as `0x${string}`;
+}
+
+/**
+ * Waits until the wallet's node has the transaction in a block (the server reads only mined
+ * state). A wallet that cannot answer is not waited for: the server's answer then tells.
+ */
+export async function waitForMined(wallet: Eip1193Provider, hash: string, timeoutMs = 180_000, pollMs = 1500): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    let receipt: unknown;
+    try {
+      receipt = await wallet.request({ method: 'eth_getTransactionReceipt', params: [hash] });
+    } catch (err) {
+      console.warn('the wallet cannot report the transaction; the server checks it instead', err);
+      return;
+    }
+    if (typeof receipt === 'object' && receipt !== null) return;
+    await new Promise((resolve) => setTimeout(resolve, pollMs));
   }
 }
 

@@ -10,12 +10,13 @@ import { centsToUsd, formatCents, fractionToPercent, parseUsd, shiftDecimal, usd
 import { ADDRESS, formatDateTime, shortAddress, sourceLabel, TX_HASH } from '../lib/format.ts';
 import { useLoad, useSubmit } from '../lib/hooks.ts';
 import { messageOf } from '../lib/http.ts';
-import { chainName, connect, ensureChain, injectedWallet, WalletError } from '../lib/wallet.ts';
+import { chainName, connect, ensureChain, injectedWallet, waitForMined, WalletError } from '../lib/wallet.ts';
 import { Badge, Button, ButtonLink, ErrorNote, Field, FormActions, Loading, Notice, PageHeader, StatusBadge, Table, type Column } from '../components/ui.tsx';
 import { LineItems, RefundBadge } from '../components/ReceiptTable.tsx';
 import { Countdown, useNow } from '../components/Countdown.tsx';
 import { PaymentLink } from '../components/PaymentLink.tsx';
 import { sendTransfer } from '../pay/wallet-pay.ts';
+import { ReceiptSweep } from '../components/ReceiptSweep.tsx';
 
 /** The statuses of a receipt that nothing has been paid to yet, whose link the buyer can still use. */
 const OPEN_STATUSES = new Set(['pending', 'generated', 'link_opened', 'buyer_logged_in', 'checkout_initialized']);
@@ -28,7 +29,7 @@ const REFUND_COLUMNS: Column<Refund>[] = [
     cell: (x) => (
       <>
         {formatDateTime(x.createdAt)}
-        {x.verified ? <Badge tone="ok">Verified</Badge> : <Badge tone="muted">Unverified</Badge>}
+        <VerificationBadge verification={x.verification} />
         <div className="muted small">
           to {shortAddress(x.buyer)}
           {x.txHash !== null && (
@@ -127,6 +128,7 @@ function Detail(props: { receipt: ReceiptDetail; token: RefundToken | null; sess
             )}
           </dl>
         </div>
+        {props.token !== null && <ReceiptSweep receiptId={r.receiptId} token={props.token} />}
         <div className="card">
           <h2>Status history</h2>
           <ol className="timeline" data-testid="status-history">
@@ -146,7 +148,7 @@ function Detail(props: { receipt: ReceiptDetail; token: RefundToken | null; sess
             columns={REFUND_COLUMNS}
             rows={r.refunds}
             rowKey={(x) => x.id}
-            rowData={(x) => ({ 'data-testid': 'refund-row', 'data-verified': x.verified })}
+            rowData={(x) => ({ 'data-testid': 'refund-row', 'data-verified': x.verified, 'data-verification': x.verification })}
             head={false}
             cards={false}
             empty="No refunds."
@@ -191,27 +193,25 @@ function OpenPaymentLink(props: { receipt: ReceiptDetail }) {
   );
 }
 
-type Wallet = NonNullable<ReturnType<typeof injectedWallet>>;
-
-const MINED_POLL_MS = 1500;
-const MINED_TIMEOUT_MS = 180_000;
-
-/**
- * Waits until the wallet's node has the transaction in a block, since the server checks only mined
- * transactions. A wallet that cannot answer is not waited for: the server then says whether it is mined.
- */
-async function waitForMined(wallet: Wallet, hash: string): Promise<void> {
-  const deadline = Date.now() + MINED_TIMEOUT_MS;
-  while (Date.now() < deadline) {
-    let receipt: unknown;
-    try {
-      receipt = await wallet.request({ method: 'eth_getTransactionReceipt', params: [hash] });
-    } catch (err) {
-      console.warn('the wallet cannot report the refund transaction; the server checks it instead', err);
-      return;
-    }
-    if (typeof receipt === 'object' && receipt !== null) return;
-    await new Promise((resolve) => setTimeout(resolve, MINED_POLL_MS));
+/** How far a refund's transfer is proven on the chain (DESIGN "Refunds"). */
+function VerificationBadge(props: { verification: Refund['verification'] }) {
+  switch (props.verification) {
+    case 'verified':
+      return <Badge tone="ok">Verified</Badge>;
+    case 'confirming':
+      return (
+        <Badge tone="pending" title="Its transfer is on the chain; it is verified once enough blocks follow it">
+          Confirming
+        </Badge>
+      );
+    case 'removed':
+      return (
+        <Badge tone="bad" title="A chain reorganisation removed its transfer: the buyer may not have the money. It is verified again if the transfer is mined again">
+          Transfer removed
+        </Badge>
+      );
+    default:
+      return <Badge tone="muted">Unverified</Badge>;
   }
 }
 
@@ -221,9 +221,14 @@ function arrivedCents(amountPaid: string, decimals: number): number {
   return Number(decimals >= 2 ? units / 10n ** BigInt(decimals - 2) : units * 10n ** BigInt(2 - decimals));
 }
 
-function refundedMessage(cents: number, capCents: number, res: { refundedUsd: number; verified: boolean }): string {
+function refundedMessage(cents: number, capCents: number, res: { refundedUsd: number; verification: Refund['verification'] }): string {
   const left = capCents - usdToCents(res.refundedUsd);
-  const verified = res.verified ? ' The transfer was verified on the chain.' : '';
+  const verified =
+    res.verification === 'verified'
+      ? ' The transfer was verified on the chain.'
+      : res.verification === 'confirming'
+        ? ' The transfer is on the chain; it is verified once enough blocks follow it.'
+        : '';
   return left <= 0
     ? `Refunded ${formatCents(cents)}; the receipt is fully refunded.${verified}`
     : `Refunded ${formatCents(cents)}; ${formatCents(usdToCents(res.refundedUsd))} refunded in all, ${formatCents(left)} remains.${verified}`;

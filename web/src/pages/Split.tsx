@@ -1,11 +1,12 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { encodeFunctionData, type Hex } from 'viem';
-import { getPlatform, getSplitBalances, split, type Platform, type Session, type SplitBalances, type SplitConfig } from '../lib/api.ts';
+import { getPlatform, getSplitBalances, payouts as payoutsApi, split, type PayoutSettingsAnswer, type Platform, type Session, type SplitBalances, type SplitConfig } from '../lib/api.ts';
 import { bpsToPercent, percentToBps, shiftDecimal } from '../lib/decimal.ts';
-import { ADDRESS, TX_HASH } from '../lib/format.ts';
+import { ADDRESS, formatDateTime } from '../lib/format.ts';
 import { useLoad, useSubmit } from '../lib/hooks.ts';
 import { Badge, Button, ErrorNote, Field, FormActions, Loading, Notice, PageHeader, Table } from '../components/ui.tsx';
-import { ask, chainName, connect, ensureChain, errorParts, injectedWallet, WalletError } from '../lib/wallet.ts';
+import { recipientColumn, SettlementCard } from './Settlement.tsx';
+import { chainName, connect, ensureChain, errorParts, injectedWallet, sendTransaction, WalletError } from '../lib/wallet.ts';
 
 interface Row {
   key: number;
@@ -65,7 +66,7 @@ export function SplitPage(props: { session: Session }) {
     <section>
       <PageHeader
         title="Split"
-        subtitle="Every payment is divided on-chain among these recipients. Shares are set once; each recipient withdraws its own funds from the split contract."
+        subtitle="Every payment is divided on-chain among these recipients. Shares are set once; you pay recipients out from here, by hand or automatically, and they never need to sign in."
       />
       {configured ? (
         <>
@@ -74,6 +75,8 @@ export function SplitPage(props: { session: Session }) {
             setIdempotent(true);
           }} />
           {stored.address !== null && <Balances key={stored.address} chainId={platform.chainId} platform={platform.platformRecipientAddress} />}
+          {stored.address !== null && <AutoPayouts />}
+          {stored.address !== null && <SettlementCard platform={platform.platformRecipientAddress} />}
         </>
       ) : (
         <SplitEditor session={props.session} platform={platform} onSaved={(s, again) => {
@@ -240,36 +243,41 @@ const RELEASE_ABI = [
   },
 ] as const;
 
-/** How long the page watches for a sent release to show up in the contract's numbers. */
+/** How long the page watches for sent payouts to show up in the contract's numbers. */
 const RELEASE_WATCH_MS = 90_000;
 
 type Provider = NonNullable<ReturnType<typeof injectedWallet>>;
 
-type ReleaseStep =
+interface SentPayout {
+  recipient: string;
+  hash: string;
+  releasedBefore: string;
+}
+
+type PayoutStep =
   | { kind: 'idle' }
-  | { kind: 'busy'; recipient: string; what: string }
-  | { kind: 'sent'; recipient: string; hash: string; releasedBefore: string }
+  | { kind: 'busy'; recipients: string[]; what: string }
+  | { kind: 'sent'; sent: SentPayout[] }
   | { kind: 'done'; message: string }
   | { kind: 'error'; message: string; detail: string | null };
 
 /** Sends release(token, account) to the split from the connected wallet; the hash once broadcast. */
 async function sendRelease(wallet: Provider, from: Hex, b: SplitBalances, account: string): Promise<string> {
   const data = encodeFunctionData({ abi: RELEASE_ABI, functionName: 'release', args: [b.token as Hex, account as Hex] });
-  const hash = await ask<unknown>(wallet, 'release', 'eth_sendTransaction', [{ from, to: b.address, data, value: '0x0' }]);
-  if (typeof hash !== 'string' || !TX_HASH.test(hash)) throw new WalletError('The wallet returned no transaction hash.');
-  return hash;
+  return sendTransaction(wallet, from, { to: b.address, data }, 'release');
 }
 
 /**
- * What the split contract holds for each recipient and what it released, with a Release button
- * that a recipient sends from its own wallet: the money goes straight from the contract to it.
+ * What the split contract holds for each recipient and what it released, with Pay out buttons:
+ * the merchant's connected wallet (any wallet: the contract lets anyone call release) pays the gas,
+ * and the money goes straight from the contract to the recipient, who never has to sign in.
  */
 function Balances(props: { chainId: number; platform: string | null }) {
   const loaded = useLoad(() => getSplitBalances());
-  const [step, setStep] = useState<ReleaseStep>({ kind: 'idle' });
+  const [step, setStep] = useState<PayoutStep>({ kind: 'idle' });
   const { reload } = loaded;
 
-  // After sending, watch the contract until the recipient's released amount moves.
+  // After sending, watch the contract until every paid recipient's released amount moves.
   useEffect(() => {
     if (step.kind !== 'sent') return;
     let live = true;
@@ -283,15 +291,16 @@ function Balances(props: { chainId: number; platform: string | null }) {
           return null;
         });
         if (!live) return;
-        const row = now?.recipients.find((r) => r.address === step.recipient);
-        if (row !== undefined && row.released !== step.releasedBefore) {
-          const paid = BigInt(row.released) - BigInt(step.releasedBefore);
-          setStep({ kind: 'done', message: `Released ${usdc(paid)} to ${row.address}.` });
+        const rows = step.sent.map((p) => ({ p, row: now?.recipients.find((r) => r.address === p.recipient) }));
+        if (rows.every(({ p, row }) => row !== undefined && row.released !== p.releasedBefore)) {
+          const lines = rows.map(({ p, row }) => `${usdc(BigInt(row!.released) - BigInt(p.releasedBefore))} to ${p.recipient}`);
+          setStep({ kind: 'done', message: `Paid out ${lines.join('; ')}.` });
           reload();
           return;
         }
         if (Date.now() > deadline) {
-          setStep({ kind: 'error', message: `The release (transaction ${step.hash}) was sent but has not reached the split yet; reload the page in a moment.`, detail: null });
+          const hashes = step.sent.map((p) => p.hash).join(', ');
+          setStep({ kind: 'error', message: `The payout (transaction ${hashes}) was sent but has not reached the split yet; reload the page in a moment.`, detail: null });
           return;
         }
       }
@@ -313,27 +322,32 @@ function Balances(props: { chainId: number; platform: string | null }) {
   }
   const b = loaded.data;
   const busy = step.kind === 'busy' || step.kind === 'sent';
+  const owed = b.recipients.filter((r) => BigInt(r.releasable) > 0n).map((r) => r.address);
 
-  async function release(recipient: string) {
-    const releasedBefore = b.recipients.find((r) => r.address === recipient)?.released ?? '0';
+  /** One release per recipient, each confirmed in the wallet; the ones sent are watched even if a later one is refused. */
+  async function payOut(recipients: string[]) {
+    const sent: SentPayout[] = [];
     try {
       const wallet = injectedWallet();
-      if (wallet === null) throw new WalletError(`No browser wallet was found. Open this page with the wallet of ${recipient} to release its funds.`);
-      setStep({ kind: 'busy', recipient, what: 'Connect your wallet…' });
+      if (wallet === null) throw new WalletError('No browser wallet was found. Open this page in a browser with a wallet to pay recipients out.');
+      setStep({ kind: 'busy', recipients, what: 'Connect your wallet…' });
       const from = await connect(wallet);
-      if (from.toLowerCase() !== recipient) {
-        throw new WalletError(`Your wallet is connected as ${from.toLowerCase()}. Switch it to ${recipient} to release that recipient's funds.`);
-      }
-      setStep({ kind: 'busy', recipient, what: `Switching your wallet to ${chainName(props.chainId)}…` });
+      setStep({ kind: 'busy', recipients, what: `Switching your wallet to ${chainName(props.chainId)}…` });
       await ensureChain(wallet, props.chainId);
-      setStep({ kind: 'busy', recipient, what: 'Confirm the release in your wallet…' });
-      const hash = await sendRelease(wallet, from, b, recipient);
-      setStep({ kind: 'sent', recipient, hash, releasedBefore });
+      for (const [i, recipient] of recipients.entries()) {
+        const of = recipients.length > 1 ? ` (${i + 1} of ${recipients.length})` : '';
+        setStep({ kind: 'busy', recipients, what: `Confirm the payout to ${recipient} in your wallet${of}…` });
+        const releasedBefore = b.recipients.find((r) => r.address === recipient)?.released ?? '0';
+        sent.push({ recipient, hash: await sendRelease(wallet, from, b, recipient), releasedBefore });
+      }
+      setStep({ kind: 'sent', sent });
     } catch (err) {
-      setStep({ kind: 'error', ...errorParts(err) });
+      if (sent.length > 0) console.warn('a payout was not sent:', err);
+      setStep(sent.length > 0 ? { kind: 'sent', sent } : { kind: 'error', ...errorParts(err) });
     }
   }
 
+  const payingOut = (address: string) => step.kind === 'busy' && step.recipients.includes(address);
   return (
     <div className="card" data-testid="split-balances">
       <h2>Balances</h2>
@@ -347,25 +361,17 @@ function Balances(props: { chainId: number; platform: string | null }) {
       </dl>
       <Table
         columns={[
-          {
-            header: 'Recipient',
-            cell: (r) => (
-              <span className="mono break">
-                {r.address}
-                {r.address === props.platform?.toLowerCase() && <Badge tone="info">platform</Badge>}
-              </span>
-            ),
-          },
+          recipientColumn(props.platform),
           { header: 'Held for them', num: true, testId: 'balance-releasable', cell: (r) => usdc(r.releasable) },
           { header: 'Released', num: true, testId: 'balance-released', cell: (r) => usdc(r.released) },
           {
-            header: 'Release',
+            header: 'Pay out',
             hiddenHeader: true,
             actions: true,
             cell: (r) =>
               BigInt(r.releasable) > 0n && (
-                <Button size="small" disabled={busy} onClick={() => void release(r.address)}>
-                  {step.kind === 'busy' && step.recipient === r.address ? 'Releasing…' : 'Release'}
+                <Button size="small" disabled={busy} onClick={() => void payOut([r.address])}>
+                  {payingOut(r.address) ? 'Paying out…' : 'Pay out'}
                 </Button>
               ),
           },
@@ -374,18 +380,96 @@ function Balances(props: { chainId: number; platform: string | null }) {
         rowKey={(r) => r.address}
         rowData={(r) => ({ 'data-testid': 'balance-row', 'data-address': r.address })}
       />
+      {owed.length > 1 && (
+        <FormActions>
+          <Button variant="primary" disabled={busy} onClick={() => void payOut(owed)}>
+            Pay out all ({owed.length})
+          </Button>
+        </FormActions>
+      )}
       {step.kind === 'busy' && <Notice kind="info">{step.what}</Notice>}
       {step.kind === 'sent' && (
         <Notice kind="info">
-          Release sent (<span className="mono break">{step.hash}</span>); waiting for the split to pay it out…
+          Payout sent (<span className="mono break">{step.sent.map((p) => p.hash).join(', ')}</span>); waiting for the split to pay it out…
         </Notice>
       )}
       {step.kind === 'done' && <Notice kind="ok">{step.message}</Notice>}
       <ErrorNote message={step.kind === 'error' ? step.message : null} detail={step.kind === 'error' ? step.detail : null} />
       <p className="muted small">
-        Each recipient withdraws its own share with the contract's release function, from its own wallet; the money goes
-        straight from the split to that recipient. Connect the recipient's wallet, then press Release on its line.
+        Pay out sends the contract's release function from your connected wallet, which pays the gas; the money goes
+        straight from the split to the recipient, never to the wallet that sends it. Recipients can also release their
+        own share from their own wallets, and automatic payouts (below) do it for them.
       </p>
     </div>
+  );
+}
+
+/** Automatic payouts: a threshold and an interval; the service releases with its own gas. */
+function AutoPayouts() {
+  const loaded = useLoad(() => payoutsApi.get());
+  const submit = useSubmit();
+  const [threshold, setThreshold] = useState('');
+  const [hours, setHours] = useState('');
+  const [errors, setErrors] = useState<Errors>({});
+  const [answer, setAnswer] = useState<PayoutSettingsAnswer | null>(null);
+
+  useEffect(() => {
+    if (loaded.data === null) return;
+    setAnswer(loaded.data);
+    setThreshold(loaded.data.payouts === null ? '' : String(loaded.data.payouts.payoutThresholdUsd));
+    setHours(loaded.data.payouts === null ? '24' : String(loaded.data.payouts.payoutIntervalHours));
+  }, [loaded.data]);
+
+  if (answer === null) {
+    return (
+      <div className="card" data-testid="auto-payouts">
+        <h2>Automatic payouts</h2>
+        {loaded.loading && <Loading what="payout settings" />}
+        <ErrorNote message={loaded.error} />
+      </div>
+    );
+  }
+  const onSubmit = (e: FormEvent) => {
+    e.preventDefault();
+    const found: Errors = {};
+    const usd = Number(threshold.trim());
+    if (!/^\d+(\.\d{1,2})?$/.test(threshold.trim()) || !(usd > 0)) found.threshold = 'An amount above 0, at most two decimals';
+    const every = Number(hours.trim());
+    if (!/^\d+$/.test(hours.trim()) || every < 1 || every > 8760) found.hours = 'Whole hours from 1 to 8760';
+    setErrors(found);
+    if (Object.keys(found).length > 0) return;
+    void submit.run(async () => setAnswer(await payoutsApi.set({ payoutThresholdUsd: usd, payoutIntervalHours: every })));
+  };
+  const p = answer.payouts;
+  return (
+    <form className="card form" onSubmit={onSubmit} noValidate data-testid="auto-payouts">
+      <h2>Automatic payouts</h2>
+      {!answer.automatic && (
+        <Notice kind="warn">This service has no account to pay the gas (SPLIT_DEPLOYER_KEY), so nothing is paid out automatically; use Pay out above.</Notice>
+      )}
+      <p className="muted small" data-testid="auto-payouts-state">
+        {p === null
+          ? 'Off: recipients are paid when someone presses Pay out or releases from their own wallet.'
+          : `On: every ${p.payoutIntervalHours} h at most, each recipient holding ${p.payoutThresholdUsd} USDC or more is paid out, with the service paying the gas.` +
+            (p.lastRunAt === null ? '' : ` Last run ${formatDateTime(p.lastRunAt)}.`)}
+      </p>
+      <Field label="Pay out from (USD)" hint="A recipient is paid once it is owed at least this much" error={errors.threshold}>
+        {(id, invalid) => <input id={id} inputMode="decimal" value={threshold} placeholder="25.00" aria-invalid={invalid} onChange={(e) => setThreshold(e.target.value)} />}
+      </Field>
+      <Field label="At most every (hours)" error={errors.hours}>
+        {(id, invalid) => <input id={id} inputMode="numeric" value={hours} aria-invalid={invalid} onChange={(e) => setHours(e.target.value)} />}
+      </Field>
+      <ErrorNote message={submit.error} />
+      <FormActions>
+        <Button type="submit" variant="primary" busy={submit.busy} busyLabel="Saving…">
+          {p === null ? 'Turn on' : 'Save'}
+        </Button>
+        {p !== null && (
+          <Button disabled={submit.busy} onClick={() => void submit.run(async () => setAnswer(await payoutsApi.off()))}>
+            Turn off
+          </Button>
+        )}
+      </FormActions>
+    </form>
   );
 }

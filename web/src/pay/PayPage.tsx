@@ -5,12 +5,15 @@
  */
 import { useCallback, useEffect, useRef, useState, type ReactNode } from 'react';
 import { ApiError, messageOf, newIdempotencyKey } from '../lib/http.ts';
-import { payApi, payLinkFromLocation, type PaymentView, type TrackingStatus } from './api.ts';
+import { payApi, payLinkFromLocation, type AuthorizationBody, type PaymentView, type TrackingStatus } from './api.ts';
+import { authorizationDeadline, gaslessErrorParts, outcomeUnknown, signAuthorization, type GaslessPayable } from './gasless.ts';
 import { postStatus } from './embed.ts';
 import { Notice } from '../components/Notice.tsx';
 import { Amounts, Overpaid, PayOffer, StatusPanel, Summary, tokenUnits } from './parts.tsx';
 import { canOfferPayment, chainName, FINAL, IN_FLIGHT, isUnpaid, phaseOf } from './status.ts';
-import { connect, ensureChain, errorParts, injectedWallet, sendTransfer, shortMessage, type Payable } from './wallet-pay.ts';
+import type { Hex } from 'viem';
+import type { Eip1193Provider } from '../lib/wallet.ts';
+import { connect, ensureChain, errorParts, injectedWallet, sendTransfer, shortMessage, WalletError, type Payable } from './wallet-pay.ts';
 
 type Load = { kind: 'loading' } | { kind: 'not_found' } | { kind: 'error'; status: number; message: string } | { kind: 'ready'; view: PaymentView };
 /** `paidBefore`: what the server counted when the transaction was sent; more than that means it arrived. */
@@ -59,6 +62,29 @@ async function sendHint(hash: string): Promise<void> {
   }
 }
 
+/**
+ * Posts a signed authorization; a network hiccup or a 5xx is retried once with the same key and
+ * body (the same authorization can move the money only once, whoever submits it).
+ */
+async function submitAuthorization(body: AuthorizationBody, key: string): Promise<string> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return (await payApi.authorize(link, body, key)).transactionHash;
+    } catch (err) {
+      const transient = err instanceof ApiError && (err.status === 0 || err.status >= 500);
+      if (!transient || attempt >= 2) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+  }
+}
+
+/** A signed authorization whose fate is unknown (no answer, 5xx, 429): posted again rather than a second one signed. */
+interface PendingAuthorization {
+  body: AuthorizationBody;
+  key: string;
+  payTo: string;
+}
+
 export function PayPage() {
   const [load, setLoad] = useState<Load>({ kind: 'loading' });
   const [step, setStep] = useState<Step>({ kind: 'idle' });
@@ -70,6 +96,7 @@ export function PayPage() {
   const posted = useRef<string | null>(null);
   /** Set once the buyer starts paying: from then on the status is read every second. */
   const active = useRef(false);
+  const pendingAuthorization = useRef<PendingAuthorization | null>(null);
 
   const refresh = useCallback(async (): Promise<Load> => {
     let next: Load;
@@ -164,24 +191,35 @@ export function PayPage() {
   const payable: Payable | null =
     payment !== null && payment.payTo !== null && BigInt(payment.due) > 0n && canOfferPayment(phase) ? { ...payment, payTo: payment.payTo } : null;
 
-  async function pay(target: Payable, paidBefore: string) {
+  /**
+   * What every way of paying starts with: the wallet, its account, the receipt's chain (a wallet
+   * also signs EIP-712 data only for its active chain). Null when there is no wallet.
+   */
+  async function openWallet(target: Payable): Promise<{ wallet: Eip1193Provider; from: Hex } | null> {
     const wallet = injectedWallet();
     if (wallet === null) {
       // The note above the button turns into an alert, rather than saying it twice.
       setHasWallet(false);
       setWalletAsked(true);
       setStep({ kind: 'idle' });
-      return;
+      return null;
     }
     active.current = true;
+    setStep({ kind: 'busy', what: 'Connect your wallet…' });
+    const from = await connect(wallet);
+    setAccount(from);
+    void track('buyer_logged_in');
+    setStep({ kind: 'busy', what: `Switching your wallet to ${chainName(target.chainId)}…` });
+    await ensureChain(wallet, target.chainId);
+    await track('checkout_initialized');
+    return { wallet, from };
+  }
+
+  async function pay(target: Payable, paidBefore: string) {
     try {
-      setStep({ kind: 'busy', what: 'Connect your wallet…' });
-      const from = await connect(wallet);
-      setAccount(from);
-      void track('buyer_logged_in');
-      setStep({ kind: 'busy', what: `Switching your wallet to ${chainName(target.chainId)}…` });
-      await ensureChain(wallet, target.chainId);
-      await track('checkout_initialized');
+      const opened = await openWallet(target);
+      if (opened === null) return;
+      const { wallet, from } = opened;
       setStep({ kind: 'busy', what: `Confirm the transfer of ${tokenUnits(target.due, target)} in your wallet…` });
       const hash = await sendTransfer(wallet, from, target);
       setStep({ kind: 'sent', hash, paidBefore });
@@ -190,6 +228,50 @@ export function PayPage() {
       setStep({ kind: 'error', ...errorParts(err) });
     }
   }
+
+  /**
+   * Pay without gas: one signature in the wallet (no transaction, no fee), posted to the service,
+   * which submits it and pays the gas; the page then follows the transaction like its own.
+   */
+  async function payGasless(target: GaslessPayable, paidBefore: string, expiresAt: number) {
+    try {
+      const opened = await openWallet(target);
+      if (opened === null) return;
+      const { wallet, from } = opened;
+      const previous = pendingAuthorization.current;
+      const nowS = Math.floor(Date.now() / 1000);
+      let pending: PendingAuthorization;
+      if (
+        previous !== null &&
+        previous.payTo === target.payTo &&
+        previous.body.value === target.due &&
+        previous.body.from.toLowerCase() === from.toLowerCase() &&
+        previous.body.validBefore - nowS >= 120
+      ) {
+        pending = previous;
+      } else {
+        const validBefore = authorizationDeadline(expiresAt, Date.now());
+        if (validBefore === null) {
+          throw new WalletError('This receipt is too long past its expiry to be paid without gas; pay with a browser wallet transfer or the QR code.');
+        }
+        setStep({ kind: 'busy', what: `Sign the payment of ${tokenUnits(target.due, target)} in your wallet (a signature, no network fee)…` });
+        pending = { body: await signAuthorization(wallet, from, target, validBefore), key: newIdempotencyKey(), payTo: target.payTo };
+        pendingAuthorization.current = pending;
+      }
+      setStep({ kind: 'busy', what: 'Submitting your payment; the service pays the network fee…' });
+      const hash = await submitAuthorization(pending.body, pending.key);
+      pendingAuthorization.current = null;
+      setStep({ kind: 'sent', hash, paidBefore });
+      void refresh();
+    } catch (err) {
+      // A clear refusal ends that authorization; after no answer, the next click posts it again.
+      if (!outcomeUnknown(err) || err instanceof WalletError) pendingAuthorization.current = null;
+      setStep({ kind: 'error', ...gaslessErrorParts(err, target.tokenSymbol) });
+    }
+  }
+
+  const gaslessTarget: GaslessPayable | null =
+    payable !== null && payment?.gasless != null && authorizationDeadline(v.expiresAt, Date.now()) !== null ? { ...payable, gasless: payment.gasless } : null;
 
   return (
     <Shell brand={v.brandName} receiptId={v.receiptId}>
@@ -201,6 +283,7 @@ export function PayPage() {
         phase={phase}
         transactionHash={v.transactionHash ?? (step.kind === 'sent' ? step.hash : null)}
       />
+      {(phase === 'completed' || phase === 'refunded' || phase === 'expired' || v.status === 'failed') && <BackToShop url={v.returnUrl} />}
       {payment === null ? (
         <Notice kind="error" testId="no-chain">
           Payments are not available on this server right now. Please contact the merchant.
@@ -224,12 +307,42 @@ export function PayPage() {
               hasWallet={hasWallet}
               walletAsked={walletAsked}
               onPay={() => void pay(payable, payment.paid)}
+              onPayGasless={gaslessTarget === null ? null : () => void payGasless(gaslessTarget, payment.paid, v.expiresAt)}
             />
           )}
         </>
       )}
     </Shell>
   );
+}
+
+/**
+ * The way back to the shop once the receipt is settled: a link the buyer follows, never a
+ * redirect. The server checked the URL and its origin against the shop's; the page still shows
+ * only an http(s) URL, so no other scheme (javascript:, data:) can ever become a link here.
+ */
+function BackToShop(props: { url: string | null }) {
+  const href = linkableUrl(props.url);
+  if (href === null) return null;
+  return (
+    <p className="pay-back">
+      {/* _top: from an embedding shop's frame the shop's page opens in the window, not in the frame. */}
+      <a className="btn btn-primary btn-pay" href={href} target="_top" rel="noopener noreferrer" data-testid="back-to-shop">
+        Back to shop
+      </a>
+    </p>
+  );
+}
+
+/** An absolute http(s) URL as the browser writes it, else null. */
+export function linkableUrl(url: string | null): string | null {
+  if (url === null) return null;
+  try {
+    const u = new URL(url);
+    return u.protocol === 'https:' || u.protocol === 'http:' ? u.href : null;
+  } catch {
+    return null;
+  }
 }
 
 function Shell(props: { brand?: string; receiptId?: string; children: ReactNode }) {

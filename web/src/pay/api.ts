@@ -2,11 +2,12 @@
  * The payment page's calls. Each mirrors the page's own URL, token included: the id alone
  * reaches nothing (DESIGN.md, "Payment page API").
  */
-import { HintNoted, PageStatusRecorded, PaymentView as PaymentViewSchema, type Payment, type PaymentView } from '../../../src/contract/pay.ts';
+import { AuthorizationRelayed, HintNoted, PageStatusRecorded, PaymentView as PaymentViewSchema, type Payment, type PaymentView } from '../../../src/contract/pay.ts';
+import type { AuthorizationBody } from '../../../src/contract/pay.ts';
 import type { TrackingStatus } from '../../../src/contract/receipts.ts';
 import { call } from '../lib/http.ts';
 
-export type { Payment, PaymentView, TrackingStatus };
+export type { AuthorizationBody, Payment, PaymentView, TrackingStatus };
 
 /** Where this page is: the receipt id from the path and the token from the query. */
 export interface PayLink {
@@ -38,4 +39,10 @@ export const payApi = {
    */
   submit: (link: PayLink, transactionHash: string, idempotencyKey?: string) =>
     call('POST', path(link, '/transaction'), HintNoted, { query: { t: link.token }, body: { transactionHash }, idempotencyKey }),
+  /**
+   * Pay without gas: the buyer's signed EIP-3009 authorization, which the service submits and pays
+   * the gas of. `idempotencyKey`: the same for every attempt at sending one authorization.
+   */
+  authorize: (link: PayLink, body: AuthorizationBody, idempotencyKey: string) =>
+    call('POST', path(link, '/authorization'), AuthorizationRelayed, { query: { t: link.token }, body, idempotencyKey }),
 };

@@ -147,6 +147,8 @@ export function PayOffer(props: {
   hasWallet: boolean;
   walletAsked: boolean;
   onPay: () => void;
+  /** Pay without gas, when the token and the service allow it; null hides the offer. */
+  onPayGasless: (() => void) | null;
 }) {
   const { payable, phase } = props;
   const due = tokenUnits(payable.due, payable);
@@ -163,6 +165,16 @@ export function PayOffer(props: {
         <Button variant="primary" block className="btn-pay" disabled={props.busy !== null} onClick={props.onPay}>
           {phase === 'partial' ? `Pay the remaining ${due}` : `Pay ${due}`} with a browser wallet
         </Button>
+        {props.onPayGasless !== null && props.hasWallet && (
+          <div className="gasless" data-testid="gasless-offer">
+            <Button block className="btn-pay-gasless" disabled={props.busy !== null} onClick={props.onPayGasless}>
+              {phase === 'partial' ? `Pay the remaining ${due}` : `Pay ${due}`} without gas
+            </Button>
+            <p className="muted small">
+              No ETH needed: you sign once in your wallet and the service sends the payment and pays its network fee.
+            </p>
+          </div>
+        )}
         {props.account !== null && (
           <p className="muted small" data-testid="buyer-account">
             From <span className="mono break">{props.account}</span>

@@ -5,7 +5,7 @@
  * admin app (web/src/lib/wallet.ts).
  */
 import { encodeFunctionData, erc20Abi, type Hex } from 'viem';
-import { ask, WalletError, type Eip1193Provider } from '../lib/wallet.ts';
+import { sendTransaction, type Eip1193Provider } from '../lib/wallet.ts';
 import type { Payment } from './api.ts';
 
 export { connect, DEV_CHAIN_ID, describeChain, ensureChain, errorParts, injectedWallet, shortMessage, WalletError } from '../lib/wallet.ts';
@@ -23,14 +23,11 @@ export function transferData(payment: Payable): Hex {
 
 /** Sends the transfer and returns its hash once the wallet has broadcast it. `action` names it in errors. */
 export async function sendTransfer(wallet: Eip1193Provider, from: Hex, payment: Payable, action = 'payment'): Promise<Hex> {
-  const hash = await ask<unknown>(wallet, action, 'eth_sendTransaction', [
-    { from, to: payment.tokenAddress, data: transferData(payment), value: '0x0' },
-  ]);
-  if (typeof hash !== 'string' || !/^0x[0-9a-fA-F]{64}$/.test(hash)) throw new WalletError('The wallet returned no transaction hash.');
-  return hash as Hex;
+  return sendTransaction(wallet, from, { to: payment.tokenAddress, data: transferData(payment) }, action);
 }
 
 /** EIP-681: a mobile wallet scanning this opens the same transfer of what is due, on the right chain. */
 export function eip681(payment: Payable): string {
   return `ethereum:${payment.tokenAddress}@${payment.chainId}/transfer?address=${payment.payTo}&uint256=${payment.due}`;
 }
+

@@ -9,6 +9,7 @@ import { adminWebhookRoutes } from './webhooks.ts';
 import { adminSweepRoutes } from './sweeps.ts';
 import { adminSweepStatusRoutes } from './sweep-status.ts';
 import { adminSplitBalanceRoutes } from './split-balances.ts';
+import { adminSplitPayoutRoutes } from './split-payouts.ts';
 import { apkRoutes } from './apk.ts';
 import { adminRejectedWriteRoutes } from './rejected-writes.ts';
 
@@ -23,6 +24,7 @@ export function registerAdminRoutes(app: App, deps: Deps): void {
   adminSweepRoutes(app, deps);
   adminSweepStatusRoutes(app, deps);
   adminSplitBalanceRoutes(app, deps);
+  adminSplitPayoutRoutes(app, deps);
   adminRejectedWriteRoutes(app, deps);
   // Encapsulated: its raw-body content-type parser must not reach other routes.
   void app.register((scope, _opts, done) => {

@@ -1,4 +1,7 @@
-/** Role grants: a superadmin grants and withdraws `admin`. Superadmins come from configuration. */
+/**
+ * Role grants: a superadmin grants and withdraws `admin` (a platform role) and `merchant` (the
+ * platform pays for the wallet's split deployment). Superadmins come from configuration.
+ */
 import type { Deps } from '../../../deps.ts';
 import { sessionOf } from '../../../auth/plugin.ts';
 import { adminErrors, cookieAuth, Ok } from '../../../contract/common.ts';
@@ -21,7 +24,7 @@ export function adminRoleRoutes(app: App, deps: Deps): void {
         },
       },
     },
-    async () => ({ grants: await auth.listAdmins(), superadmins: config.superadminWallets }),
+    async () => ({ grants: await auth.listGrants(), superadmins: config.superadminWallets }),
   );
 
   app.post(
@@ -30,7 +33,8 @@ export function adminRoleRoutes(app: App, deps: Deps): void {
       config: { auth: 'session', role: 'superadmin' },
       schema: {
         tags: ['admin'],
-        summary: 'Grant the admin role',
+        summary: 'Grant a role',
+        description: 'admin: a platform role. merchant: the platform pays for the wallet\'s split deployment (POST /api/split/deploy without splitAddress).',
         security: cookieAuth,
         body: GrantRoleBody,
         errorCodes: { 400: ['invalid_wallet'] },
@@ -38,7 +42,7 @@ export function adminRoleRoutes(app: App, deps: Deps): void {
       },
     },
     async (request) => {
-      await auth.grantAdmin(sessionOf(request), request.body.wallet);
+      await auth.grantRole(sessionOf(request), request.body.wallet, request.body.role);
       return { ok: true };
     },
   );
@@ -49,7 +53,7 @@ export function adminRoleRoutes(app: App, deps: Deps): void {
       config: { auth: 'session', role: 'superadmin' },
       schema: {
         tags: ['admin'],
-        summary: 'Withdraw the admin role',
+        summary: 'Withdraw a role',
         security: cookieAuth,
         params: RevokeRoleParams,
         errorCodes: { 400: ['invalid_wallet'] },
@@ -57,7 +61,7 @@ export function adminRoleRoutes(app: App, deps: Deps): void {
       },
     },
     async (request) => {
-      await auth.revokeAdmin(sessionOf(request), request.params.wallet);
+      await auth.revokeRole(sessionOf(request), request.params.wallet, request.params.role);
       return { ok: true };
     },
   );

@@ -20,8 +20,8 @@ export function adminSweepRoutes(app: App, deps: Deps): void {
         summary: "The transaction that sweeps a receipt's payment address into the split",
         description:
           'For the merchant to send from their own wallet (eth_sendTransaction with `transaction`): when no key here pays ' +
-          "the sweeps' gas, or for a token the worker does not sweep (`token`, default the receipt's token), or for native " +
-          'ETH (`token=eth`). The money can only reach the split, whoever sends it. 400 `invalid_input` for an address that ' +
+          "the sweeps' gas, for a token the worker does not sweep (`token`, default the receipt's token; the worker sweeps ETH and " +
+          'BALANCE_TOKENS itself when worth their gas), or for native ETH now (`token=eth`). The money can only reach the split, whoever sends it. 400 `invalid_input` for an address that ' +
           'is not a token contract, and for ETH at a payment address made by forwarder version 1 (which sweeps tokens only).',
         security: cookieAuth,
         params: SweepParams,

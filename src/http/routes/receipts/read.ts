@@ -13,7 +13,7 @@ export function receiptReadRoutes(app: App, deps: Deps): void {
       config: { auth: 'key', scope: 'receipts:read' },
       schema: {
         tags: ['receipts'],
-        summary: 'List recent receipts',
+        summary: 'List receipts, newest first, a page at a time',
         security,
         querystring: ListReceiptsQuery,
         response: {
@@ -22,8 +22,18 @@ export function receiptReadRoutes(app: App, deps: Deps): void {
         },
       },
     },
-    // Already JSON, built by the database (src/domain/receipts.ts listReceiptsJson): sent as it is.
-    async (request, reply) => sendAnswer(reply, await deps.receipts.list(merchantOf(request), request.query.limit ?? 100)),
+    // Already JSON, built by the database (src/db/receipt-store.ts ReceiptStore.pageJson): sent as it is.
+    async (request, reply) => {
+      const q = request.query;
+      const page = {
+        limit: q.limit ?? 100,
+        startingAfter: q.starting_after,
+        status: q.status,
+        createdGte: q.created_gte,
+        createdLte: q.created_lte,
+      };
+      return sendAnswer(reply, await deps.receipts.list(merchantOf(request), page));
+    },
   );
 
   app.get(

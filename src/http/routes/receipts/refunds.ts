@@ -40,7 +40,7 @@ export function receiptRefundRoutes(app: App, deps: Deps): void {
       const session = sessionOf(request);
       const parsed = parseRefund(request.body ?? {});
       if (parsed.wallet !== session.wallet) throw new Forbidden('You can refund only your own receipts');
-      const result = await refundReceipt(db, { ...parsed, by: session.wallet }, refundChainOf(deps.chain), Date.now(), writeOf(request));
+      const result = await refundReceipt(db, { ...parsed, by: session.wallet }, refundChainOf(deps.chain, deps.config.confirmations), Date.now(), writeOf(request));
       return { ok: true, ...result };
     },
   );
@@ -62,7 +62,7 @@ export function receiptRefundRoutes(app: App, deps: Deps): void {
     },
     async (request) => ({
       refunds: await listRefunds(db, sessionOf(request).wallet, request.params.id),
-      token: refundChainOf(deps.chain)?.token ?? null,
+      token: refundChainOf(deps.chain, deps.config.confirmations)?.token ?? null,
     }),
   );
 }

@@ -1,0 +1,60 @@
+/**
+ * Reads that must see a block, behind a provider whose nodes lag.
+ *
+ * A hosted provider answers each request from one node of many behind a load balancer, and some
+ * are a few blocks behind. Asked for `latest`, such a node answers its own older head: a balance
+ * read there misses a payment the scanner has already recorded, and a sweep would be skipped as if
+ * the address were empty. So a read that must see a block is pinned to it, and a node that does
+ * not have that block answers an error ("header not found" on Geth and its forks, "unknown block"
+ * or "block not found" elsewhere) instead of a stale value. Such an answer is asked again, up to
+ * LAG_RETRIES times: the next request usually reaches a node that has the block. Any other error,
+ * a revert above all, is an answer about the call and is thrown at once.
+ */
+/**
+ * Immediate re-asks of a read that a lagging node could not answer: with one answer in three from
+ * such a node, four asks all miss about once in a hundred reads.
+ */
+export const LAG_RETRIES = 3;
+
+const BLOCK_MISSING = /header not found|unknown block|block (?:\S+ )?not found/i;
+
+/** The error and its causes, outermost first. */
+function* causes(err: unknown): Generator<object> {
+  const seen = new Set<unknown>();
+  for (let e: unknown = err; e !== null && typeof e === 'object' && !seen.has(e); e = (e as { cause?: unknown }).cause) {
+    seen.add(e);
+    yield e;
+  }
+}
+
+/** Whether the node answered with a JSON-RPC error (it has a code), rather than the transport failing. */
+export function isRpcAnswer(err: unknown): boolean {
+  for (const e of causes(err)) {
+    if (typeof (e as { code?: unknown }).code === 'number' && (e as { name?: string }).name !== 'HttpRequestError') return true;
+  }
+  return false;
+}
+
+/** Whether the node answered that it does not have the block a read was pinned to (it lags). */
+export function isBlockMissing(err: unknown): boolean {
+  if (!isRpcAnswer(err)) return false;
+  for (const e of causes(err)) {
+    const { details, message } = e as { details?: unknown; message?: unknown };
+    if ((typeof details === 'string' && BLOCK_MISSING.test(details)) || (typeof message === 'string' && BLOCK_MISSING.test(message))) return true;
+  }
+  return false;
+}
+
+/**
+ * Runs `read` (pinned to a block by the caller) and asks again while the answering node lacks the
+ * block, up to `retries` more times; the last error is thrown.
+ */
+export async function fromAnyNode<T>(read: () => Promise<T>, retries = LAG_RETRIES): Promise<T> {
+  for (let i = 0; ; i++) {
+    try {
+      return await read();
+    } catch (err) {
+      if (i >= retries || !isBlockMissing(err)) throw err;
+    }
+  }
+}
