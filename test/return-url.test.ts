@@ -5,12 +5,21 @@
  * only while its origin is still allowed); part of what makes a retry the same request.
  */
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { and, eq } from 'drizzle-orm';
+import { pino } from 'pino';
+import type { Db } from '../src/db/client.ts';
 import { receipts } from '../src/db/schema.ts';
+import { createStores } from '../src/db/stores.ts';
+import { ReceiptService } from '../src/domain/receipt-service.ts';
 import { parseReturnUrl, returnUrlPolicy, returnUrlShown } from '../src/domain/return-url.ts';
 import { saveShopConfig } from '../src/domain/shop.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
+import { Journal } from '../src/journal/journal.ts';
+import { loadJwtKey } from '../src/auth/secret.ts';
+import { appWithDatabaseAway, startTestApp, type TestApp } from './helpers/app.ts';
 import { assertRefusedOnReceiptsAndOrders, setUpMerchant } from './helpers/merchant.ts';
 
 let t: TestApp;
@@ -164,5 +173,116 @@ describe('returnUrl: retries', () => {
     const fresh = await t.call(m.key, 'POST', '/api/receipts', receiptBody('rw-2', `${SHOP}/a`));
     assert.equal(fresh.status, 400);
     assert.equal(fresh.body.error, 'invalid_input');
+  });
+});
+
+describe('returnUrl while the database is away', () => {
+  /**
+   * The app of `t` whose receipts service reads and stores through an unreachable database (its
+   * shop settings read through `reads`, which a test switches between the two), journaling into
+   * its own journal; the journal replays into t's database when the test calls `back()`.
+   */
+  async function outage() {
+    const dir = mkdtempSync(path.join(tmpdir(), 'splitline-return-url-'));
+    const journal = await Journal.open(dir, {
+      database: t.deps.database,
+      receipts: t.deps.stores.receipts,
+      logger: pino({ level: 'silent' }),
+      siteUrl: t.config.siteUrl,
+    });
+    const reads = { away: false };
+    let unreachableDb!: Db;
+    const { app, close } = await appWithDatabaseAway(t, (unreachable) => {
+      unreachableDb = unreachable;
+      const options = {
+        get db() {
+          return reads.away ? unreachable : t.deps.database.db;
+        },
+        store: createStores(unreachable).receipts,
+        journal,
+        siteUrl: t.config.siteUrl,
+        brandName: t.config.brandName,
+        receiptTtlMinutes: t.config.receiptTtlMinutes,
+        payTokenSecret: loadJwtKey(t.config),
+        returnUrlPolicy: returnUrlPolicy(t.config),
+      };
+      return { receipts: new ReceiptService(options) };
+    });
+    assert.ok(unreachableDb);
+    const post = async (key: string, body: unknown) => {
+      const res = await app.inject({ method: 'POST', url: '/api/receipts', headers: { 'ocp-apim-subscription-key': key }, payload: body as object });
+      return { status: res.statusCode, body: res.json() };
+    };
+    return {
+      reads,
+      post,
+      /** The database is back: the journal replays into it. */
+      async back() {
+        const result = await journal.replayNow();
+        assert.equal(result.remaining, 0, JSON.stringify(result));
+      },
+      async close() {
+        await close();
+        await journal.close();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  }
+
+  test('a shop this app has not read: accepted and journaled, stored with its returnUrl when the database is back', async () => {
+    const m = await setUpMerchant(t, { shop });
+    const o = await outage();
+    try {
+      o.reads.away = true;
+      const url = `${SHOP}/orders/SO-7`;
+      const res = await o.post(m.key, receiptBody('away-1', url));
+      assert.equal(res.status, 201, JSON.stringify(res.body));
+      assert.equal(res.body.degraded, true);
+      // An origin the shop does not allow cannot be told apart yet: acknowledged too, never linked.
+      const stranger = await o.post(m.key, receiptBody('away-2', 'https://evil.example/phish'));
+      assert.equal(stranger.status, 201, JSON.stringify(stranger.body));
+      // Rules that need no database still apply.
+      const plain = await o.post(m.key, receiptBody('away-3', 'http://shop.example/done'));
+      assert.equal(plain.status, 400);
+      assert.match(plain.body.message, /returnUrl must use https/);
+
+      await o.back();
+      const stored = await t.call(m.key, 'GET', '/api/receipts/away-1');
+      assert.equal(stored.status, 200);
+      assert.equal(stored.body.returnUrl, url);
+      assert.equal(stored.body.status, 'pending');
+      assert.equal((await t.call(null, 'GET', payPath(res.body.paymentUrl))).body.returnUrl, url);
+      const evil = await t.call(m.key, 'GET', '/api/receipts/away-2');
+      assert.equal(evil.body.returnUrl, 'https://evil.example/phish', 'the acknowledged write is kept as sent');
+      assert.equal((await t.call(null, 'GET', payPath(stranger.body.paymentUrl))).body.returnUrl, null, 'but the page never links to it');
+      assert.equal((await t.call(m.key, 'GET', '/api/receipts/away-3')).status, 404);
+    } finally {
+      await o.close();
+    }
+  });
+
+  test("a shop read before the outage: its origins stand in, so another origin is still refused", async () => {
+    const m = await setUpMerchant(t, { shop });
+    const o = await outage();
+    try {
+      // Read while the database answers (the store is away, so this create is journaled too).
+      const first = await o.post(m.key, receiptBody('known-1', `${SHOP}/a`));
+      assert.equal(first.status, 201, JSON.stringify(first.body));
+      o.reads.away = true;
+      const ok = await o.post(m.key, receiptBody('known-2', 'https://other.example:8443/b'));
+      assert.equal(ok.status, 201, JSON.stringify(ok.body));
+      assert.equal(ok.body.degraded, true);
+      const refused = await o.post(m.key, receiptBody('known-3', 'https://evil.example/phish'));
+      assert.equal(refused.status, 400, JSON.stringify(refused.body));
+      assert.equal(refused.body.error, 'invalid_input');
+      assert.match(refused.body.message, /origin https:\/\/evil\.example is not one the shop allows/);
+
+      await o.back();
+      assert.equal((await t.call(m.key, 'GET', '/api/receipts/known-1')).body.returnUrl, `${SHOP}/a`);
+      assert.equal((await t.call(m.key, 'GET', '/api/receipts/known-2')).body.returnUrl, 'https://other.example:8443/b');
+      assert.equal((await t.call(m.key, 'GET', '/api/receipts/known-3')).status, 404);
+    } finally {
+      await o.close();
+    }
   });
 });

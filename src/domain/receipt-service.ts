@@ -64,6 +64,8 @@ export type CreateReceiptInput = Omit<CreateReceiptParams, 'wallet'>;
 
 export class ReceiptService {
   private readonly now: () => number;
+  /** Each merchant's allowed origins as last read: a create's returnUrl is checked against them while the database is away. */
+  readonly #origins = new LastRead<readonly string[]>(MAX_REMEMBERED_SHOPS);
 
   constructor(private readonly o: ReceiptServiceOptions) {
     this.now = o.now ?? Date.now;
@@ -89,22 +91,39 @@ export class ReceiptService {
 
   /**
    * A create's returnUrl, checked against the deployment's rules and the shop's allowed origins
-   * (src/domain/return-url.ts). Only a create that sends one reads the shop's settings; with the
-   * database away that read fails and the create answers 503, journaling nothing: the origin
-   * cannot be checked. A retry of a create that already stored this receipt with this returnUrl
-   * passes even if the shop has since withdrawn the origin: it answers as the first did.
+   * (src/domain/return-url.ts). Only a create that sends one reads the shop's settings, and each
+   * read is remembered (`#origins`). With the database away, the origins last read stand in: a
+   * URL of another origin is refused as it would be with the database up. A merchant this app
+   * has not read since it started is accepted unchecked and journaled: the write is acknowledged
+   * and never lost, and the payment page links to a returnUrl only while its origin is among the
+   * shop's allowed origins, which it checks at every display (returnUrlShown), so an origin the
+   * shop does not allow is never linked to (docs/decisions.md "returnUrl while the database is
+   * away"). A retry of a create that already stored this receipt with this returnUrl passes even
+   * if the shop has since withdrawn the origin: it answers as the first did (while the database
+   * is away, only one the journal still holds can be told apart: any other is refused).
    */
   async #checkedReturnUrl(wallet: string, id: string, value: unknown): Promise<string | null> {
     const url = parseReturnUrl(value, this.o.returnUrlPolicy ?? { allowLoopbackHttp: false });
     if (url === null) return null;
-    const dbDown = (err: unknown) => {
-      throw isDbDown(err) && !(err instanceof DatabaseUnavailable) ? new DatabaseUnavailable(err) : err;
-    };
-    const shop = await getShopSettings(this.o.db, wallet).catch(dbDown);
+    let origins: readonly string[];
     try {
-      assertReturnOriginAllowed(url, shop.allowedEmbedOrigins);
+      origins = (await getShopSettings(this.o.db, wallet)).allowedEmbedOrigins;
+      this.#origins.remember(wallet, origins);
+    } catch (err) {
+      if (!isDbDown(err)) throw err;
+      const known = this.#origins.get(wallet);
+      // Unknown here: accepted, journaled by create (its store is as unreachable as this read).
+      if (known === undefined) return url;
+      origins = known;
+    }
+    try {
+      assertReturnOriginAllowed(url, origins);
     } catch (refused) {
-      const stored = await this.o.store.find(this.o.db, wallet, id).catch((err: unknown) => (err instanceof NotFound ? undefined : dbDown(err)));
+      // With the database away, only the journal's copy can show a retry; else the refusal stands.
+      const stored = await this.o.store.find(this.o.db, wallet, id).catch((err: unknown) => {
+        if (err instanceof NotFound || isDbDown(err)) return this.o.journal.findReceipt(wallet, id);
+        throw err;
+      });
       if (stored?.returnUrl !== url) throw refused;
     }
     return url;
@@ -181,6 +200,25 @@ export class ReceiptService {
     }
     await journal.recordTrackingStatus({ wallet: merchant, receiptId, status }, write);
     return { ok: true, ...DEGRADED };
+  }
+}
+
+/** How many merchants' allowed origins one app remembers; the least recently read go first. */
+const MAX_REMEMBERED_SHOPS = 10_000;
+
+/** A bounded map of values as last read, the least recently read dropped first. */
+class LastRead<T> {
+  readonly #values = new Map<string, T>();
+  constructor(private readonly max: number) {}
+
+  remember(key: string, value: T): void {
+    this.#values.delete(key);
+    this.#values.set(key, value);
+    if (this.#values.size > this.max) this.#values.delete(this.#values.keys().next().value!);
+  }
+
+  get(key: string): T | undefined {
+    return this.#values.get(key);
   }
 }
 
