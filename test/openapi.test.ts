@@ -12,7 +12,11 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { CHAIN_STATUSES, INITIAL_STATUSES, RECEIPT_EXCEPTIONS, TRACKING_STATUSES } from '../src/contract/receipts.ts';
 import { SCOPES } from '../src/contract/subscriptions.ts';
 import { WEBHOOK_EVENT_TYPES } from '../src/contract/webhooks.ts';
+import { and, eq } from 'drizzle-orm';
+import { webhookEvents } from '../src/db/schema.ts';
+import { enqueueEvent } from '../src/webhooks/outbox.ts';
 import { randomWallet, startTestApp, type TestApp } from './helpers/app.ts';
+import { setUpMerchant } from './helpers/merchant.ts';
 import { DEVELOPER_ROUTES } from './helpers/developer-routes.ts';
 import { admin, newAccount, signIn } from './helpers/session.ts';
 import { resolveRefs } from './fuzz/route-table.ts';
@@ -373,5 +377,94 @@ describe('request examples', () => {
       sent++;
     }
     assert.ok(sent >= 15, `${sent} examples sent`);
+  });
+});
+
+describe('parameter examples ("Try it out")', () => {
+  type Param = { in: string; name: string; required?: boolean; schema: object; example?: unknown; examples?: Record<string, { value: unknown }> };
+  const paramsOf = (op: any): Param[] => (op.parameters ?? []).filter((p: Param) => p.in === 'query' || p.in === 'path');
+
+  test('every path and query parameter and every JSON request body has an example that validates against its own schema', () => {
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    let params = 0;
+    let bodies = 0;
+    for (const [m, p, op] of operations()) {
+      for (const param of paramsOf(op)) {
+        // One example, or named ones (a choice in the reference); each must fit.
+        const values = param.example !== undefined ? [param.example] : Object.values<{ value: unknown }>(param.examples ?? {}).map((e) => e.value);
+        assert.ok(values.length > 0, `${m} ${p}: ${param.in} parameter ${param.name} has an example`);
+        const validate = ajv.compile(resolveRefs(param.schema, doc));
+        for (const value of values) assert.ok(validate(value), `${m} ${p} ${param.name}=${JSON.stringify(value)}: ${JSON.stringify(validate.errors)}`);
+        params++;
+      }
+      const media = op.requestBody?.content?.['application/json'];
+      if (media === undefined) continue;
+      assert.ok(media.example !== undefined, `${m} ${p} has a request body example`);
+      const validate = ajv.compile(resolveRefs(media.schema, doc));
+      assert.ok(validate(media.example), `${m} ${p} body: ${JSON.stringify(validate.errors)}`);
+      bodies++;
+    }
+    assert.ok(params >= 40 && bodies >= 20, `${params} parameters, ${bodies} bodies`);
+  });
+
+  test('the new parameters of the integrator API carry the examples the reference shows', () => {
+    const example = (path: string, name: string) => paramsOf(doc.paths[path].get).find((x) => x.name === name)?.example;
+    assert.equal(example('/api/receipts', 'starting_after'), 'order-1001');
+    assert.equal(example('/api/receipts', 'status'), 'completed');
+    assert.equal(typeof example('/api/receipts', 'created_gte'), 'number');
+    assert.equal(typeof example('/api/receipts', 'created_lte'), 'number');
+    assert.equal(example('/api/events', 'type'), 'receipt.completed');
+    assert.match(String(example('/api/events', 'starting_after')), /^msg_/);
+    assert.equal(example('/api/events', 'limit'), 20);
+    assert.equal(example('/api/split/settlements', 'format'), 'csv');
+    // metadata in the bodies' examples; returnUrl's example on its field, since on a fresh
+    // service no shop allows its origin yet (the body examples must work from "Try it out").
+    for (const p of ['/api/receipts', '/api/orders']) {
+      const media = doc.paths[p].post.requestBody.content['application/json'];
+      assert.ok(Object.keys(media.example.metadata).length > 0, `${p}: metadata in the example`);
+      const schema = resolveRefs(media.schema, doc);
+      assert.equal(schema.properties.returnUrl.examples[0], 'https://shop.example/orders/SO-20417', `${p}: returnUrl's example`);
+      assert.ok(schema.properties.metadata.examples.length > 0, `${p}: metadata's example`);
+    }
+  });
+
+  test('every GET of the developer API answers its documented examples without a 4xx, once the objects they name exist', async () => {
+    // What a developer would have made first: the example receipt (POST /api/receipts's example),
+    // and an event whose id the examples name (events come from payments, which no example makes).
+    const m = await setUpMerchant(t);
+    const created = await t.call(m.key, 'POST', '/api/receipts', doc.paths['/api/receipts'].post.requestBody.content['application/json'].example);
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const eventId = paramsOf(doc.paths['/api/events/{id}'].get).find((x) => x.name === 'id')!.example as string;
+    const db = t.deps.database.db;
+    const made = await db.transaction((tx) => enqueueEvent(tx, { wallet: m.wallet, type: 'receipt.completed', dedupeKey: 'openapi-example', data: { receiptId: 'order-1001' } }, Date.now()));
+    await db.update(webhookEvents).set({ id: eventId }).where(and(eq(webhookEvents.wallet, m.wallet), eq(webhookEvents.id, made!)));
+
+    const url = (p: string, params: Param[], only?: Param) => {
+      let path = p;
+      const query = new URLSearchParams();
+      for (const x of params) {
+        if (x.in === 'path') path = path.replace(`{${x.name}}`, encodeURIComponent(String(x.example)));
+        else if (only === undefined || x === only) query.set(x.name, String(x.example));
+      }
+      const q = query.toString();
+      return q === '' ? path : `${path}?${q}`;
+    };
+    const sent: string[] = [];
+    for (const [m2, p, op] of operations()) {
+      if (m2 !== 'GET' || !('subscriptionKey' in (op.security[0] ?? {}))) continue;
+      const params = paramsOf(op);
+      const queries = params.filter((x) => x.in === 'query');
+      // Every query example together, as "Try it out" fills them in, and each alone.
+      for (const target of [url(p, params), ...queries.map((q) => url(p, params, q))]) {
+        const res = await t.call(m.key, 'GET', target);
+        // This test app runs without a chain: the routes that read the chain say so with a 503.
+        const noChain = res.status === 503 && res.body.error === 'chain_unavailable';
+        assert.ok(res.status < 400 || noChain, `GET ${target} → ${res.status} ${JSON.stringify(res.body)}`);
+        sent.push(target);
+      }
+    }
+    for (const must of ['/api/receipts?', '/api/events?', '/api/events/msg_', '/api/receipts/order-1001', '/api/split/settlements?']) {
+      assert.ok(sent.some((s) => s.startsWith(must)), `${must} was sent: ${sent.join(' ')}`);
+    }
   });
 });

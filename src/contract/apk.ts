@@ -5,7 +5,7 @@ import { Type, type Static } from '@sinclair/typebox';
 export const MAX_LISTED_APKS = 20;
 
 export const ApkListQuery = Type.Object({
-  apps: Type.Optional(Type.String({ description: `Comma-separated brand keys, at most ${MAX_LISTED_APKS}; default BRAND_KEY` })),
+  apps: Type.Optional(Type.String({ description: `Comma-separated brand keys, at most ${MAX_LISTED_APKS}; default BRAND_KEY`, examples: ['splitline'] })),
 });
 export type ApkListQuery = Static<typeof ApkListQuery>;
 
@@ -26,8 +26,8 @@ export const ApkList = Type.Object({
 });
 export type ApkList = Static<typeof ApkList>;
 
-export const ApkDownloadParams = Type.Object({ app: Type.String({ description: 'Brand key, [a-z0-9-]{1,64}' }) });
-export const ApkUploadParams = Type.Object({ app: Type.String() });
+export const ApkDownloadParams = Type.Object({ app: Type.String({ description: 'Brand key, [a-z0-9-]{1,64}', examples: ['splitline'] }) });
+export const ApkUploadParams = Type.Object({ app: Type.String({ description: 'Brand key, [a-z0-9-]{1,64}', examples: ['splitline'] }) });
 
 export const ApkUploaded = Type.Object({ ok: Type.Boolean(), app: Type.String(), size: Type.Integer(), etag: Type.String() });
 export type ApkUploaded = Static<typeof ApkUploaded>;

@@ -70,12 +70,13 @@ export const ListEventsQuery = Type.Object({
       pattern: EVENT_ID.source,
       description:
         "An event id, the last one of the previous page: this page continues after it in the list's order (newest first). " +
-        `Not an event of this merchant from the last ${EVENT_RETENTION_DAYS} days: 400 invalid_input`,
-      // No example: the reference's "Try it out" would send a made-up cursor, which is a 400.
+        `Not an event of this merchant from the last ${EVENT_RETENTION_DAYS} days: 400 invalid_input. The example shows the form; ` +
+        'in "Try it out", put the id of an event of the previous page (or clear it for the first page)',
+      examples: [EVENT_ID_EXAMPLE],
     }),
   ),
   limit: Type.Optional(
-    Type.Integer({ minimum: 1, maximum: 100, default: 50, description: 'How many events, newest first; outside 1..100: 400 invalid_input' }),
+    Type.Integer({ minimum: 1, maximum: 100, default: 50, description: 'How many events, newest first; outside 1..100: 400 invalid_input', examples: [20] }),
   ),
 });
 export type ListEventsQuery = Static<typeof ListEventsQuery>;

@@ -37,7 +37,7 @@ export const OrderBody = Type.Object(
   },
   {
     [HANDLER_CHECKS]: { required: ['items'] },
-    examples: [{ items: [{ sku: 'espresso', qty: 2 }], metadata: { shopOrder: 'SO-20417' } }],
+    examples: [{ items: [{ sku: 'espresso', qty: 2 }], metadata: { shopOrder: 'SO-20417' }}],
   },
 );
 /** What a client sends: items are required. */

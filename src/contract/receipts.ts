@@ -205,14 +205,14 @@ const STATUS_FILTER = `^(${RECEIPT_STATUSES.join('|')}|${REFUND_STATUS_PREFIX}[a
 
 export const ListReceiptsQuery = Type.Object({
   limit: Type.Optional(
-    Type.Integer({ minimum: 1, maximum: 200, default: 100, description: 'How many receipts, newest first; outside 1..200: 400 invalid_input' }),
+    Type.Integer({ minimum: 1, maximum: 200, default: 100, description: 'How many receipts, newest first; outside 1..200: 400 invalid_input', examples: [20] }),
   ),
   starting_after: Type.Optional(
     Type.String({
       pattern: RECEIPT_ID.source,
       description:
         "A receipt id, the last one of the previous page: this page continues after it in the list's order (newest first). " +
-        'Not a receipt of this merchant: 400 invalid_input',
+        'Not a receipt of this merchant: 400 invalid_input. The example is the receipt the example of POST /api/receipts creates',
       examples: ['order-1001'],
     }),
   ),
@@ -337,6 +337,8 @@ export const CreateReceiptBody = Type.Object(
         ],
         totalUsd: 9.25,
         metadata: METADATA_EXAMPLE,
+        // No returnUrl: on a fresh service no shop allows its origin yet, and "Try it out" would
+        // answer 400. Its own example is on the field (ReturnUrl), shown by the reference's schema.
       },
     ],
   },

@@ -22,7 +22,7 @@ export const RejectedWrite = Type.Object({
 export type RejectedWrite = Static<typeof RejectedWrite>;
 
 export const RejectedWritesQuery = Type.Object({
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50, description: 'How many, newest first' })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50, description: 'How many, newest first', examples: [20] })),
 });
 export type RejectedWritesQuery = Static<typeof RejectedWritesQuery>;
 

@@ -15,6 +15,7 @@ export const GRANTED_ROLES = ['admin', 'merchant'] as const;
 export type GrantedRole = (typeof GRANTED_ROLES)[number];
 const GrantedRoleSchema = stringEnum(GRANTED_ROLES, {
   description: "admin: a platform role; merchant: the platform pays for the wallet's split deployment",
+  examples: ['merchant'],
 });
 
 export const Grant = Type.Object({

@@ -37,7 +37,9 @@ export const SplitTransaction = Type.Object({
 export type SplitTransaction = Static<typeof SplitTransaction>;
 
 export const SplitTransactionsQuery = Type.Object({
-  address: Type.Optional(Type.String({ pattern: Wallet.pattern, description: 'Only transactions of this split contract or counterparty' })),
+  address: Type.Optional(
+    Type.String({ pattern: Wallet.pattern, description: 'Only transactions of this split contract or counterparty', examples: ['0x3c44cdddb6a900fa2b585dd299e03d12fa4293bc'] }),
+  ),
 });
 export type SplitTransactionsQuery = Static<typeof SplitTransactionsQuery>;
 
@@ -139,7 +141,7 @@ export const SETTLEMENT_FORMATS = ['json', 'csv'] as const;
 export const SettlementQuery = Type.Object({
   from: Type.Optional(Type.Integer({ minimum: 0, description: 'The period starts here (Unix ms, inclusive); 0 by default: since the split began', examples: [1767225600000] })),
   to: Type.Optional(Type.Integer({ minimum: 0, description: 'The period ends here (Unix ms, exclusive); by default it has no end: every transfer indexed so far', examples: [1769904000000] })),
-  format: Type.Optional(answerEnum(SETTLEMENT_FORMATS, { description: 'csv: the lines as text/csv, one column per recipient; json by default' })),
+  format: Type.Optional(answerEnum(SETTLEMENT_FORMATS, { description: 'csv: the lines as text/csv, one column per recipient; json by default', examples: ['csv'] })),
 });
 export type SettlementQuery = Static<typeof SettlementQuery>;
 

@@ -108,7 +108,7 @@ export const SubscriptionCreated = Type.Object(
 );
 export type SubscriptionCreated = Static<typeof SubscriptionCreated>;
 
-export const SubscriptionParams = Type.Object({ id: Type.String({ description: 'The subscription id' }) });
+export const SubscriptionParams = Type.Object({ id: Type.String({ description: 'The subscription id', examples: ['sub_Xw3kQ9vL2pR7sT1a'] }) });
 
 export const RotateKeyBody = Type.Object({ key: Type.Union([Type.Literal('primary'), Type.Literal('secondary')]) }, { examples: [{ key: 'secondary' }] });
 export type RotateKeyBody = Static<typeof RotateKeyBody>;

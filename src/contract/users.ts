@@ -45,27 +45,28 @@ export const LiveUser = Type.Object({
 });
 export type LiveUser = Static<typeof LiveUser>;
 
-const tagList = (what: string) =>
+const tagList = (what: string, example: string) =>
   Type.Optional(
-    Type.String({ maxLength: 1000, description: `Comma-separated ${what}; the user must have all (case-insensitive)` }),
+    Type.String({ maxLength: 1000, description: `Comma-separated ${what}; the user must have all (case-insensitive)`, examples: [example] }),
   );
 
 export const SearchUsersQuery = Type.Object({
   q: Type.Optional(
     Type.String({ maxLength: 200, description: 'Case-insensitive substring of the wallet or displayName', examples: ['ada'] }),
   ),
-  domains: tagList('domains'),
-  platforms: tagList('platforms'),
-  languages: tagList('languages'),
-  minXp: Type.Optional(Type.Number({ minimum: 0 })),
-  maxXp: Type.Optional(Type.Number({ minimum: 0 })),
-  live: Type.Optional(Type.Boolean({ description: `true: only users currently live (${PRESENCE_RULE})` })),
+  domains: tagList('domains', 'defi'),
+  platforms: tagList('platforms', 'web'),
+  languages: tagList('languages', 'en'),
+  minXp: Type.Optional(Type.Number({ minimum: 0, examples: [100] })),
+  maxXp: Type.Optional(Type.Number({ minimum: 0, examples: [5000] })),
+  live: Type.Optional(Type.Boolean({ description: `true: only users currently live (${PRESENCE_RULE})`, examples: [false] })),
   limit: Type.Optional(
-    Type.Number({ description: `Default ${SEARCH_LIMIT_DEFAULT}; clamped to 1..${SEARCH_LIMIT_MAX}` }),
+    Type.Number({ description: `Default ${SEARCH_LIMIT_DEFAULT}; clamped to 1..${SEARCH_LIMIT_MAX}`, examples: [SEARCH_LIMIT_DEFAULT] }),
   ),
   scan: Type.Optional(
     Type.Number({
       description: `Users scanned (highest XP first) before filtering. Default ${SEARCH_SCAN_DEFAULT}; clamped to limit..${SEARCH_SCAN_MAX}`,
+      examples: [SEARCH_SCAN_DEFAULT],
     }),
   ),
 });

@@ -72,7 +72,7 @@ export const EndpointCreated = Type.Object(
 );
 export type EndpointCreated = Static<typeof EndpointCreated>;
 
-export const IdParams = (description: string) => Type.Object({ id: Type.String({ description }) });
+export const IdParams = (description: string, example: string) => Type.Object({ id: Type.String({ description, examples: [example] }) });
 
 export const TestQueued = Type.Object(
   { deliveryId: Type.String({ description: 'The delivery in GET /api/admin/webhooks/deliveries' }) },

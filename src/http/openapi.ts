@@ -412,6 +412,21 @@ function finishRequestBody(op: Operation, doc: Document): void {
   media.example = supplied !== undefined ? supplied : sample(media.schema, doc, '', 0);
 }
 
+/**
+ * Every path and query parameter carries an example, which the reference's "Try it out" fills in:
+ * the one its schema names (@fastify/swagger copies `examples[0]`), else one made from the schema.
+ * The contracts write one for every parameter of a developer route (test/openapi.test.ts holds
+ * them to their schemas and sends them to a real app).
+ */
+function finishParameters(op: Operation, doc: Document): void {
+  for (const p of op.parameters ?? []) {
+    if (p === null || typeof p !== 'object') continue;
+    const param = p as { in?: string; name?: string; schema?: Schema; example?: unknown; examples?: unknown };
+    if (param.in === 'header' || param.example !== undefined || param.examples !== undefined) continue;
+    param.example = sample(param.schema, doc, param.name ?? '', 0);
+  }
+}
+
 /** What apk.ts leaves out: the bytes of a partial download and of an upload. */
 function finishApk(op: Operation): void {
   const binary = { schema: { type: 'string', format: 'binary' } };
@@ -465,6 +480,7 @@ function finishDocument(doc: Document): void {
       finishApk(op);
       finishStatusRoute(op);
       finishRequestBody(op, doc);
+      finishParameters(op, doc);
       finishResponses(op, method, path, meta, doc);
     }
   }

@@ -68,7 +68,7 @@ export function adminWebhookRoutes(app: App, deps: Deps): void {
         tags: ['admin'],
         summary: 'Remove a webhook endpoint',
         security: cookieAuth,
-        params: IdParams('The endpoint id'),
+        params: IdParams('The endpoint id', 'wh_Xw3kQ9vL2pR7sT1a'),
         response: { 200: Ok('Removed'), ...adminErrors, 404: errorRef },
       },
     },
@@ -90,7 +90,7 @@ export function adminWebhookRoutes(app: App, deps: Deps): void {
           'every delivery. It is tried once; its result appears in the deliveries list under the answered deliveryId. ' +
           '409 while an earlier test to the same endpoint is still being sent.',
         security: cookieAuth,
-        params: IdParams('The endpoint id'),
+        params: IdParams('The endpoint id', 'wh_Xw3kQ9vL2pR7sT1a'),
         response: {
           202: TestQueued,
           409: errorRef,
@@ -131,7 +131,7 @@ export function adminWebhookRoutes(app: App, deps: Deps): void {
         tags: ['admin'],
         summary: 'Send a delivery again now',
         security: cookieAuth,
-        params: IdParams('The delivery id'),
+        params: IdParams('The delivery id', 'dlv_Xw3kQ9vL2pR7sT1a'),
         response: { 200: Ok('Queued to be sent again now'), ...adminErrors, 404: errorRef },
       },
     },
