@@ -274,6 +274,11 @@ describe('GET /api/receipts/:id and /api/receipts/status', () => {
       amountPaid: '0',
       amountDue: '300000',
       refundedUsd: 0,
+      totalBaseUnits: '300000',
+      amountPaidBaseUnits: '0',
+      amountDueBaseUnits: '300000',
+      decimals: 6,
+      token: null,
       payTo: null,
       payer: null,
       jurisdictionCode: null,
@@ -327,7 +332,7 @@ describe('GET /api/receipts/:id and /api/receipts/status', () => {
         amountUnits: '1500000', verifiedAt: createdAt + 4_000, createdBy: wallet, createdAt: createdAt + 4_000,
       },
     ]);
-    const full = (payer: string | null) =>
+    const full = (payer: string | null, chainToken: string | null = null) =>
       JSON.stringify({
         receiptId: 'full',
         totalUsd: 9.01,
@@ -346,6 +351,11 @@ describe('GET /api/receipts/:id and /api/receipts/status', () => {
         amountPaid: '9020000',
         amountDue: '0',
         refundedUsd: 1.75,
+        totalBaseUnits: '9010000',
+        amountPaidBaseUnits: '9020000',
+        amountDueBaseUnits: '0',
+        decimals: 6,
+        token: chainToken,
         payTo,
         payer,
         jurisdictionCode: 'US-"CA"',
@@ -359,15 +369,17 @@ describe('GET /api/receipts/:id and /api/receipts/status', () => {
           { status: 'completed', at: createdAt + 3_000, source: 'chain' },
         ],
         refunds: [
-          { id: 'rfd-1', usd: 1.5, buyer, txHash: refundTx, verified: true, verification: 'verified', createdAt: createdAt + 4_000 },
-          { id: 'rfd-2', usd: 0.25, buyer, txHash: null, verified: false, verification: 'none', createdAt: createdAt + 5_000 },
+          { id: 'rfd-1', usd: 1.5, amountUsd: 1.5, buyer, txHash: refundTx, verified: true, verification: 'verified', createdAt: createdAt + 4_000 },
+          { id: 'rfd-2', usd: 0.25, amountUsd: 0.25, buyer, txHash: null, verified: false, verification: 'none', createdAt: createdAt + 5_000 },
         ],
       });
     // This app has no chain, so no token to count: no payer.
     assert.equal(await detailText(key, 'full'), full(null));
-    // With the chain's token (in any letter case), the first counted transfer's sender.
+    // With the chain's token (in any letter case), the first counted transfer's sender; the token
+    // as the chain configures it.
     const store = t.deps.stores.receipts;
-    assert.equal(await store.detailJson(wallet, 'full', t.config.brandName, token.toUpperCase().replace('0X', '0x')), full('0x' + 'b1'.repeat(20)));
+    const upper = token.toUpperCase().replace('0X', '0x');
+    assert.equal(await store.detailJson(wallet, 'full', t.config.brandName, upper), full('0x' + 'b1'.repeat(20), upper));
     assert.equal(JSON.parse(await store.detailJson(wallet, 'full', t.config.brandName, '0x' + 'ff'.repeat(20))).payer, '0x' + 'a0'.repeat(20));
     assert.equal(JSON.parse(await store.detailJson(wallet, 'full', t.config.brandName, '0x' + 'ab'.repeat(20))).payer, null);
   });
@@ -442,10 +454,16 @@ describe('GET /api/receipts/:id and /api/receipts/status', () => {
       transactionHash: null,
       currency: 'USDC',
       amount: 9.25,
+      amountUsd: 9.25,
       exception: null,
       expiresAt: res.body.expiresAt,
       amountPaid: '0',
       amountDue: '9250000',
+      totalBaseUnits: '9250000',
+      amountPaidBaseUnits: '0',
+      amountDueBaseUnits: '9250000',
+      decimals: 6,
+      token: null,
       metadata: {},
       returnUrl: null,
     });

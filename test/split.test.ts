@@ -96,6 +96,8 @@ describe('GET /api/split/transactions', () => {
       fees: 0.0075,
       amountBaseUnits: '1500000',
       feesBaseUnits: '7500',
+      token: null,
+      decimals: 6,
     });
   });
 

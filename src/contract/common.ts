@@ -180,6 +180,21 @@ export function PositiveUsd(options: NumberOptions = {}) {
 /** Token base units as a decimal string (JSON numbers cannot hold them exactly). */
 export const BaseUnits = (description: string) => Type.String({ pattern: '^(0|[1-9][0-9]*)$', description, examples: ['7000000'] });
 
+/**
+ * The units every amount names (DESIGN.md "Integrator API", Units; docs/decisions.md "Units"):
+ * USD amounts are JSON numbers in fields ending `Usd`; token amounts are decimal strings of base
+ * units in fields ending `BaseUnits`, beside `token` (the token contract's address) and
+ * `decimals` (of the token: base units per token are 10^decimals). Fields the specification
+ * names (amount, fees, usd, amountPaid...) keep their names and shapes beside them.
+ */
+export const TokenUnits = {
+  token: Type.Union([Type.String({ pattern: '^0x[0-9a-fA-F]{40}$' }), Type.Null()], {
+    description: 'The token contract the BaseUnits amounts are in (the one the service accepts); null on an instance without a chain',
+    examples: ['0x5FbDB2315678afecb367f032d93F642f64180aa3'],
+  }),
+  decimals: Type.Integer({ minimum: 0, description: 'Of the token: one token is 10^decimals base units (USDC: 6)', examples: [6] }),
+};
+
 export const Degraded = {
   degraded: Type.Optional(Type.Boolean({ description: 'true: the database is unreachable; see "Degraded mode" in the introduction' })),
   reason: Type.Optional(answerEnum(['database_unavailable'])),

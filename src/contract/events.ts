@@ -30,9 +30,12 @@ export const Event = Type.Object(
     timestamp: Type.String({ description: 'The same instant as an ISO 8601 string (the Standard Webhooks payload field)', examples: ['2026-01-01T00:00:00.000Z'] }),
     data: Type.Record(Type.String(), Type.Unknown(), {
       description:
-        'What the event reports. Receipt events: receiptId, merchant, status, exception, totalUsd, currency, payTo, amount, amountPaid and ' +
-        'amountDue (token base units, decimal strings), transactionHash, transactionTimestamp and the receipt\'s metadata; refund events ' +
-        'add the refund; write.rejected names the write and why it could not apply',
+        'What the event reports. Receipt events: receiptId, merchant, status, exception, totalUsd, currency (the receipt\'s: the ' +
+        'currency it is priced in, USD), payTo, amount, amountPaid and amountDue (token base units, decimal strings, kept for the ' +
+        'consumers that read them), the same named by their unit: totalBaseUnits, amountPaidBaseUnits and amountDueBaseUnits beside ' +
+        'token (its address) and decimals, then transactionHash, transactionTimestamp and the receipt\'s metadata; ' +
+        'receipt.payment_reversed adds amountReversed and amountReversedBaseUnits. Refund events add the refund: usd and amountUsd, ' +
+        'refundedUsd, buyer, txHash, verification; write.rejected names the write and why it could not apply',
       examples: [
         {
           receiptId: 'order-1001',
@@ -48,6 +51,11 @@ export const Event = Type.Object(
           transactionHash: '0x5c504ed432cb51138bcf09aa5e8a410dd4a1e204ef84bfed1be16dfba1b22060',
           transactionTimestamp: 1767225590000,
           metadata: { orderNumber: 'A-1001' },
+          totalBaseUnits: '7000000',
+          amountPaidBaseUnits: '7000000',
+          amountDueBaseUnits: '0',
+          token: '0x5FbDB2315678afecb367f032d93F642f64180aa3',
+          decimals: 6,
         },
       ],
     }),

@@ -3,7 +3,7 @@
  * receipt as lists and the detail show it, its creation and its tracking statuses.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { answerEnum, BaseUnits, Degraded, HANDLER_CHECKS, Nullable, PositiveUsd, ref, stringEnum, TxHash, Usd, Wallet, WALLET } from './common.ts';
+import { answerEnum, BaseUnits, Degraded, HANDLER_CHECKS, Nullable, PositiveUsd, ref, stringEnum, TokenUnits, TxHash, Usd, Wallet, WALLET } from './common.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Statuses (the state machine over them is src/payments/states.ts)
@@ -169,8 +169,16 @@ export const ReceiptExceptionSchema = Type.Unsafe<ReceiptException | null>({
 export const PaymentState = {
   exception: ReceiptExceptionSchema,
   expiresAt: Type.Integer({ description: 'Unix ms; a receipt with nothing received by then fails with exception expired', examples: [1767229200000] }),
-  amountPaid: BaseUnits("What the receipt's payment address received in its token, token base units (USDC: 6 decimals)"),
-  amountDue: BaseUnits('What is still missing, token base units'),
+  amountPaid: BaseUnits("What the receipt's payment address received in its token, token base units (USDC: 6 decimals); also amountPaidBaseUnits"),
+  amountDue: BaseUnits('What is still missing, token base units; also amountDueBaseUnits'),
+};
+
+/** The payment's token amounts named by their unit (docs/decisions.md "Units"); the token beside them. */
+export const TokenAmounts = {
+  totalBaseUnits: BaseUnits("The total in the token's base units: what the buyer pays"),
+  amountPaidBaseUnits: BaseUnits("What the receipt's payment address received in its token, base units"),
+  amountDueBaseUnits: BaseUnits('What is still missing, base units'),
+  decimals: TokenUnits.decimals,
 };
 
 /** The sum of a receipt's refunds; a receipt keeps its status until they cover its total (then refunded). */
@@ -195,6 +203,8 @@ export const Receipt = Type.Object(
     status: ReceiptStatusSchema,
     ...PaymentState,
     refundedUsd: RefundedUsd,
+    ...TokenAmounts,
+    token: TokenUnits.token,
   },
   { $id: 'Receipt', title: 'Receipt' },
 );
@@ -274,6 +284,7 @@ export const RefundVerificationSchema = stringEnum(REFUND_VERIFICATIONS, {
 export const ReceiptRefundSummary = Type.Object({
   id: Type.String(),
   usd: PositiveUsd({ examples: [3.5] }),
+  amountUsd: PositiveUsd({ description: 'The same amount, named by its unit', examples: [3.5] }),
   buyer: Wallet,
   txHash: Nullable(TxHash),
   verified: Type.Boolean({ description: "Its transfer of the token to the buyer, from the merchant's own addresses, is CONFIRMATIONS deep on the chain" }),
@@ -370,8 +381,11 @@ export const ReceiptStatusView = Type.Object(
       description: "The newest transfer of the receipt's token into its payment address as of its payment's last change (kept once completed); null before one",
     }),
     currency: Type.String({ description: 'The token the receipt is paid in', examples: ['USDC'] }),
-    amount: Usd({ description: 'The total, in token units (1 USDC = 1 USD)', examples: [7] }),
+    amount: Usd({ description: 'The total, in token units (1 USDC = 1 USD); also amountUsd', examples: [7] }),
+    amountUsd: Usd({ description: "The receipt's total, USD", examples: [7] }),
     ...PaymentState,
+    ...TokenAmounts,
+    token: TokenUnits.token,
     metadata: MetadataRef,
     returnUrl: ReturnUrlAnswer,
   },

@@ -4,7 +4,7 @@
  * (admin) and /api/admin/split/payouts (admin).
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { answerEnum, BaseUnits, HANDLER_CHECKS, HandlerCheckedWallet, TxHash, Wallet, WALLET } from './common.ts';
+import { answerEnum, BaseUnits, HANDLER_CHECKS, HandlerCheckedWallet, TokenUnits, TxHash, Wallet, WALLET } from './common.ts';
 
 /** The most transactions one listing answers (src/domain/split-transactions.ts). */
 export const SPLIT_TRANSACTIONS_CAP = 200;
@@ -33,6 +33,7 @@ export const SplitTransaction = Type.Object({
   fees: Type.Number({ description: "The platform's share, in token units, as the contract computes it (rounded down)" }),
   amountBaseUnits: Type.String({ pattern: '^(0|[1-9][0-9]*)$', description: 'amount exactly, token base units (USDC: 6 decimals)', examples: ['7000000'] }),
   feesBaseUnits: Type.String({ pattern: '^(0|[1-9][0-9]*)$', description: 'fees exactly, token base units', examples: ['35000'] }),
+  ...TokenUnits,
 });
 export type SplitTransaction = Static<typeof SplitTransaction>;
 
@@ -100,6 +101,7 @@ const Units = (description: string) => BaseUnits(description);
 export const SplitBalances = Type.Object({
   address: Type.String({ ...WALLET, description: 'The split contract' }),
   token: Type.String({ ...WALLET, description: 'The token the amounts are in (the service accepts this one)' }),
+  decimals: TokenUnits.decimals,
   totalReceived: Units('Everything the split ever received in the token: balance + totalReleased, base units'),
   totalReleased: Units('Everything released to recipients so far, base units'),
   balance: Units("The split's token balance now, base units"),
@@ -120,6 +122,7 @@ export const RecipientBalances = Type.Object(
   {
     split: Type.String({ ...WALLET, description: 'The split contract' }),
     token: Type.String({ ...WALLET, description: 'The token the amounts are in (the service accepts this one)' }),
+    decimals: TokenUnits.decimals,
     recipients: Type.Array(
       Type.Object({
         address: Wallet,
@@ -149,6 +152,7 @@ export const Settlement = Type.Object(
   {
     split: Type.Union([Type.String({ ...WALLET, description: 'The split contract' }), Type.Null()], { description: 'null before the split contract is deployed (the report is then empty)' }),
     currency: Type.String({ examples: ['USDC'] }),
+    token: TokenUnits.token,
     decimals: Type.Integer({ description: 'Of the token: every amount is in its base units', examples: [6] }),
     from: Type.Integer({ description: 'Unix ms, inclusive' }),
     to: Type.Union([Type.Integer(), Type.Null()], { description: 'Unix ms, exclusive; null when the query gave none' }),

@@ -16,7 +16,7 @@ import { Conflict, NotFound } from '../domain/errors.ts';
 import { GroupCommit, LookupBatcher, type Settled } from './batch.ts';
 import { isConnectionError, type Db, type Tx } from './client.ts';
 import { perDatabase } from './prepared.ts';
-import { detailGroup, detailGroupKey, merchantGroup, merchantGroupKey, receiptDetailsJson, receiptPageJson } from './receipt-views.ts';
+import { detailGroup, detailGroupKey, receiptDetailsJson, receiptPageJson } from './receipt-views.ts';
 import { receipts, receiptStatusHistory, writeIds, type StoredLineItem } from './schema.ts';
 import { claimRecords, claimStatement, type Write } from './write-claims.ts';
 
@@ -164,12 +164,13 @@ export class ReceiptStore {
     // arrived, never before, so a list always shows every receipt whose creation was acknowledged
     // before it was asked for.
     this.#lists = new LookupBatcher(async (group, keys) => {
-      const { wallet, brand } = merchantGroup(group);
+      const { wallet, token, brand } = detailGroup(group);
       const pages = await Promise.all(
         keys.map(async (key) => {
           const p = JSON.parse(key) as ReceiptPage;
           const [row] = await this.#pages(this.db).execute({
             wallet,
+            token,
             brand,
             limit: p.limit,
             take: p.limit + 1,
@@ -281,11 +282,11 @@ export class ReceiptStore {
    * receiptPageJson) and whether more receipts match beyond it; 'unknown_cursor' when
    * `startingAfter` names no receipt of this merchant.
    */
-  async pageJson(wallet: string, page: ReceiptPage, fallbackBrand: string): Promise<ReceiptPageJson | 'unknown_cursor'> {
+  async pageJson(wallet: string, page: ReceiptPage, fallbackBrand: string, token?: string): Promise<ReceiptPageJson | 'unknown_cursor'> {
     // Members in a fixed order, so equal pages share a key (and a query).
     const { limit, startingAfter, status, createdGte, createdLte } = page;
     const key = JSON.stringify({ limit, startingAfter, status, createdGte, createdLte });
-    return (await this.#lists.get(merchantGroupKey(wallet, fallbackBrand), key)) ?? { json: '[]', hasMore: false };
+    return (await this.#lists.get(detailGroupKey(wallet, token, fallbackBrand), key)) ?? { json: '[]', hasMore: false };
   }
 
   /**

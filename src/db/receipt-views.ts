@@ -26,6 +26,12 @@ const outer = (column: typeof receipts.wallet | typeof receipts.id) => sql`${rec
 const brandNameJson = sql<string>`to_json(coalesce((select ${shopConfigs.name} from ${shopConfigs} where ${shopConfigs.wallet} = ${sql.placeholder('wallet')}), ${sql.placeholder('brand')}::text))::text`;
 
 /**
+ * The token the receipt's amounts in base units are in (DESIGN "Integrator API", Units): the
+ * chain's, as configured (checksummed), given with the query; null on an instance without a chain.
+ */
+const tokenJson = sql<string>`',"token":' || coalesce(to_json(${sql.placeholder('token')}::text)::text, 'null')`;
+
+/**
  * The receipt's fixed summary members, as stored with the row, or rendered by the database's
  * function for a row stored without them (written before the column existed, or directly).
  */
@@ -47,7 +53,7 @@ const detailPartJson = sql<string>`coalesce(${receipts.detailJson}, receipt_deta
  * cost the service ten times the query. Here PostgreSQL joins each row's stored summary and state
  * with the shop's name, and the service sends the result as it is.
  *
- * Placeholders: `wallet`, `limit`, and the filters, each null when not asked for: `after` (a
+ * Placeholders: `wallet`, `token` (the chain's token, null without one), `limit`, and the filters, each null when not asked for: `after` (a
  * receipt id: the page continues after that receipt), `status`, `gte` and `lte` (created_at
  * bounds, Unix ms). Keyset pagination on (created_at, id), the list's order, so a page never
  * repeats or skips a receipt when others are created between pages (no OFFSET). One row more than
@@ -90,7 +96,7 @@ export const receiptPageJson = (db: Db) => {
     .as('r');
   return db
     .select({
-      json: sql<string>`'[' || coalesce(string_agg('{' || ${r.summary} || ',"brandName":' || ${brandNameJson} || ${r.state} || '}',
+      json: sql<string>`'[' || coalesce(string_agg('{' || ${r.summary} || ',"brandName":' || ${brandNameJson} || ${r.state} || ${tokenJson} || '}',
         ',' order by ${r.createdAt} desc, ${r.id} desc) filter (where ${r.n} <= ${limit}), '') || ']'`,
       hasMore: sql<boolean>`count(*) > ${limit}`,
       cursorFound: sql<boolean>`(${after} is null or exists ${sql`(select 1 from ${receipts} c where c.wallet = ${wallet} and c.id = ${after})`})`,
@@ -120,11 +126,12 @@ const detailJson = (() => {
   // The scanner records no zero-value transfer; rows stored before it did are passed over here.
   const t = receiptTransfers;
   const payer = sql`coalesce((select to_json(${t.fromAddress})::text from ${t}
-    where ${t.wallet} = ${outer(receipts.wallet)} and ${t.receiptId} = ${outer(receipts.id)} and ${t.kind} = 'in' and ${t.token} = ${sql.placeholder('token')}::text and ${t.amountUnits} <> '0'
+    where ${t.wallet} = ${outer(receipts.wallet)} and ${t.receiptId} = ${outer(receipts.id)} and ${t.kind} = 'in' and ${t.token} = lower(${sql.placeholder('token')}::text) and ${t.amountUnits} <> '0'
     order by ${t.blockNumber}, ${t.logIndex} limit 1), 'null')`;
   return sql<string>`'{' || ${summaryJson}
     || ',"brandName":' || ${brandNameJson}
     || ${stateJson}
+    || ${tokenJson}
     || ',"payTo":' || coalesce(to_json(${receipts.payAddress})::text, 'null')
     || ',"payer":' || ${payer}
     || ${detailPartJson} || '}'`;
@@ -140,7 +147,7 @@ export const receiptDetailsJson = (db: Db) =>
 
 /** The batch group of detail reads: the merchant group, and the chain's token ('-' without one). */
 export const detailGroupKey = (wallet: string, token: string | undefined, fallbackBrand: string) =>
-  merchantGroupKey(wallet, `${token?.toLowerCase() ?? '-'} ${fallbackBrand}`);
+  merchantGroupKey(wallet, `${token ?? '-'} ${fallbackBrand}`);
 
 export function detailGroup(group: string): { wallet: string; token: string | null; brand: string } {
   const { wallet, brand: rest } = merchantGroup(group);

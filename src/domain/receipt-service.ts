@@ -137,7 +137,7 @@ export class ReceiptService {
   list(wallet: string, page: ReceiptPage): Promise<JsonText | ({ receipts: never[]; has_more: false } & Degraded)> {
     return orDegraded(
       async () => {
-        const found = await this.o.store.pageJson(wallet, page, this.o.brandName);
+        const found = await this.o.store.pageJson(wallet, page, this.o.brandName, this.o.usdcAddress);
         if (found === 'unknown_cursor') throw new InvalidInput(`starting_after: no receipt ${JSON.stringify(page.startingAfter)}`);
         return new JsonText(`{"receipts":${found.json},"has_more":${found.hasMore}}`);
       },
@@ -158,7 +158,7 @@ export class ReceiptService {
       return new JsonText(withField(json, 'paymentUrl', paymentUrl(this.o.siteUrl, row.id, row.payToken)));
     } catch (err) {
       const pending = this.o.journal.findReceipt(wallet, id);
-      if (pending !== undefined && (isDbDown(err) || err instanceof NotFound)) return { ...pending, ...NO_REFUNDS, ...DEGRADED };
+      if (pending !== undefined && (isDbDown(err) || err instanceof NotFound)) return { ...pending, ...NO_REFUNDS, token: this.o.usdcAddress ?? null, ...DEGRADED };
       if (isDbDown(err)) throw new DatabaseUnavailable(err);
       throw err;
     }
@@ -166,7 +166,7 @@ export class ReceiptService {
 
   /** GET /api/receipts/status. */
   status(wallet: string, id: string): Promise<ReceiptStatusView> {
-    return getReceiptStatus(this.o.db, wallet, id);
+    return getReceiptStatus(this.o.db, wallet, id, this.o.usdcAddress ?? null);
   }
 
   /**

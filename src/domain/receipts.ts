@@ -58,6 +58,11 @@ export interface ReceiptView {
   expiresAt: number;
   amountPaid: string;
   amountDue: string;
+  totalBaseUnits: string;
+  amountPaidBaseUnits: string;
+  amountDueBaseUnits: string;
+  decimals: number;
+  token: string | null;
   metadata: Metadata;
   returnUrl: string | null;
 }
@@ -66,6 +71,7 @@ export interface ReceiptView {
 export interface ReceiptRefundView {
   id: string;
   usd: number;
+  amountUsd: number;
   buyer: string;
   txHash: string | null;
   /** Its transfer to the buyer was found on the chain. */
@@ -100,10 +106,16 @@ export interface ReceiptStatusView {
   transactionHash: string | null;
   currency: string;
   amount: number;
+  amountUsd: number;
   exception: ReceiptException | null;
   expiresAt: number;
   amountPaid: string;
   amountDue: string;
+  totalBaseUnits: string;
+  amountPaidBaseUnits: string;
+  amountDueBaseUnits: string;
+  decimals: number;
+  token: string | null;
   metadata: Metadata;
   returnUrl: string | null;
 }
@@ -293,7 +305,8 @@ export async function findReceipt(db: Tx, wallet: string, id: string): Promise<R
   return row;
 }
 
-export async function getReceiptStatus(db: Db, wallet: string, id: string): Promise<ReceiptStatusView> {
+/** `token`: the chain's token (null without a chain), which the BaseUnits amounts are in. */
+export async function getReceiptStatus(db: Db, wallet: string, id: string, token: string | null = null): Promise<ReceiptStatusView> {
   const row = await findReceipt(db, wallet, id);
   return {
     id: row.id,
@@ -301,21 +314,35 @@ export async function getReceiptStatus(db: Db, wallet: string, id: string): Prom
     transactionHash: row.transactionHash,
     currency: 'USDC',
     amount: centsToUsd(row.totalCents),
+    amountUsd: centsToUsd(row.totalCents),
     ...paymentState(row),
+    token,
     metadata: row.metadata,
     returnUrl: row.returnUrl,
   };
 }
 
-/** A receipt's amounts in token base units (USDC, 6 decimals: a cent is 10,000 units). */
+/** The decimals of the token receipts are paid in (USDC): a cent is 10,000 base units. */
+export const TOKEN_DECIMALS = 6;
+
+/**
+ * A receipt's amounts in token base units (USDC, 6 decimals: a cent is 10,000 units): the spec's
+ * amountPaid and amountDue, and the same named by their unit (docs/decisions.md "Units"), as
+ * migrations/0024_receipt_units.sql renders them for the list and the detail.
+ */
 export function paymentState(row: Pick<ReceiptRow, 'exception' | 'expiresAt' | 'paidUnits' | 'totalCents'>) {
   const amount = centsToTokenUnits(row.totalCents);
   const paid = BigInt(row.paidUnits);
+  const due = (paid >= amount ? 0n : amount - paid).toString();
   return {
     exception: row.exception,
     expiresAt: row.expiresAt,
     amountPaid: paid.toString(),
-    amountDue: (paid >= amount ? 0n : amount - paid).toString(),
+    amountDue: due,
+    totalBaseUnits: amount.toString(),
+    amountPaidBaseUnits: paid.toString(),
+    amountDueBaseUnits: due,
+    decimals: TOKEN_DECIMALS,
   };
 }
 

@@ -420,7 +420,7 @@ export async function refundReceipt(
         wallet: p.wallet,
         type: 'receipt.refund_recorded',
         dedupeKey: refundId,
-        data: { ...data, refundId, usd: centsToUsd(p.cents), buyer: p.buyer, txHash: p.txHash, verified: verification === 'verified', verification },
+        data: { ...data, refundId, usd: centsToUsd(p.cents), amountUsd: centsToUsd(p.cents), buyer: p.buyer, txHash: p.txHash, verified: verification === 'verified', verification },
       },
       now,
     );

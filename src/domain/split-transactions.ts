@@ -32,6 +32,9 @@ export interface SplitTransactionView {
   /** The exact amount and fees, token base units as decimal strings (the numbers above round past ~9e15 units). */
   amountBaseUnits: string;
   feesBaseUnits: string;
+  /** The token the base units are in (the chain's; null on an instance without one) and its decimals. */
+  token: string | null;
+  decimals: number;
 }
 
 const BASE_UNITS = /^(0|[1-9]\d*)$/;
@@ -50,7 +53,7 @@ export function unitsToTokens(units: string, decimals = USDC_DECIMALS): number {
 
 type Row = typeof splitTransactions.$inferSelect;
 
-function toView(r: Row): SplitTransactionView {
+function toView(r: Row, token: string | null): SplitTransactionView {
   return {
     id: r.id,
     receiptId: r.receiptId,
@@ -62,6 +65,8 @@ function toView(r: Row): SplitTransactionView {
     fees: unitsToTokens(r.feeUnits),
     amountBaseUnits: r.amountUnits,
     feesBaseUnits: r.feeUnits,
+    token,
+    decimals: USDC_DECIMALS,
   };
 }
 
@@ -73,6 +78,7 @@ export async function listSplitTransactions(
   db: Tx,
   wallet: string,
   address?: string,
+  token: string | null = null,
 ): Promise<SplitTransactionView[]> {
   const addr = address === undefined ? undefined : normalizeWallet(address);
   const rows = await db
@@ -91,7 +97,7 @@ export async function listSplitTransactions(
       desc(splitTransactions.logIndex),
     )
     .limit(SPLIT_TRANSACTIONS_CAP);
-  return rows.map(toView);
+  return rows.map((r) => toView(r, token));
 }
 
 export interface NewSplitTransaction {

@@ -40,7 +40,7 @@ import { SlotQueue, type Slot } from './queue.ts';
  * A receipt still in the journal, as GET /api/receipts/:id shows it: no refunds or transfers yet
  * (the route adds NO_REFUNDS and the degraded flag).
  */
-export type JournaledReceipt = Omit<ReceiptDetail, 'refundedUsd' | 'payer' | 'refunds' | 'paymentUrl' | 'degraded' | 'reason'>;
+export type JournaledReceipt = Omit<ReceiptDetail, 'refundedUsd' | 'payer' | 'token' | 'refunds' | 'paymentUrl' | 'degraded' | 'reason'>; // token: the app's, added by ReceiptService
 /** What POST /api/receipts answers for a journaled receipt (the route adds the degraded flag). */
 export type JournaledCreation = Omit<CreatedReceipt, 'degraded' | 'reason'>;
 

@@ -129,6 +129,7 @@ async function settleRefundProof(tx: Tx, before: RefundRow, read: RefundTransact
     currency: receipt.currency,
     refundId: r.id,
     usd: centsToUsd(r.amountCents),
+    amountUsd: centsToUsd(r.amountCents),
     buyer: r.buyer,
     txHash: r.txHash,
     verified: is,

@@ -5,6 +5,7 @@
  */
 import { and, eq, sql } from 'drizzle-orm';
 import type { Logger } from 'pino';
+import { getAddress } from 'viem';
 import type { Tx } from '../db/client.ts';
 import { inventoryItems, receipts, receiptStatusHistory, receiptTransfers, receiptWatch, type StoredLineItem } from '../db/schema.ts';
 import { centsToTokenUnits, centsToUsd } from '../domain/money.ts';
@@ -96,8 +97,21 @@ function transferKey(t: Pick<TransferRow, 'transactionHash' | 'logIndex'> | unde
   return t === undefined ? 'none' : `${t.transactionHash}:${t.logIndex}`;
 }
 
-/** The webhook payload of a receipt's payment. */
-export function paymentEventData(row: ReceiptRow, f: Pick<PaymentFacts, 'amount' | 'paid'>, status: string, exception: string | null) {
+/**
+ * The webhook payload of a receipt's payment. `currency` is the receipt's (the currency it is
+ * priced in, USD, as the receipt's own field); amount, amountPaid and amountDue are token base
+ * units, kept as they were for consumers that read them, and named by their unit beside them:
+ * totalBaseUnits, amountPaidBaseUnits, amountDueBaseUnits with token and decimals
+ * (docs/decisions.md "Units").
+ */
+export function paymentEventData(
+  row: ReceiptRow,
+  f: Pick<PaymentFacts, 'amount' | 'paid'>,
+  status: string,
+  exception: string | null,
+  c: Pick<SettleContext, 'token' | 'decimals'>,
+) {
+  const due = dueOf(f.amount, f.paid).toString();
   return {
     receiptId: row.id,
     merchant: row.wallet,
@@ -108,10 +122,15 @@ export function paymentEventData(row: ReceiptRow, f: Pick<PaymentFacts, 'amount'
     payTo: row.payAddress,
     amount: f.amount.toString(),
     amountPaid: f.paid.toString(),
-    amountDue: dueOf(f.amount, f.paid).toString(),
+    amountDue: due,
     transactionHash: row.transactionHash,
     transactionTimestamp: row.transactionTimestamp,
     metadata: row.metadata,
+    totalBaseUnits: f.amount.toString(),
+    amountPaidBaseUnits: f.paid.toString(),
+    amountDueBaseUnits: due,
+    token: getAddress(c.token),
+    decimals: c.decimals,
   };
 }
 
@@ -183,7 +202,7 @@ export async function settleReceipt(tx: Tx, key: ReceiptKey, c: SettleContext): 
         wallet: row.wallet,
         type: 'receipt.payment_received',
         dedupeKey: `${row.id}:${transferKey(newest)}`,
-        data: paymentEventData(updated, f, to, exception),
+        data: paymentEventData(updated, f, to, exception, c),
       }, c.now);
     }
     if (f.paid < paidBefore && status !== 'completed' && to === status) {
@@ -197,7 +216,7 @@ export async function settleReceipt(tx: Tx, key: ReceiptKey, c: SettleContext): 
         wallet: row.wallet,
         type: 'receipt.payment_reversed',
         dedupeKey: `${row.id}:${paidBefore}>${f.paid}:${c.now}`,
-        data: { ...paymentEventData(updated, f, to, exception), amountReversed: (paidBefore - f.paid).toString() },
+        data: { ...paymentEventData(updated, f, to, exception, c), amountReversed: (paidBefore - f.paid).toString(), amountReversedBaseUnits: (paidBefore - f.paid).toString() },
       }, c.now);
     }
     const type = to !== status ? EVENT_OF_STATUS[to] : undefined;
@@ -206,7 +225,7 @@ export async function settleReceipt(tx: Tx, key: ReceiptKey, c: SettleContext): 
         wallet: row.wallet,
         type,
         dedupeKey: type === 'receipt.completed' ? row.id : `${row.id}:${to}:${transferKey(newest)}`,
-        data: paymentEventData(updated, f, to, exception),
+        data: paymentEventData(updated, f, to, exception, c),
       }, c.now);
     }
     // Expired with none of its token (exception expired, or wrong_token for other money), now paid.
@@ -305,7 +324,7 @@ export async function expireReceipt(tx: Tx, key: ReceiptKey, now: number, token:
     wallet: row.wallet,
     type: 'receipt.expired',
     dedupeKey: row.id,
-    data: paymentEventData({ ...row, status: decision.move, exception }, { amount, paid: 0n }, decision.move, exception),
+    data: paymentEventData({ ...row, status: decision.move, exception }, { amount, paid: 0n }, decision.move, exception, { token, decimals: 6 }),
   }, now);
   return true;
 }

@@ -27,11 +27,12 @@ class WithdrawDeprecated extends AppError {
 }
 
 /** Amounts as decimal strings of base units, as the contract's Settlement has them. */
-function settlementBody(s: SettlementData): Settlement {
+function settlementBody(s: SettlementData, token: string | null): Settlement {
   const units = (v: bigint) => v.toString();
   return {
     split: s.split,
     currency: s.currency,
+    token,
     decimals: s.decimals,
     from: s.from,
     to: s.to,
@@ -90,7 +91,7 @@ export function splitRoutes(app: App, deps: Deps): void {
         response: { 200: SplitTransactions, ...keyErrors(400) },
       },
     },
-    async (request) => listSplitTransactions(db, merchantOf(request), request.query.address),
+    async (request) => listSplitTransactions(db, merchantOf(request), request.query.address, deps.chain?.usdc.address ?? null),
   );
 
   app.get(
@@ -116,6 +117,7 @@ export function splitRoutes(app: App, deps: Deps): void {
       return {
         split: b.address,
         token: b.token,
+        decimals: deps.chain.usdc.decimals,
         recipients: b.recipients.map((r) => ({
           address: r.address,
           sharesBps: r.sharesBps,
@@ -160,7 +162,7 @@ export function splitRoutes(app: App, deps: Deps): void {
         const name = `settlement-${s.split ?? 'none'}-${s.from}-${s.to ?? 'now'}.csv`;
         return reply.type('text/csv; charset=utf-8').header('content-disposition', `attachment; filename="${name}"`).send(settlementCsv(s));
       }
-      return reply.type('application/json; charset=utf-8').send(settlementBody(s));
+      return reply.type('application/json; charset=utf-8').send(settlementBody(s, deps.chain?.usdc.address ?? null));
     },
   );
 

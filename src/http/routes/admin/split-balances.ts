@@ -11,10 +11,11 @@ import { adminErrors, errorRef, cookieAuth } from '../../../contract/common.ts';
 import { SplitBalances } from '../../../contract/split.ts';
 import type { App } from '../../app-type.ts';
 
-function toBody(b: Balances): SplitBalances {
+function toBody(b: Balances, decimals: number): SplitBalances {
   return {
     address: b.address,
     token: b.token,
+    decimals,
     totalReceived: b.totalReceived.toString(),
     totalReleased: b.totalReleased.toString(),
     balance: b.balance.toString(),
@@ -45,7 +46,7 @@ export function adminSplitBalanceRoutes(app: App, deps: Deps): void {
     },
     async (request) => {
       if (deps.chain === undefined) throw new AppError(503, 'chain_unavailable', 'This instance runs without a chain');
-      return toBody(await merchantSplitBalances(deps.database.db, deps.chain, merchantOf(request)));
+      return toBody(await merchantSplitBalances(deps.database.db, deps.chain, merchantOf(request)), deps.chain.usdc.decimals);
     },
   );
 }
