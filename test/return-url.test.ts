@@ -213,9 +213,14 @@ describe('returnUrl while the database is away', () => {
       const res = await app.inject({ method: 'POST', url: '/api/receipts', headers: { 'ocp-apim-subscription-key': key }, payload: body as object });
       return { status: res.statusCode, body: res.json() };
     };
+    const get = async (key: string, url: string) => {
+      const res = await app.inject({ method: 'GET', url, headers: { 'ocp-apim-subscription-key': key } });
+      return { status: res.statusCode, body: res.json() };
+    };
     return {
       reads,
       post,
+      get,
       /** The database is back: the journal replays into it. */
       async back() {
         const result = await journal.replayNow();
@@ -238,6 +243,14 @@ describe('returnUrl while the database is away', () => {
       const res = await o.post(m.key, receiptBody('away-1', url));
       assert.equal(res.status, 201, JSON.stringify(res.body));
       assert.equal(res.body.degraded, true);
+      // Answered from the journal meanwhile, its returnUrl and units (the app's token) included.
+      const held = await o.get(m.key, '/api/receipts/away-1');
+      assert.equal(held.status, 200, JSON.stringify(held.body));
+      assert.equal(held.body.degraded, true);
+      assert.equal(held.body.returnUrl, url);
+      assert.equal(held.body.totalBaseUnits, '3500000');
+      assert.equal(held.body.decimals, 6);
+      assert.equal(held.body.token, null, 'this app runs without a chain');
       // An origin the shop does not allow cannot be told apart yet: acknowledged too, never linked.
       const stranger = await o.post(m.key, receiptBody('away-2', 'https://evil.example/phish'));
       assert.equal(stranger.status, 201, JSON.stringify(stranger.body));
