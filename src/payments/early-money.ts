@@ -22,16 +22,21 @@ import { and, asc, eq, isNotNull, isNull, sql } from 'drizzle-orm';
 import { erc20Abi, getAbiItem, type Address, type Hex } from 'viem';
 import type { Logger } from 'pino';
 import type { ChainDeps } from '../chain/client.ts';
-import { fromAnyNode } from '../chain/lagging-nodes.ts';
+import { fromAnyNode, LAG_RETRIES } from '../chain/lagging-nodes.ts';
 import type { Db } from '../db/client.ts';
 import { chainCursors, receipts, receiptTransfers, splitConfigs, splitTransactions } from '../db/schema.ts';
-import { CURSOR, type ReceiptKey } from './scanner.ts';
+import { CURSOR, DEFAULT_SCAN_LIMITS, type ReceiptKey } from './scanner.ts';
 import { watch } from './watch.ts';
 
 const TRANSFER = getAbiItem({ abi: erc20Abi, name: 'Transfer' });
 
 /** How far back, in blocks, transfers into a newly stored address are looked for: a day of Base's 2-second blocks. */
 export const PREPAID_LOOKBACK_BLOCKS = 43_200n;
+/**
+ * The newest blocks of a look, read apart and proved by the balance (a node behind cuts a range at
+ * its head silently): the scanner's horizon, below which every node of a healthy provider has them.
+ */
+const RECENT_BLOCKS = DEFAULT_SCAN_LIMITS.horizon;
 /** Blocks per getLogs call of that look (filtered by token and address, so answers stay small). */
 const RANGE = 2_000n;
 /** Newly stored addresses looked at per pass; the rest wait for the next. */
@@ -177,32 +182,48 @@ async function recordedNet(o: EarlyMoneyOptions, r: { wallet: string; receiptId:
  * Nothing at all when the balance is zero, or when the transfers already recorded for the receipt
  * account for it (`recorded`): then no money arrived before the address was stored, and the look
  * costs one balanceOf, not a getLogs per range and a getBlock per transfer.
+ *
+ * A node behind `upTo` answers a range silently cut at its own head, so the newest RECENT_BLOCKS
+ * (the scanner's horizon: every node of a healthy provider has the blocks below it) are read apart
+ * and proved by the balance: their logs must explain exactly how the balance changed over them,
+ * both ends read pinned. Logs that do not are asked again (LAG_RETRIES times); then the look
+ * fails and the address is looked at again next pass, never marked looked-at with money missed.
  */
 async function lookFor(o: EarlyMoneyOptions, payTo: Address, upTo: bigint, recorded: bigint, result: EarlyMoneyResult): Promise<FoundLog[]> {
   const { publicClient, usdc } = o.chain;
-  const balance = await fromAnyNode(() => {
-    result.rpcCalls++;
-    return publicClient.readContract({ address: usdc.address, abi: erc20Abi, functionName: 'balanceOf', args: [payTo], blockNumber: upTo });
-  });
-  if (balance === 0n || balance <= recorded) return [];
-  const floor = upTo > PREPAID_LOOKBACK_BLOCKS ? upTo - PREPAID_LOOKBACK_BLOCKS : 0n;
-  const found: FoundLog[] = [];
-  let net = 0n;
-  for (let to = upTo; to >= floor && net < balance; to -= RANGE) {
-    const from = to - RANGE + 1n > floor ? to - RANGE + 1n : floor;
+  const balanceAt = (blockNumber: bigint) =>
+    fromAnyNode(() => {
+      result.rpcCalls++;
+      return publicClient.readContract({ address: usdc.address, abi: erc20Abi, functionName: 'balanceOf', args: [payTo], blockNumber });
+    });
+  const logsOf = async (fromBlock: bigint, toBlock: bigint): Promise<{ logs: FoundLog[]; net: bigint }> => {
     result.rpcCalls += 2;
     const [ins, outs] = await Promise.all([
-      publicClient.getLogs({ address: usdc.address, event: TRANSFER, args: { to: payTo }, fromBlock: from, toBlock: to, strict: true }),
-      publicClient.getLogs({ address: usdc.address, event: TRANSFER, args: { from: payTo }, fromBlock: from, toBlock: to, strict: true }),
+      publicClient.getLogs({ address: usdc.address, event: TRANSFER, args: { to: payTo }, fromBlock, toBlock, strict: true }),
+      publicClient.getLogs({ address: usdc.address, event: TRANSFER, args: { from: payTo }, fromBlock, toBlock, strict: true }),
     ]);
-    for (const l of ins as unknown as FoundLog[]) {
-      found.push(l);
-      net += l.args.value;
-    }
-    for (const l of outs as unknown as FoundLog[]) {
-      found.push(l);
-      net -= l.args.value;
-    }
+    const logs = [...(ins as unknown as FoundLog[]), ...(outs as unknown as FoundLog[])];
+    const net = (ins as unknown as FoundLog[]).reduce((n, l) => n + l.args.value, 0n) - (outs as unknown as FoundLog[]).reduce((n, l) => n + l.args.value, 0n);
+    return { logs, net };
+  };
+  const balance = await balanceAt(upTo);
+  if (balance === 0n || balance <= recorded) return [];
+  const floor = upTo > PREPAID_LOOKBACK_BLOCKS ? upTo - PREPAID_LOOKBACK_BLOCKS : 0n;
+  // The newest blocks, (proven, upTo]: what their logs moved must be what the balance moved.
+  const proven = upTo - RECENT_BLOCKS >= floor ? upTo - RECENT_BLOCKS : floor - 1n;
+  const before = proven >= 0n ? await balanceAt(proven) : 0n;
+  let recent = await logsOf(proven + 1n, upTo);
+  for (let i = 0; recent.net !== balance - before; i++) {
+    if (i >= LAG_RETRIES) throw new Error(`transfers at ${payTo} in blocks ${proven + 1n}-${upTo} do not explain its balance (a node behind cut the answer); looked at again next pass`);
+    recent = await logsOf(proven + 1n, upTo);
+  }
+  const found = [...recent.logs];
+  let net = recent.net;
+  for (let to = proven; to >= floor && net < balance; to -= RANGE) {
+    const from = to - RANGE + 1n > floor ? to - RANGE + 1n : floor;
+    const older = await logsOf(from, to);
+    found.push(...older.logs);
+    net += older.net;
     if (from === floor) break;
   }
   if (net < balance) o.logger.warn({ payTo, balance: balance.toString(), found: net.toString() }, `money at a payment address older than ${PREPAID_LOOKBACK_BLOCKS} blocks is not credited; it is swept with the rest`);

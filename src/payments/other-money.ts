@@ -23,6 +23,7 @@ import type { Logger } from 'pino';
 import type { ChainDeps } from '../chain/client.ts';
 import type { ChainName } from '../config.ts';
 import { NATIVE_TOKEN } from '../chain/payment-address.ts';
+import { fromAnyNode } from '../chain/lagging-nodes.ts';
 import type { Db, Tx } from '../db/client.ts';
 import { receipts } from '../db/schema.ts';
 import type { RateLimiter } from '../gateway/rate-limit.ts';
@@ -90,11 +91,17 @@ export async function pageAsksForBalances(db: Db, throttle: RateLimiter, row: Ba
   return true;
 }
 
-/** Reads ETH and each token's balance at `holder`; a token that does not answer is skipped (logged). */
-async function balancesAt(chain: ChainDeps, tokens: readonly Address[], holder: Address, logger: Logger): Promise<Map<string, bigint>> {
+/**
+ * Reads ETH and each token's balance at `holder` in block `blockNumber` (the newest head any node
+ * named): pinned, so a lagging node answers that it lacks the block and is asked again
+ * (src/chain/lagging-nodes.ts) instead of showing its older, smaller balance as the last read
+ * before expiry. A token that does not answer is skipped (logged).
+ */
+async function balancesAt(chain: ChainDeps, tokens: readonly Address[], holder: Address, blockNumber: bigint, logger: Logger): Promise<Map<string, bigint>> {
+  const { publicClient } = chain;
   const reads = await Promise.allSettled([
-    chain.publicClient.getBalance({ address: holder }),
-    ...tokens.map((token) => chain.publicClient.readContract({ address: token, abi: erc20Abi, functionName: 'balanceOf', args: [holder] })),
+    fromAnyNode(() => publicClient.getBalance({ address: holder, blockNumber })),
+    ...tokens.map((token) => fromAnyNode(() => publicClient.readContract({ address: token, abi: erc20Abi, functionName: 'balanceOf', args: [holder], blockNumber }))),
   ]);
   const out = new Map<string, bigint>();
   reads.forEach((r, i) => {
@@ -111,7 +118,8 @@ async function balancesAt(chain: ChainDeps, tokens: readonly Address[], holder: 
  * true when money other than the receipt's token is (or was) there; the receipt is then watched so
  * that the next settle gives it wrong_token.
  */
-export async function checkOtherMoney(db: Db, chain: ChainDeps, tokens: readonly Address[], key: ReceiptKey, now: number, logger: Logger): Promise<boolean> {
+export async function checkOtherMoney(db: Db, chain: ChainDeps, tokens: readonly Address[], key: ReceiptKey, at: { now: number; block: bigint }, logger: Logger): Promise<boolean> {
+  const { now } = at;
   const [row] = await db
     .select({ payAddress: receipts.payAddress, otherMoney: receipts.otherMoney })
     .from(receipts)
@@ -121,7 +129,7 @@ export async function checkOtherMoney(db: Db, chain: ChainDeps, tokens: readonly
     await db.update(receipts).set({ balancesCheckDue: null }).where(and(eq(receipts.wallet, key.wallet), eq(receipts.id, key.receiptId)));
     return false;
   }
-  const found = await balancesAt(chain, tokens, getAddress(row.payAddress), logger);
+  const found = await balancesAt(chain, tokens, getAddress(row.payAddress), at.block, logger);
   const seen: Record<string, string> = { ...(row.otherMoney ?? {}) };
   let grew = false;
   for (const [token, amount] of found) {
@@ -141,15 +149,15 @@ export async function checkOtherMoney(db: Db, chain: ChainDeps, tokens: readonly
   return Object.keys(seen).length > 0;
 }
 
-/** Runs the reads asked for, oldest first, BALANCE_CHECKS_PER_PASS at most. Returns how many. */
-export async function checkRequestedBalances(db: Db, chain: ChainDeps, tokens: readonly Address[], now: number, logger: Logger): Promise<number> {
+/** Runs the reads asked for, oldest first, BALANCE_CHECKS_PER_PASS at most, at block `at.block`. Returns how many. */
+export async function checkRequestedBalances(db: Db, chain: ChainDeps, tokens: readonly Address[], at: { now: number; block: bigint }, logger: Logger): Promise<number> {
   const due = await db
     .select({ wallet: receipts.wallet, receiptId: receipts.id })
     .from(receipts)
     .where(isNotNull(receipts.balancesCheckDue))
     .orderBy(asc(receipts.balancesCheckDue))
     .limit(BALANCE_CHECKS_PER_PASS);
-  for (const key of due) await checkOtherMoney(db, chain, tokens, key, now, logger);
+  for (const key of due) await checkOtherMoney(db, chain, tokens, key, at, logger);
   return due.length;
 }
 

@@ -25,6 +25,7 @@ import { and, asc, isNotNull, sql } from 'drizzle-orm';
 import { erc20Abi, getAddress } from 'viem';
 import type { Logger } from 'pino';
 import type { ChainDeps } from '../chain/client.ts';
+import { fromAnyNode } from '../chain/lagging-nodes.ts';
 import { NATIVE_TOKEN } from '../chain/payment-address.ts';
 import type { Db } from '../db/client.ts';
 import { receipts, sweeps } from '../db/schema.ts';
@@ -60,8 +61,12 @@ export class OtherSweeps {
 
   constructor(private readonly o: OtherSweepOptions) {}
 
-  /** The other-money sweeps owed now, each worth its gas and its balance read just now. */
-  async needs(now = Date.now()): Promise<SweepNeed[]> {
+  /**
+   * The other-money sweeps owed now, each worth its gas and its balance read just now at `block`
+   * (the newest head any node named: pinned, so a lagging node is asked again rather than showing
+   * an older balance that would wait OTHER_RECHECK_MS as dust). `baseFee` is that pass's header's.
+   */
+  async needs({ now, block, baseFee }: { now: number; block: bigint; baseFee?: bigint }): Promise<SweepNeed[]> {
     const { db, chain } = this.o;
     this.lastRpcCalls = 0;
     const own = chain.usdc.address.toLowerCase();
@@ -98,10 +103,10 @@ export class OtherSweeps {
         if (waited !== undefined && waited.checkedAt === r.checkedAt && now - waited.at < OTHER_RECHECK_MS) continue;
         if (reads++ >= OTHER_SWEEPS_PER_PASS) return out;
         try {
-          const balance = await this.balanceAt(token, payAddress);
+          const balance = await this.balanceAt(token, payAddress, block);
           let worth: boolean;
           if (native) {
-            ethFloor ??= await this.ethFloor();
+            ethFloor ??= await this.ethFloor(baseFee);
             worth = balance > ethFloor;
           } else {
             worth = balance > 0n && (balance * 100n) / 10n ** BigInt(await this.decimalsOf(token)) >= BigInt(this.o.dustCents);
@@ -136,18 +141,23 @@ export class OtherSweeps {
   }
 
   /** Wei an ETH balance must exceed to be swept: ETH_SWEEP_GAS_MULTIPLE × OTHER_SWEEP_GAS × (2 × base fee + tip). */
-  private async ethFloor(): Promise<bigint> {
+  private async ethFloor(knownBaseFee: bigint | undefined): Promise<bigint> {
     const { publicClient } = this.o.chain;
-    this.lastRpcCalls += 2;
-    const [block, tip] = await Promise.all([publicClient.getBlock({ blockTag: 'latest' }), publicClient.estimateMaxPriorityFeePerGas().catch(() => FALLBACK_TIP)]);
-    return ETH_SWEEP_GAS_MULTIPLE * OTHER_SWEEP_GAS * (2n * (block.baseFeePerGas ?? 0n) + tip);
+    const baseFee = async () => {
+      this.lastRpcCalls++;
+      return (await publicClient.getBlock({ blockTag: 'latest' })).baseFeePerGas ?? 0n;
+    };
+    this.lastRpcCalls++;
+    const [base, tip] = await Promise.all([knownBaseFee ?? baseFee(), publicClient.estimateMaxPriorityFeePerGas().catch(() => FALLBACK_TIP)]);
+    return ETH_SWEEP_GAS_MULTIPLE * OTHER_SWEEP_GAS * (2n * base + tip);
   }
 
-  private async balanceAt(token: string, holder: string): Promise<bigint> {
+  private async balanceAt(token: string, holder: string, blockNumber: bigint): Promise<bigint> {
     const { publicClient } = this.o.chain;
     this.lastRpcCalls++;
-    if (token === NATIVE_TOKEN) return publicClient.getBalance({ address: getAddress(holder) });
-    return publicClient.readContract({ address: getAddress(token), abi: erc20Abi, functionName: 'balanceOf', args: [getAddress(holder)] });
+    const address = getAddress(holder);
+    if (token === NATIVE_TOKEN) return fromAnyNode(() => publicClient.getBalance({ address, blockNumber }));
+    return fromAnyNode(() => publicClient.readContract({ address: getAddress(token), abi: erc20Abi, functionName: 'balanceOf', args: [address], blockNumber }));
   }
 
   private async decimalsOf(token: string): Promise<number> {

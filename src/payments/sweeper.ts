@@ -28,7 +28,8 @@
  *     failure is logged and skipped; nothing here stops another receipt, expiry or hint.
  *   - **Gas.** Before each send the deployer's balance must cover gas × max fee; when it does not,
  *     the sweep waits (waitingForGas) and health() says the deployer is low.
- *   - **Few calls.** A run reads the nonce; the base fee comes with the header the worker's pass
+ *   - **Few calls.** A run that sends, replaces or gives up a sweep reads the nonce; one that only
+ *     follows a single sweep in flight reads its transaction's receipt; the base fee comes with the header the worker's pass
  *     read; the priority fee is asked once a minute, the deployer's balance every 30 s (less what
  *     sends may have spent meanwhile, and every run while sweeps wait for gas). The address's
  *     balance and the gas estimate are read at the block the scan read (src/chain/lagging-nodes.ts).
@@ -236,14 +237,26 @@ export class Sweeper {
     const pendingRows = () => db.select().from(sweeps).where(and(eq(sweeps.account, keeper.account), eq(sweeps.state, 'pending'))).orderBy(asc(sweeps.nonce));
     let pending = await pendingRows();
     if (pending.length === 0 && owed.length === 0) {
-      if (this.deployer === undefined || Date.now() - this.deployer.at >= BALANCE_EVERY_MS) {
-        const balance = await this.deployerBalance(account.address, true);
-        health.deployerBalanceWei = balance.toString();
-        health.deployerLow = balance < this.reserveFor(0n, knownBaseFee ?? (await this.baseFee().catch(() => 0n)), 0n);
-      } else {
-        health.deployerBalanceWei = this.last.deployerBalanceWei;
-        health.deployerLow = this.last.deployerLow;
-      }
+      // Idle: the balance as last read (again once BALANCE_EVERY_MS old), against the pass's base fee.
+      const balance = await this.deployerBalance(account.address, false);
+      health.deployerBalanceWei = balance.toString();
+      health.deployerLow = balance < this.reserveFor(0n, knownBaseFee ?? (await this.baseFee().catch(() => 0n)), 0n);
+      this.last = health;
+      return;
+    }
+    // Nothing to send and one sweep in flight, not yet due for a replacement: whether it was mined
+    // is its transaction's receipt, one read. The account's nonce (another read) is read by the
+    // runs that send, replace or give up a sweep, and unmineRemoved runs with them.
+    if (owed.length === 0 && pending.length === 1 && head - BigInt(pending[0]!.attempts.at(-1)!.block) < this.replaceAfter()) {
+      const row = pending[0]!;
+      const mined = await this.recordMined(row).catch((err: unknown) => {
+        this.o.logger.warn({ err, wallet: row.wallet, receiptId: row.receiptId, nonce: row.nonce.toString() }, 'sweep: following a pending sweep failed; tried again next pass');
+        return false;
+      });
+      const [tip, balance] = await Promise.all([this.priorityFee(), this.deployerBalance(account.address, false)]);
+      health.deployerBalanceWei = balance.toString();
+      health.atFeeCap = !mined && row.atFeeCap ? 1 : 0;
+      health.deployerLow = balance < this.reserveFor(mined ? 0n : 1n, knownBaseFee ?? (await this.baseFee().catch(() => 0n)), tip);
       this.last = health;
       return;
     }
@@ -442,8 +455,8 @@ export class Sweeper {
     }
   }
 
-  /** A pending sweep whose nonce is used: which of its transactions was mined? True when settled. */
-  private async resolve(row: SweepRow, s: RunState): Promise<boolean> {
+  /** Whether one of the sweep's transactions has a receipt (newest send first); if so it is recorded mined. */
+  private async recordMined(row: SweepRow): Promise<boolean> {
     const { db, chain, logger } = this.o;
     for (const a of [...row.attempts].reverse()) {
       const mined = await this.rpc(() => chain.publicClient.getTransactionReceipt({ hash: a.hash as Hex })).catch(() => null);
@@ -451,10 +464,17 @@ export class Sweeper {
       await db
         .update(sweeps)
         .set({ state: 'mined', minedHash: a.hash, minedBlock: mined.blockNumber, atFeeCap: false, updatedAt: Date.now() })
-        .where(eq(sweeps.id, row.id));
+        .where(and(eq(sweeps.id, row.id), eq(sweeps.state, 'pending')));
       logger.info({ wallet: row.wallet, receiptId: row.receiptId, tx: a.hash, nonce: row.nonce.toString(), attempts: row.attempts.length, status: mined.status }, 'sweep mined');
       return true;
     }
+    return false;
+  }
+
+  /** A pending sweep whose nonce is used: which of its transactions was mined? True when settled. */
+  private async resolve(row: SweepRow, s: RunState): Promise<boolean> {
+    const { db, logger } = this.o;
+    if (await this.recordMined(row)) return true;
     // None found: a lagging node may not know the block yet. Only long after is the nonce given up as another's.
     if (s.head - BigInt(row.attempts.at(-1)!.block) < LOST_AFTER_BLOCKS) return false;
     await db.update(sweeps).set({ state: 'lost', updatedAt: Date.now() }).where(eq(sweeps.id, row.id));

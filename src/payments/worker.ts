@@ -263,11 +263,11 @@ export class ChainWorker {
       return { credited: [], rpcCalls: 0 };
     });
     mark('early');
-    const expired = await this.expire(now);
+    const expired = await this.expire(now, scan.chainHead);
     mark('expire');
     const hints = await followHints(db, chain, scan.head, now);
     // ETH or other tokens at payment addresses, where a payment page or a hint asked (other-money.ts).
-    const balanceReads = await checkRequestedBalances(db, chain, balanceTokensOf(chain, this.o.balanceTokens), now, logger).catch((err: unknown) => {
+    const balanceReads = await checkRequestedBalances(db, chain, balanceTokensOf(chain, this.o.balanceTokens), { now, block: scan.chainHead }, logger).catch((err: unknown) => {
       logger.error({ err }, 'chain worker: reading other balances at payment addresses failed; tried again next pass');
       return 0;
     });
@@ -277,7 +277,7 @@ export class ChainWorker {
       return 0;
     });
     // ETH and other tokens found there go to the split too, when worth their gas (other-sweeps.ts).
-    const others = await this.otherSweeps.needs(now).catch((err: unknown) => {
+    const others = await this.otherSweeps.needs({ now, block: scan.chainHead, baseFee: head.baseFee }).catch((err: unknown) => {
       logger.error({ err }, 'chain worker: choosing sweeps of other money failed; tried again next pass');
       return [];
     });
@@ -310,7 +310,7 @@ export class ChainWorker {
    * receipts_expiry_idx, which holds only receipts that can still expire, so receipts that never
    * will cost a pass nothing and cannot fill its limit; expireReceipt decides again under the lock.
    */
-  private async expire(now: number): Promise<number> {
+  private async expire(now: number, block: bigint): Promise<number> {
     const { db, chain, logger } = this.o;
     const token = chain.usdc.address.toLowerCase();
     const due = await db
@@ -328,7 +328,7 @@ export class ChainWorker {
         if (r.payAddress !== null && (r.balancesCheckedAt === null || r.balancesCheckedAt < r.expiresAt)) {
           if (reads >= BALANCE_CHECKS_PER_PASS) continue;
           reads++;
-          await checkOtherMoney(db, chain, tokens, r, now, logger);
+          await checkOtherMoney(db, chain, tokens, r, { now, block }, logger);
         }
         if (await db.transaction((tx) => expireReceipt(tx, r, now, token))) expired++;
       } catch (err) {

@@ -19,6 +19,7 @@ import { sweepsOf } from '../../src/payments/sweeper.ts';
 import { ChainWorker } from '../../src/payments/worker.ts';
 import { admin, newAccount, signIn } from '../helpers/session.ts';
 import type { TestApp } from '../helpers/app.ts';
+import { PLAIN_PROVIDER, startProviderProxy, type ProviderProxy } from '../sim/proxy.ts';
 import { PLATFORM, startChainApp, startTestChain, testLogger, type TestChain } from './helpers.ts';
 
 let tc: TestChain;
@@ -437,5 +438,33 @@ describe('a node that answers stale nonces', () => {
     }
     const nonces = (await Promise.all(rs.map((r) => sweepsOf(db(), r.payTo)))).map((x) => x[0]!.nonce);
     assert.deepEqual(nonces, [nonces[0]!, nonces[0]! + 1n, nonces[0]! + 2n]);
+  });
+});
+
+describe('a node behind answers the balance read', () => {
+  let provider: ProviderProxy;
+  before(async () => {
+    provider = await startProviderProxy({ upstream: tc.chain.rpcUrl, behaviour: PLAIN_PROVIDER });
+  });
+  after(() => provider?.close());
+
+  test("the sweep goes out in the pass that read the payment's block: the read is pinned to it and asked again", async () => {
+    const sh = await shop();
+    const publicClient = createPublicClient({ chain: tc.chain.publicClient.chain, transport: http(provider.url), pollingInterval: 50 }) as ChainPublicClient;
+    const w = new ChainWorker({ db: db(), chain: { ...tc.chain, publicClient }, logger: testLogger(), confirmations: 1, platformRecipient: PLATFORM, startBlock: 0n });
+    const r = await receipt(sh, 'lag-balance', 3);
+    await stepToHead(w);
+    // Every balance read now meets, twice, a node two blocks behind: asked at `latest` it would
+    // answer its own older head, where the address is still empty, and the sweep would wait.
+    provider.configure({ lag: { share: 1, minBlocks: 2, maxBlocks: 2, methods: ['eth_call', 'eth_getBalance'], limit: 2 } });
+    provider.resetStats();
+    await payMined(3, r.payTo, 3_000_000n);
+    await step(w);
+    assert.equal(provider.stats().laggedAnswers, 2, 'two balance reads were answered by the node behind');
+    const rows = await sweepsOf(db(), r.payTo);
+    assert.equal(rows.length, 1, 'the sweep was sent in that pass');
+    await step(w);
+    assert.deepEqual(await swept(r.payTo), [3_000_000n]);
+    assert.equal((await status(sh, 'lag-balance')).status, 'completed');
   });
 });

@@ -15,7 +15,8 @@
  *                      head: eth_blockNumber says its head, eth_getLogs is cut at it silently,
  *                      blocks above it are null, state reads above it fail "header not found",
  *                      the pending nonce is its own (older) count, receipts of transactions mined
- *                      above it are null and such transactions look pending
+ *                      above it are null and such transactions look pending (`methods` and
+ *                      `limit` narrow it to some methods' first answers, for a test of one read)
  *   serverErrorShare   a share of requests is answered HTTP 503
  *
  * Every answer comes from anvil; the proxy only refuses, delays and rewrites. It counts calls and
@@ -31,6 +32,10 @@ export interface LagBehaviour {
   share: number;
   minBlocks: number;
   maxBlocks: number;
+  /** Only these methods are answered by the lagging node (a test's one read); all when absent. */
+  methods?: readonly string[];
+  /** Only the first this many answers of those methods are the lagging node's (then the head's). */
+  limit?: number;
 }
 
 export interface ProviderBehaviour {
@@ -80,6 +85,8 @@ export interface ProviderStats {
   serverErrors: number;
   /** Requests answered by a lagging node. */
   lagged: number;
+  /** Calls of those requests that the lagging node answered (`methods` and `limit` narrow them). */
+  laggedAnswers: number;
   getLogsRefused: { results: number; blocks: number };
   methods: Record<string, MethodStats>;
   /** Bytes of every answer served, as JSON. */
@@ -143,7 +150,7 @@ export interface ProviderProxy {
 }
 
 function emptyStats(): ProviderStats {
-  return { requests: 0, rateLimited: { requests: 0, calls: 0 }, serverErrors: 0, lagged: 0, getLogsRefused: { results: 0, blocks: 0 }, methods: {}, bytes: 0, since: Date.now() };
+  return { requests: 0, rateLimited: { requests: 0, calls: 0 }, serverErrors: 0, lagged: 0, laggedAnswers: 0, getLogsRefused: { results: 0, blocks: 0 }, methods: {}, bytes: 0, since: Date.now() };
 }
 
 /** Calls per second over a one-second bucket that refills continuously. */
@@ -278,8 +285,13 @@ export async function startProviderProxy(opts: { upstream: string; behaviour?: P
     return upstreamResult(call.method, rewritten);
   };
 
-  const answer = async (call: Call, view: View): Promise<Answer> => {
+  const answer = async (call: Call, lagging: View): Promise<Answer> => {
     const id = call.id ?? null;
+    const methods = behaviour.lag?.methods;
+    const limit = behaviour.lag?.limit;
+    const lags = lagging.lag > 0 && (methods === undefined || methods.includes(call.method)) && (limit === undefined || stats.laggedAnswers < limit);
+    if (lags) stats.laggedAnswers++;
+    const view = lags ? lagging : { head: lagging.head, seen: lagging.head, lag: 0 };
     const count = (stats.methods[call.method] ??= { calls: 0, bytes: 0, refused: 0 });
     let a: Answer;
     try {

@@ -1,0 +1,79 @@
+/**
+ * Money that reached a payment address before the address was stored, looked for through a
+ * provider whose node is behind (src/payments/early-money.ts). Such a node answers eth_getLogs
+ * silently cut at its own head, so a payment in the newest blocks before the scanner's cursor is
+ * missing from its answer. The look must then fail and try again next pass, never mark the address
+ * as looked at with the payment uncredited; through a node that has the blocks it credits exactly
+ * what arrived.
+ *
+ * The provider is the simulation's proxy (test/sim/proxy.ts) with every eth_getLogs answered by a
+ * node three blocks behind and every other call by one at the head, so the balance reads (pinned)
+ * succeed and only the logs are cut.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { and, eq } from 'drizzle-orm';
+import { createPublicClient, erc20Abi, http, type Hex } from 'viem';
+import type { ChainDeps, ChainPublicClient } from '../../src/chain/client.ts';
+import { paymentSalt, predictPaymentAddress } from '../../src/chain/payment-address.ts';
+import { receipts, receiptTransfers } from '../../src/db/schema.ts';
+import { creditEarlyMoney } from '../../src/payments/early-money.ts';
+import { fillPayAddresses } from '../../src/payments/pay-address.ts';
+import { startProviderProxy, type ProviderProxy } from '../sim/proxy.ts';
+import { deployShop, devWallet, PLATFORM, postReceipt, testLogger, useChainApp } from './helpers.ts';
+
+const f = useChainApp({ CONFIRMATIONS: '1', PLATFORM_RECIPIENT_ADDRESS: PLATFORM });
+let proxy: ProviderProxy;
+
+/** The app's chain, read through the lagging provider. */
+function lagging(): ChainDeps {
+  const publicClient = createPublicClient({ chain: f.tc.chain.publicClient.chain, transport: http(proxy.url) }) as ChainPublicClient;
+  return { ...f.tc.chain, publicClient };
+}
+
+describe('early money through a node behind', () => {
+  before(async () => {
+    proxy = await startProviderProxy({
+      upstream: f.tc.chain.rpcUrl,
+      behaviour: { latencyMs: null, rateLimitPerSecond: null, serverErrorShare: 0, getLogsMaxResults: null, getLogsMaxBlocks: null, lag: { share: 1, minBlocks: 3, maxBlocks: 3, methods: ['eth_getLogs'] } },
+    });
+  });
+  after(async () => {
+    await proxy?.close();
+  });
+
+  test('a payment in the newest blocks, cut from the logs, leaves the address unlooked-at; a node with the blocks credits exactly it', async () => {
+    const { tc, t, worker } = f;
+    const db = t.deps.database.db;
+    const sh = await deployShop(t);
+    const id = 'early-lag';
+    const payTo = predictPaymentAddress({ factory: tc.chain.paymentFactory!, split: sh.split, salt: paymentSalt(sh.wallet, id) }).toLowerCase() as Hex;
+    const hash = await devWallet(tc, 5).writeContract({ address: tc.chain.usdc.address, abi: erc20Abi, functionName: 'transfer', args: [payTo, 5_000_000n] });
+    const paid = await tc.chain.publicClient.waitForTransactionReceipt({ hash });
+    assert.equal(paid.status, 'success');
+    // The scanner reads the payment's block while the address is unknown: the transfer is passed over.
+    await worker.pass();
+    assert.ok(worker.lastPass!.head >= paid.blockNumber, 'the cursor is at or past the payment');
+    await postReceipt(t, sh, id, 5);
+    await db.transaction((tx) => fillPayAddresses(tx, tc.chain.paymentFactory!));
+    const row = async () => (await db.select().from(receipts).where(and(eq(receipts.wallet, sh.wallet), eq(receipts.id, id))))[0]!;
+    assert.equal((await row()).payAddress, payTo, 'stored with the address the buyer paid');
+    const transfers = () => db.select().from(receiptTransfers).where(and(eq(receiptTransfers.wallet, sh.wallet), eq(receiptTransfers.receiptId, id)));
+
+    const behind = await creditEarlyMoney({ db, chain: lagging(), logger: testLogger() });
+    assert.deepEqual(behind.credited, []);
+    assert.ok(proxy.stats().laggedAnswers > 0, 'the logs came from the node behind');
+    assert.equal((await row()).earlyMoneyCheckedAt, null, 'not marked as looked at: the next pass looks again');
+    assert.deepEqual(await transfers(), []);
+
+    proxy.configure({ lag: null });
+    const caughtUp = await creditEarlyMoney({ db, chain: lagging(), logger: testLogger() });
+    assert.deepEqual(caughtUp.credited, [{ wallet: sh.wallet, receiptId: id }]);
+    assert.ok((await row()).earlyMoneyCheckedAt !== null, 'looked at once it was complete');
+    const found = await transfers();
+    assert.deepEqual(
+      found.map((x) => [x.kind, x.amountUnits, x.transactionHash]),
+      [['in', '5000000', hash.toLowerCase()]],
+    );
+  });
+});
