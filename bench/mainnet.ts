@@ -78,7 +78,7 @@ async function idlePhase(sim: Sim, seconds: number) {
 async function paymentPhase(sim: Sim, app: SimApp, count: number, idle: MainnetReport['idle']) {
   const shop = await openShop(sim, app.t);
   const receipts = [];
-  for (let i = 0; i < count; i++) receipts.push(await openReceipt(app.t, shop, `bench-${i}`, 1 + i / 100));
+  for (let i = 0; i < count; i++) receipts.push(await openReceipt(app.t, shop, `bench-${i}`, (100 + i) / 100));
   sim.proxy.resetStats();
   const started = Date.now();
   const samples: number[] = [];

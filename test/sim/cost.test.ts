@@ -6,11 +6,11 @@
  * src/chain/compute-units.ts. Budget: 5 M compute units a day idle (115 per 2-second block).
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 import { computeUnits } from '../../src/chain/compute-units.ts';
-import { startSim, type ProviderStats, type Sim } from './helpers.ts';
+import { type ProviderStats, type Sim } from './helpers.ts';
 import { waitFor } from '../helpers/wait.ts';
-import { startSimApp, type SimApp } from './shop.ts';
+import { useSimApp, type SimApp } from './shop.ts';
 
 /** 5 M compute units a day over 43,200 two-second blocks. */
 const UNITS_PER_BLOCK = 115;
@@ -19,16 +19,10 @@ const SCANNER_METHODS = ['eth_getBlockByNumber', 'eth_getLogs'];
 
 let sim: Sim;
 let app: SimApp;
+useSimApp((started) => ({ sim, app } = started));
 before(async () => {
-  sim = await startSim();
-  app = await startSimApp(sim);
-  app.t.deps.startWorkers();
   // Past the worker's first passes (start, learning when blocks arrive).
   await sim.waitForBlock((await sim.node.head()) + 5n);
-});
-after(async () => {
-  await app?.close();
-  await sim?.stop();
 });
 
 const callsOf = (s: ProviderStats): Record<string, number> => Object.fromEntries(Object.entries(s.methods).map(([m, x]) => [m, x.calls]));

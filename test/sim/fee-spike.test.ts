@@ -9,11 +9,11 @@
  * (test/chain/sweeps.test.ts), and the output says how many were replaced.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { eq, inArray } from 'drizzle-orm';
 import { sweeps } from '../../src/db/schema.ts';
-import { startSim, type Sim } from './helpers.ts';
-import { openReceipt, openShop, pay, reaches, startSimApp, tokenBalance, type SimApp } from './shop.ts';
+import type { Sim } from './helpers.ts';
+import { openReceipt, openShop, pay, reaches, useSimApp, tokenBalance, type SimApp } from './shop.ts';
 
 const SPIKE_FACTOR = 200;
 const SPIKE_MS = 90_000;
@@ -21,15 +21,7 @@ const SETTLE_MS = 240_000;
 
 let sim: Sim;
 let app: SimApp;
-before(async () => {
-  sim = await startSim();
-  app = await startSimApp(sim);
-  app.t.deps.startWorkers();
-});
-after(async () => {
-  await app?.close();
-  await sim?.stop();
-});
+useSimApp((started) => ({ sim, app } = started));
 
 describe('a base-fee spike', () => {
   test(`${SPIKE_FACTOR}-fold for ${SPIKE_MS / 1000} s: every payment completes with one sweep, none empty, no nonce used twice`, async (t) => {

@@ -7,27 +7,19 @@
  * completes with exactly its own transfers, and every unit reaches its merchant's split.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { and, eq } from 'drizzle-orm';
 import type { Address } from 'viem';
 import { receiptTransfers, sweeps } from '../../src/db/schema.ts';
-import { startSim, type Sim } from './helpers.ts';
-import { detail, openReceipt, openShop, pay, reaches, startSimApp, tokenBalance, type OpenReceipt, type Shop, type SimApp } from './shop.ts';
+import type { Sim } from './helpers.ts';
+import { detail, openReceipt, openShop, pay, reaches, useSimApp, tokenBalance, type OpenReceipt, type Shop, type SimApp } from './shop.ts';
 
 /** Generous: a payment needs its block, 3 confirmations, a sweep and 3 more, through a lagging, limited provider. */
 const SETTLE_MS = 150_000;
 
 let sim: Sim;
 let app: SimApp;
-before(async () => {
-  sim = await startSim();
-  app = await startSimApp(sim);
-  app.t.deps.startWorkers();
-});
-after(async () => {
-  await app?.close();
-  await sim?.stop();
-});
+useSimApp((started) => ({ sim, app } = started));
 
 async function transfersOf(shop: Shop, id: string) {
   const rows = await app.t.deps.database.db

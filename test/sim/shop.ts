@@ -4,7 +4,7 @@
  * deployed split, receipts, and buyers paying them straight on the node as wallets do.
  */
 import assert from 'node:assert/strict';
-import type { TestContext } from 'node:test';
+import { after, before, type TestContext } from 'node:test';
 import { erc20Abi, type Address, type Hex } from 'viem';
 import type { ChainDeps } from '../../src/chain/client.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
@@ -37,6 +37,25 @@ export async function startSimApp(sim: Sim, env: Record<string, string> = {}): P
       await chain.close();
     },
   };
+}
+
+/**
+ * A test file's simulation and the app on it, its workers running: started before the file's
+ * tests (handed to `started`) and stopped after them.
+ */
+export function useSimApp(started: (s: { sim: Sim; app: SimApp }) => void): void {
+  let sim: Sim | undefined;
+  let app: SimApp | undefined;
+  before(async () => {
+    sim = await startSim();
+    app = await startSimApp(sim);
+    app.t.deps.startWorkers();
+    started({ sim, app });
+  });
+  after(async () => {
+    await app?.close();
+    await sim?.stop();
+  });
 }
 
 export interface Shop {
