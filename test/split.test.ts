@@ -45,7 +45,7 @@ describe('GET /api/split/deploy', () => {
     const key = await t.key(randomWallet());
     const res = await t.call(key, 'GET', '/api/split/deploy');
     assert.equal(res.status, 200);
-    assert.deepEqual(res.body, { split: { address: null, recipients: [] } });
+    assert.deepEqual(res.body, { split: { address: null, recipients: [], version: null } });
   });
 
   test("configured: the merchant's own address and recipients, and no one else's", async () => {
@@ -58,9 +58,9 @@ describe('GET /api/split/deploy', () => {
     await db.insert(splitConfigs).values({ wallet, address, recipients, createdAt: Date.now() });
     const res = await t.call(await t.key(wallet), 'GET', '/api/split/deploy');
     assert.equal(res.status, 200);
-    assert.deepEqual(res.body, { split: { address, recipients } });
+    assert.deepEqual(res.body, { split: { address, recipients, version: 1 } });
     const other = await t.call(await t.key(randomWallet()), 'GET', '/api/split/deploy');
-    assert.deepEqual(other.body, { split: { address: null, recipients: [] } });
+    assert.deepEqual(other.body, { split: { address: null, recipients: [], version: null } });
   });
 });
 

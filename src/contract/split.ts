@@ -1,7 +1,7 @@
 /**
  * The merchant's split: GET /api/split/deploy, GET /api/split/transactions (key),
  * GET /api/split/balances and /api/split/settlements (key), POST /api/split/deploy (admin), GET /api/admin/split/balances
- * (admin) and /api/admin/split/payouts (admin).
+ * (admin), /api/admin/split/payouts and /api/admin/split/versions (admin).
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { answerEnum, BaseUnits, HANDLER_CHECKS, HandlerCheckedWallet, TokenUnits, TxHash, Wallet, WALLET } from './common.ts';
@@ -16,6 +16,9 @@ export const SplitConfig = Type.Object({
     Type.Object({ address: Wallet, sharesBps: Type.Integer({ minimum: 1, maximum: 10_000, description: '10000 = 100%', examples: [9950] }) }),
     { description: 'Empty when unconfigured' },
   ),
+  version: Type.Union([Type.Integer({ minimum: 1, examples: [2] }), Type.Null()], {
+    description: 'The current split version (1 for the first split; POST /api/admin/split/versions makes the next); null when unconfigured',
+  }),
 });
 export type SplitConfig = Static<typeof SplitConfig>;
 
@@ -59,6 +62,7 @@ const Recipient = Type.Object({
 const StoredSplit = Type.Object({
   address: Type.Union([Wallet, Type.Null()], { description: 'The split contract; null until it is deployed' }),
   recipients: Type.Array(Recipient),
+  version: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], { description: 'The current split version' }),
 });
 
 /** Checked by the domain, and only on the first call: later calls answer the stored split whatever they send. */
@@ -94,11 +98,64 @@ export const SplitDeployed = Type.Object(
 );
 export type SplitDeployed = Static<typeof SplitDeployed>;
 
+// /api/admin/split/versions
+
+export const SplitVersion = Type.Object(
+  {
+    version: Type.Integer({ minimum: 1, examples: [2] }),
+    address: Type.Union([Wallet, Type.Null()], { description: 'The version\'s split contract; null only for a first version whose contract was never deployed' }),
+    recipients: Type.Array(Recipient),
+    startsAt: Type.Integer({ description: 'Unix ms: receipts created from here on (until the next version) pay into this version; 0 for version 1' }),
+    createdAt: Type.Integer({ description: 'Unix ms' }),
+    current: Type.Boolean({ description: 'New receipts pay into this version' }),
+  },
+  { description: 'A version of the merchant\'s split. Receipts keep the version they were created under: their payment address commits to its contract.' },
+);
+export type SplitVersion = Static<typeof SplitVersion>;
+
+export const SplitVersions = Type.Object({ versions: Type.Array(SplitVersion, { description: 'Newest first; empty when unconfigured' }) });
+export type SplitVersions = Static<typeof SplitVersions>;
+
+export const SplitVersionBody = Type.Object(
+  {
+    splitAddress: Type.Optional(HandlerCheckedWallet({ description: 'A PaymentSplitter already deployed whose payees and shares are the recipients; without it the service deploys one' })),
+    recipients: Type.Array(
+      Type.Object({
+        address: HandlerCheckedWallet({ description: 'A recipient; no address twice' }),
+        sharesBps: Type.Integer({ description: 'Basis points, 1 to 10000; all of them sum to 10000', [HANDLER_CHECKS]: { minimum: 1, maximum: 10_000 } }),
+      }),
+      { maxItems: 50, description: "The new version's recipients; the platform recipient's share must be PLATFORM_FEE_BPS" },
+    ),
+  },
+  {
+    examples: [
+      {
+        recipients: [
+          { address: '0x3c44cdddb6a900fa2b585dd299e03d12fa4293bc', sharesBps: 6950 },
+          { address: '0x90f79bf6eb2c4f870365e785982e1f101e93b906', sharesBps: 3000 },
+          { address: '0x000000000000000000000000000000000000beef', sharesBps: 50 },
+        ],
+      },
+    ],
+  },
+);
+export type SplitVersionBody = Static<typeof SplitVersionBody>;
+
+export const SplitVersionCreated = Type.Object(
+  {
+    ok: Type.Literal(true),
+    version: SplitVersion,
+    idempotent: Type.Optional(Type.Literal(true, { description: 'The recipients are the current version\'s already: nothing was deployed or stored' })),
+  },
+  { description: 'The current version after the call' },
+);
+export type SplitVersionCreated = Static<typeof SplitVersionCreated>;
+
 // GET /api/admin/split/balances
 
 const Units = (description: string) => BaseUnits(description);
 
-export const SplitBalances = Type.Object({
+const oneSplitBalances = {
   address: Type.String({ ...WALLET, description: 'The split contract' }),
   token: Type.String({ ...WALLET, description: 'The token the amounts are in (the service accepts this one)' }),
   decimals: TokenUnits.decimals,
@@ -113,27 +170,45 @@ export const SplitBalances = Type.Object({
       releasable: Units('What this recipient can withdraw now with release(token, account), base units'),
     }),
   ),
-}, { description: "What the merchant's split holds and released, read from the contract at one block" });
+  version: Type.Integer({ minimum: 1, description: 'The split version of this contract' }),
+};
+
+export const SplitBalances = Type.Object(
+  {
+    ...oneSplitBalances,
+    versions: Type.Array(Type.Object(oneSplitBalances), {
+      description: 'Every version of the split, newest first, the current one included: receipts of an earlier version still pay into its contract',
+    }),
+  },
+  { description: "What the merchant's current split holds and released, read from the contract at one block, and the same for every version" },
+);
 export type SplitBalances = Static<typeof SplitBalances>;
 
 // GET /api/split/balances
 
+const recipientBalanceRows = Type.Array(
+  Type.Object({
+    address: Wallet,
+    sharesBps: Type.Integer({ minimum: 1, maximum: 10_000, description: '10000 = 100%', examples: [9950] }),
+    received: Units("The recipient's share of everything the split received: released + releasable, base units"),
+    released: Units('Paid out to this recipient so far, base units'),
+    releasable: Units('What anyone can pay out to this recipient now with release(token, account), base units'),
+  }),
+);
+
 export const RecipientBalances = Type.Object(
   {
-    split: Type.String({ ...WALLET, description: 'The split contract' }),
+    split: Type.String({ ...WALLET, description: 'The current split contract' }),
     token: Type.String({ ...WALLET, description: 'The token the amounts are in (the service accepts this one)' }),
     decimals: TokenUnits.decimals,
-    recipients: Type.Array(
-      Type.Object({
-        address: Wallet,
-        sharesBps: Type.Integer({ minimum: 1, maximum: 10_000, description: '10000 = 100%', examples: [9950] }),
-        received: Units("The recipient's share of everything the split received: released + releasable, base units"),
-        released: Units('Paid out to this recipient so far, base units'),
-        releasable: Units('What anyone can pay out to this recipient now with release(token, account), base units'),
-      }),
+    recipients: recipientBalanceRows,
+    version: Type.Integer({ minimum: 1, description: 'The current split version' }),
+    versions: Type.Array(
+      Type.Object({ version: Type.Integer({ minimum: 1 }), split: Type.String({ ...WALLET, description: "The version's split contract" }), recipients: recipientBalanceRows }),
+      { description: 'Every version, newest first, the current one included: receipts of an earlier version still pay into its contract' },
     ),
   },
-  { description: "Each recipient's share of the merchant's split, read from the contract at one block" },
+  { description: "Each recipient's share of the merchant's current split, read from the contract at one block, and the same for every version" },
 );
 export type RecipientBalances = Static<typeof RecipientBalances>;
 
@@ -157,10 +232,13 @@ export const Settlement = Type.Object(
     from: Type.Integer({ description: 'Unix ms, inclusive' }),
     to: Type.Union([Type.Integer(), Type.Null()], { description: 'Unix ms, exclusive; null when the query gave none' }),
     toBlock: Type.Union([Units('The block of the last indexed split transaction before `to`: accrued and releasedToDate are the chain\'s as of this block'), Type.Null()]),
+    versions: Type.Array(Type.Object({ version: Type.Integer({ minimum: 1 }), split: Type.String({ ...WALLET }), recipients: Type.Array(Recipient) }), {
+      description: 'Every version of the split the report covers, oldest first: each pays by its own cumulative floors, and recipients add up over them',
+    }),
     recipients: Type.Array(
       Type.Object({
         address: Wallet,
-        sharesBps: Type.Integer({ minimum: 1, maximum: 10_000, examples: [9950] }),
+        sharesBps: Type.Integer({ minimum: 0, maximum: 10_000, description: 'In the current version; 0 for a recipient of earlier versions only', examples: [9950] }),
         platform: Type.Boolean({ description: 'The platform fee recipient' }),
         share: Units("Σ of the recipient's shares of the period's lines"),
         released: Units('Paid out to the recipient in the period'),
@@ -175,6 +253,8 @@ export const Settlement = Type.Object(
         logIndex: Type.Integer({ minimum: 0 }),
         blockNumber: Units('The block of the transfer'),
         timestamp: Type.Integer({ description: 'Unix ms of the block' }),
+        split: Type.String({ ...WALLET, description: 'The split contract the transfer went into' }),
+        version: Type.Integer({ minimum: 1, description: "That contract's split version" }),
         gross: Units('What the transfer brought into the split'),
         shares: Type.Array(Units('A recipient\'s share'), { description: "Each recipient's share, in the order of `recipients`: the difference of cumulative floors" }),
         platformFee: Units("The platform recipient's share"),

@@ -128,6 +128,7 @@ function receiptRecords(rows: InsertReceiptParams[]): string {
         returnUrl: p.returnUrl ?? null,
         payAddress: null,
         payFactory: null,
+        paySplit: null,
         otherMoney: null,
         balancesCheckedAt: null,
         balancesCheckDue: null,

@@ -76,9 +76,34 @@ export const splitConfigs = pgTable(
     address: text('address'),
     recipients: jsonb('recipients').$type<SplitRecipient[]>().notNull(),
     createdAt: ms('created_at').notNull(),
+    /** The current version's number (split_versions): 1 for the first split, one more per new version. */
+    version: integer('version').notNull().default(1),
+    /** Receipts created from this time (Unix ms) on pay into the current version; 0 for version 1. */
+    startsAt: ms('starts_at').notNull().default(0),
   },
   // A split contract belongs to one merchant: its transfers are indexed under that merchant alone.
   (t) => [uniqueIndex('split_configs_address_idx').on(t.address)],
+);
+
+/**
+ * Every split a merchant ever had (DESIGN.md "Split versions"), the current one included: a
+ * trigger on split_configs (migrations/0024_split_versions.sql) writes the current version here
+ * whenever split_configs changes, so every writer of split_configs keeps the history. A receipt
+ * pays into the version whose startsAt is the latest not after the receipt's creation
+ * (receipts.pay_split records it once the chain worker stores the address). Old versions stay
+ * indexed, paid out and settled.
+ */
+export const splitVersions = pgTable(
+  'split_versions',
+  {
+    wallet: text('wallet').notNull(),
+    version: integer('version').notNull(),
+    address: text('address'),
+    recipients: jsonb('recipients').$type<SplitRecipient[]>().notNull(),
+    startsAt: ms('starts_at').notNull(),
+    createdAt: ms('created_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.wallet, t.version] }), uniqueIndex('split_versions_address_idx').on(t.address)],
 );
 
 /**
@@ -160,6 +185,13 @@ export const receipts = pgTable(
      * address: stored before, a version-1 address, swept through PAYMENT_FACTORY_V1_ADDRESS.
      */
     payFactory: text('pay_factory'),
+    /**
+     * The split contract payAddress commits to, lowercase: the split version in effect when the
+     * receipt was created (split_versions). A receipt keeps it when the merchant's split changes;
+     * its money is swept there. Null with an address only for rows stored before versions: the
+     * migration filled those with the merchant's split of the time.
+     */
+    paySplit: text('pay_split'),
     /**
      * Money other than the receipt's token found at its payment address by balance, never by logs
      * (src/payments/other-money.ts): token address (the zero address for native ETH) to the most

@@ -24,7 +24,7 @@ import { erc20Abi, parseEventLogs, TransactionReceiptNotFoundError, type Hex } f
 import type { ChainDeps } from '../chain/client.ts';
 import { ChainUnavailable } from '../chain/split-setup-chain.ts';
 import type { Db, Tx } from '../db/client.ts';
-import { receipts, receiptStatusHistory, refunds, splitConfigs, type RefundItem } from '../db/schema.ts';
+import { receipts, receiptStatusHistory, refunds, splitVersions, type RefundItem } from '../db/schema.ts';
 import { newId } from './ids.ts';
 import { enqueueEvent } from '../webhooks/outbox.ts';
 import { AppError, InvalidInput, NotFound } from './errors.ts';
@@ -257,10 +257,10 @@ export function deepEnough(block: bigint, head: bigint, confirmations: number): 
   return head - block + 1n >= BigInt(confirmations);
 }
 
-/** The addresses a merchant's refund may come from: its wallet, its split, the receipt's payment address. */
+/** The addresses a merchant's refund may come from: its wallet, its splits (every version), the receipt's payment address. */
 export async function refundSenders(tx: Tx, wallet: string, payAddress: string | null): Promise<Set<string>> {
-  const [split] = await tx.select({ address: splitConfigs.address }).from(splitConfigs).where(eq(splitConfigs.wallet, wallet));
-  return new Set([wallet, split?.address?.toLowerCase(), payAddress?.toLowerCase()].filter((a): a is string => a != null));
+  const splits = await tx.select({ address: splitVersions.address }).from(splitVersions).where(eq(splitVersions.wallet, wallet));
+  return new Set([wallet, ...splits.map((s) => s.address?.toLowerCase()), payAddress?.toLowerCase()].filter((a): a is string => a != null));
 }
 
 type RefundRow = typeof refunds.$inferSelect;

@@ -4,7 +4,7 @@
  */
 import { eq } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
-import { splitConfigs, type SplitRecipient } from '../db/schema.ts';
+import { splitConfigs, splitVersions, type SplitRecipient } from '../db/schema.ts';
 import { purgeDailyCounters, takeSlot } from '../db/counters.ts';
 import { Conflict, Forbidden, InvalidInput, RateLimited } from './errors.ts';
 import { parseSplitRecipients, type SplitView } from './splits.ts';
@@ -144,10 +144,48 @@ export function checkRecipients(value: unknown, platform: PlatformShare) {
   return recipients;
 }
 
-/** A split contract belongs to one merchant: another's address is refused with 409. */
+/**
+ * A split contract belongs to one merchant and one version: an address any merchant's split ever
+ * had (split_versions keeps them all) is refused with 409.
+ */
 async function assertSplitUnowned(db: Db, address: string): Promise<void> {
-  const [taken] = await db.select({ wallet: splitConfigs.wallet }).from(splitConfigs).where(eq(splitConfigs.address, address));
-  if (taken !== undefined) throw new Conflict('This split contract is already registered by another merchant');
+  const [taken] = await db.select({ wallet: splitVersions.wallet }).from(splitVersions).where(eq(splitVersions.address, address));
+  if (taken !== undefined) throw new Conflict('This split contract is already registered (by another merchant, or as an earlier version of this split)');
+}
+
+/**
+ * The contract for new recipients: a given splitAddress checked against the chain, or one the
+ * service deploys when it can (approved wallets, within the daily budgets); null when neither.
+ * Shared by the first set-up and new versions (src/domain/split-versions.ts).
+ */
+export async function splitContractFor(
+  db: Db,
+  owner: string,
+  splitAddress: unknown,
+  recipients: readonly SplitRecipient[],
+  now: number,
+  chain?: SplitChain,
+  caller?: DeployCaller,
+): Promise<string | null> {
+  let address = typeof splitAddress === 'string' ? normalizeWallet(splitAddress) : null;
+  if (address !== null) await assertSplitUnowned(db, address);
+  if (address !== null && chain !== undefined) {
+    const match = await chain.verify(address, recipients);
+    if (!match.ok) throw new InvalidInput(`splitAddress does not match the recipients (${match.reason}): ${match.message}`);
+  } else if (address === null && chain?.deploy !== undefined) {
+    // Two concurrent calls may both deploy; the write keeps one and the other contract is simply never used.
+    if (caller?.approvedOnly === true && !(await caller.approved())) throw new DeployNotApproved();
+    await reserveDeployment(db, owner, now, chain.deploysPerDay ?? Number.MAX_SAFE_INTEGER, caller?.source);
+    address = normalizeWallet(await chain.deploy(recipients));
+  }
+  return address;
+}
+
+/** Checks a splitAddress's shape (the chain check comes later, in splitContractFor). */
+export function checkSplitAddress(value: unknown): void {
+  if (value !== undefined && value !== null && !isAddress(value)) {
+    throw new InvalidInput('splitAddress must be a 0x-prefixed 40-hex contract address');
+  }
 }
 
 export async function setUpSplit(
@@ -162,25 +200,12 @@ export async function setUpSplit(
   const owner = normalizeWallet(wallet);
   const [existing] = await db.select().from(splitConfigs).where(eq(splitConfigs.wallet, owner));
   if (existing !== undefined) {
-    return { split: { address: existing.address, recipients: existing.recipients }, idempotent: true };
+    return { split: { address: existing.address, recipients: existing.recipients, version: existing.version }, idempotent: true };
   }
-  if (input.splitAddress !== undefined && input.splitAddress !== null && !isAddress(input.splitAddress)) {
-    throw new InvalidInput('splitAddress must be a 0x-prefixed 40-hex contract address');
-  }
+  checkSplitAddress(input.splitAddress);
   if (input.recipients === undefined) throw new InvalidInput('recipients are required to configure a split');
   const recipients = checkRecipients(input.recipients, platform);
-  let address = typeof input.splitAddress === 'string' ? normalizeWallet(input.splitAddress) : null;
-  if (address !== null) await assertSplitUnowned(db, address);
-  if (address !== null && chain !== undefined) {
-    const match = await chain.verify(address, recipients);
-    if (!match.ok) throw new InvalidInput(`splitAddress does not match the recipients (${match.reason}): ${match.message}`);
-  } else if (address === null && chain?.deploy !== undefined) {
-    // Two concurrent first calls may both deploy; the insert below keeps one and the other
-    // contract is simply never used.
-    if (caller?.approvedOnly === true && !(await caller.approved())) throw new DeployNotApproved();
-    await reserveDeployment(db, owner, now, chain.deploysPerDay ?? Number.MAX_SAFE_INTEGER, caller?.source);
-    address = normalizeWallet(await chain.deploy(recipients));
-  }
+  const address = await splitContractFor(db, owner, input.splitAddress, recipients, now, chain, caller);
   const [stored] = await db
     .insert(splitConfigs)
     .values({ wallet: owner, address, recipients, createdAt: now })
@@ -191,7 +216,7 @@ export async function setUpSplit(
     // merchant registered the same address meanwhile: the unique index kept theirs.
     const [row] = await db.select().from(splitConfigs).where(eq(splitConfigs.wallet, owner));
     if (row === undefined && address !== null) await assertSplitUnowned(db, address);
-    return { split: { address: row?.address ?? null, recipients: row?.recipients ?? [] }, idempotent: true };
+    return { split: { address: row?.address ?? null, recipients: row?.recipients ?? [], version: row?.version ?? null }, idempotent: true };
   }
-  return { split: { address: stored.address, recipients: stored.recipients }, idempotent: false };
+  return { split: { address: stored.address, recipients: stored.recipients, version: stored.version }, idempotent: false };
 }

@@ -10,14 +10,16 @@ import { isAddress, normalizeWallet } from './wallet.ts';
 export interface SplitView {
   address: string | null;
   recipients: SplitRecipient[];
+  /** The current version's number (1 for the first split); null when unconfigured. */
+  version: number | null;
 }
 
-export const UNCONFIGURED: SplitView = { address: null, recipients: [] };
+export const UNCONFIGURED: SplitView = { address: null, recipients: [], version: null };
 
 export async function getSplitConfig(db: Tx, wallet: string): Promise<SplitView> {
   const [row] = await db.select().from(splitConfigs).where(eq(splitConfigs.wallet, wallet));
-  if (row === undefined) return { address: null, recipients: [] };
-  return { address: row.address, recipients: row.recipients };
+  if (row === undefined) return { ...UNCONFIGURED };
+  return { address: row.address, recipients: row.recipients, version: row.version };
 }
 
 /** A split counts as configured once recipients are stored (the contract may deploy later). */
@@ -66,5 +68,6 @@ export async function storeSplitConfig(
   const recipients = parseSplitRecipients(input.recipients);
   const values = { wallet: normalizeWallet(wallet), address, recipients, createdAt: now };
   await db.insert(splitConfigs).values(values).onConflictDoUpdate({ target: splitConfigs.wallet, set: { address, recipients } });
-  return { address, recipients };
+  const [row] = await db.select({ version: splitConfigs.version }).from(splitConfigs).where(eq(splitConfigs.wallet, values.wallet));
+  return { address, recipients, version: row?.version ?? 1 };
 }

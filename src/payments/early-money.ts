@@ -78,7 +78,8 @@ export async function creditEarlyMoney(o: EarlyMoneyOptions): Promise<EarlyMoney
   // Nothing read yet: the scanner's first range will see every transfer itself.
   if (cursor === undefined) return result;
   const due = await db
-    .select({ wallet: receipts.wallet, receiptId: receipts.id, payTo: receipts.payAddress, split: splitConfigs.address })
+    // The split the receipt's address commits to; rows stored before versions had the merchant's one split.
+    .select({ wallet: receipts.wallet, receiptId: receipts.id, payTo: receipts.payAddress, split: sql<string | null>`coalesce(${receipts.paySplit}, ${splitConfigs.address})` })
     .from(receipts)
     .leftJoin(splitConfigs, eq(splitConfigs.wallet, receipts.wallet))
     .where(and(isNotNull(receipts.payAddress), isNull(receipts.earlyMoneyCheckedAt)))

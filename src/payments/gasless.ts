@@ -20,9 +20,9 @@ import { eip3009Abi, signatureParts, tokenDomain, TRANSFER_WITH_AUTHORIZATION_TY
 import { paymentForwarderFactoryV2Abi } from '../chain/payment-address.ts';
 import { Deployer, type SignedTx } from '../chain/deployer.ts';
 import type { Db } from '../db/client.ts';
-import { splitConfigs, sweeps } from '../db/schema.ts';
+import { sweeps } from '../db/schema.ts';
 import { AppError, Conflict, InvalidInput } from '../domain/errors.ts';
-import { sweepCall, SweepUnavailable } from './pay-address.ts';
+import { splitOfReceipt, sweepCall, SweepUnavailable } from './pay-address.ts';
 import type { ReceiptRow } from './quote.ts';
 import { amountOf } from './settle.ts';
 import { dueOf, isAwaitingMoney, type ReceiptStatus } from './states.ts';
@@ -137,10 +137,10 @@ export async function relayAuthorization(
   if (used) throw new Conflict('This authorization was used or canceled already', 'authorization_used');
   if (balance < value) throw new InvalidInput(`from holds ${balance} base units, less than the ${value} due`, 'insufficient_balance');
 
-  const [split] = await db.select({ address: splitConfigs.address }).from(splitConfigs).where(eq(splitConfigs.wallet, row.wallet));
+  const split = { address: await splitOfReceipt(db, row) };
   let call;
   try {
-    if (split?.address == null) throw new SweepUnavailable('no_address', 'The merchant has no split');
+    if (split.address === null) throw new SweepUnavailable('no_address', 'The merchant has no split');
     call = sweepCall(chain, row, split.address, chain.usdc.address);
   } catch (err) {
     if (err instanceof SweepUnavailable) throw new Conflict(err.message, 'gasless_unavailable');

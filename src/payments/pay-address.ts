@@ -17,13 +17,13 @@
  * Money that reached an address before it was stored is looked for once, right after
  * (src/payments/early-money.ts).
  */
-import { sql } from 'drizzle-orm';
+import { and, desc, eq, lte, sql } from 'drizzle-orm';
 import { getAddress, type Address, type Hex } from 'viem';
 import type { ChainDeps } from '../chain/client.ts';
 import { NATIVE_TOKEN, paymentForwarderFactoryAbi, paymentSalt, predictPaymentAddress, type FactoryVersion } from '../chain/payment-address.ts';
 import type { Tx } from '../db/client.ts';
 import { rowsOf } from '../db/rows.ts';
-import { receipts, splitConfigs } from '../db/schema.ts';
+import { receipts, splitConfigs, splitVersions } from '../db/schema.ts';
 
 const BATCH = 2000;
 
@@ -32,34 +32,59 @@ export function payAddressOf(p: { factory: Address; split: string; wallet: strin
   return predictPaymentAddress({ factory: p.factory, split: p.split as Address, salt: paymentSalt(p.wallet, p.receiptId) });
 }
 
-/** Stores the payment address of every receipt whose merchant has a split. Returns how many. */
+/**
+ * The split a receipt pays into: the one its stored address commits to, else the version in
+ * effect when it was created (the latest whose startsAt is not after its creation; version 1
+ * starts at 0). Null while that version has no contract.
+ */
+export async function splitOfReceipt(db: Tx, row: { wallet: string; createdAt: number; paySplit: string | null }): Promise<string | null> {
+  if (row.paySplit !== null) return row.paySplit;
+  const [v] = await db
+    .select({ address: splitVersions.address })
+    .from(splitVersions)
+    .where(and(eq(splitVersions.wallet, row.wallet), lte(splitVersions.startsAt, row.createdAt)))
+    .orderBy(desc(splitVersions.version))
+    .limit(1);
+  return v?.address ?? null;
+}
+
+/**
+ * Stores the payment address of every receipt whose merchant has a split, committed to the split
+ * version in effect when the receipt was created, and that split (pay_split). Returns how many.
+ */
 export async function fillPayAddresses(db: Tx, factory: Address): Promise<number> {
   let filled = 0;
   for (;;) {
     // Driven from the merchants that have a split, each probing its own unaddressed receipts
     // (receipts_unaddressed_idx): receipts of merchants without a split cost nothing here.
-    const rows = (await db.execute(sql`select r.wallet, r.id, s.address as split
+    const rows = (await db.execute(sql`select r.wallet, r.id, v.address as split
       from ${splitConfigs} s
       cross join lateral (
-        select ${receipts}.wallet, ${receipts}.id from ${receipts}
+        select ${receipts}.wallet, ${receipts}.id, ${receipts}.created_at from ${receipts}
         where ${receipts}.wallet = s.wallet and ${receipts}.pay_address is null
         limit ${BATCH}
       ) r
-      where s.address is not null
+      cross join lateral (
+        select ${splitVersions}.address from ${splitVersions}
+        where ${splitVersions}.wallet = r.wallet and ${splitVersions}.starts_at <= r.created_at
+        order by ${splitVersions}.version desc limit 1
+      ) v
+      where s.address is not null and v.address is not null
       limit ${BATCH}`).then(rowsOf)) as { wallet: string; id: string; split: string }[];
     if (rows.length === 0) return filled;
-    const values = rows.map((r) => ({ w: r.wallet, i: r.id, a: payAddressOf({ factory, split: r.split, wallet: r.wallet, receiptId: r.id }) }));
-    await db.execute(sql`update ${receipts} set pay_address = v.a, pay_factory = ${factory.toLowerCase()}
-      from json_to_recordset(${JSON.stringify(values)}::json) as v(w text, i text, a text)
+    const values = rows.map((r) => ({ w: r.wallet, i: r.id, s: r.split.toLowerCase(), a: payAddressOf({ factory, split: r.split, wallet: r.wallet, receiptId: r.id }) }));
+    await db.execute(sql`update ${receipts} set pay_address = v.a, pay_factory = ${factory.toLowerCase()}, pay_split = v.s
+      from json_to_recordset(${JSON.stringify(values)}::json) as v(w text, i text, a text, s text)
       where ${receipts}.wallet = v.w and ${receipts}.id = v.i`);
     filled += rows.length;
     if (rows.length < BATCH) return filled;
   }
 }
 
-/** Forgets the addresses of a merchant's receipts that received nothing (its split was replaced). */
-export async function forgetUnpaidPayAddresses(db: Tx, wallet: string): Promise<void> {
-  await db.execute(sql`update ${receipts} set pay_address = null, pay_factory = null, early_money_checked_at = null where wallet = ${wallet} and paid_units = '0'`);
+/** Forgets the addresses into `split` of a merchant's receipts that received nothing (the split was replaced). */
+export async function forgetUnpaidPayAddresses(db: Tx, wallet: string, split: string): Promise<void> {
+  await db.execute(sql`update ${receipts} set pay_address = null, pay_factory = null, pay_split = null, early_money_checked_at = null
+    where wallet = ${wallet} and paid_units = '0' and coalesce(pay_split, ${split.toLowerCase()}) = ${split.toLowerCase()}`);
 }
 
 /** The factories a deployment knows: the current (version 2) one and the version-1 one of older receipts. */

@@ -17,7 +17,7 @@ import type { ChainDeps } from '../chain/client.ts';
 import type { Deployer } from '../chain/deployer.ts';
 import { release } from '../chain/split-contract.ts';
 import type { Db, Tx } from '../db/client.ts';
-import { splitConfigs, splitPayouts } from '../db/schema.ts';
+import { splitPayouts, splitVersions } from '../db/schema.ts';
 import { centsToUsd, usdToCents } from '../domain/money.ts';
 import { InvalidInput } from '../domain/errors.ts';
 import { normalizeWallet } from '../domain/wallet.ts';
@@ -111,43 +111,55 @@ export interface AutoPayoutDeps {
 }
 
 /**
- * One run over every merchant with automatic payouts and a split contract: releases what is due,
+ * One run over every merchant with automatic payouts and a split contract: releases what is due
+ * from every version of the merchant's split (receipts of an earlier version still pay into it),
  * each merchant on its own (one merchant's failure is logged and never holds back another's).
  */
 export async function runAutoPayouts(d: AutoPayoutDeps, now: number): Promise<AutoPayout[]> {
   const due = await d.db
-    .select({ wallet: splitPayouts.wallet, split: splitConfigs.address, thresholdCents: splitPayouts.thresholdCents })
+    .select({ wallet: splitPayouts.wallet, split: splitVersions.address, thresholdCents: splitPayouts.thresholdCents })
     .from(splitPayouts)
-    .innerJoin(splitConfigs, eq(splitConfigs.wallet, splitPayouts.wallet))
-    .where(and(isNotNull(splitConfigs.address), or(isNull(splitPayouts.lastRunAt), sql`${splitPayouts.lastRunAt} <= ${now} - ${splitPayouts.intervalHours}::bigint * ${HOUR_MS}`)));
-  const paid: AutoPayout[] = [];
+    .innerJoin(splitVersions, eq(splitVersions.wallet, splitPayouts.wallet))
+    .where(and(isNotNull(splitVersions.address), or(isNull(splitPayouts.lastRunAt), sql`${splitPayouts.lastRunAt} <= ${now} - ${splitPayouts.intervalHours}::bigint * ${HOUR_MS}`)))
+    .orderBy(splitPayouts.wallet, splitVersions.version);
+  const merchants = new Map<string, { splits: string[]; thresholdCents: number }>();
   for (const m of due) {
     if (m.split === null) continue;
+    const entry = merchants.get(m.wallet) ?? { splits: [], thresholdCents: m.thresholdCents };
+    entry.splits.push(m.split);
+    merchants.set(m.wallet, entry);
+  }
+  const paid: AutoPayout[] = [];
+  for (const [wallet, m] of merchants) {
     try {
-      paid.push(...(await payOutMerchant(d, { wallet: m.wallet, split: m.split, threshold: centsToUnits(BigInt(m.thresholdCents), d.chain.usdc.decimals) }, now)));
+      paid.push(...(await payOutMerchant(d, { wallet, splits: m.splits, threshold: centsToUnits(BigInt(m.thresholdCents), d.chain.usdc.decimals) }, now)));
     } catch (err) {
-      d.logger.warn({ err, wallet: m.wallet, split: m.split }, 'automatic payout failed; tried again next interval');
+      d.logger.warn({ err, wallet, splits: m.splits }, 'automatic payout failed; tried again next interval');
     }
   }
   return paid;
 }
 
-async function payOutMerchant(d: AutoPayoutDeps, m: { wallet: string; split: string; threshold: bigint }, now: number): Promise<AutoPayout[]> {
+async function payOutMerchant(d: AutoPayoutDeps, m: { wallet: string; splits: string[]; threshold: bigint }, now: number): Promise<AutoPayout[]> {
   const token = d.chain.usdc.address;
-  const balances = await readSplitBalances({ publicClient: d.chain.publicClient, split: m.split, token });
-  const owed = balances.recipients.filter((r) => r.releasable > 0n && r.releasable >= m.threshold);
+  const owed: { split: string; address: string }[] = [];
+  for (const split of m.splits) {
+    const balances = await readSplitBalances({ publicClient: d.chain.publicClient, split, token });
+    owed.push(...balances.recipients.filter((r) => r.releasable > 0n && r.releasable >= m.threshold).map((r) => ({ split, address: r.address })));
+  }
   if (owed.length === 0) return [];
+  // One claim per merchant and interval, whichever versions owe something.
   if (!(await claimPayoutRun(d.db, m.wallet, now))) return [];
   const paid: AutoPayout[] = [];
   // One after another: the deployer's nonces are kept in order anyway, and a failure stops
   // nothing else (the next interval pays whoever is still owed).
   for (const r of owed) {
     try {
-      const done = await release({ walletClient: d.chain.walletClient!, publicClient: d.chain.publicClient, split: m.split, token, account: r.address, deployer: d.deployer });
-      paid.push({ wallet: m.wallet, split: m.split, account: r.address, amount: done.amount, transactionHash: done.transactionHash.toLowerCase() });
-      d.logger.info({ wallet: m.wallet, split: m.split, account: r.address, amount: done.amount.toString(), tx: done.transactionHash }, 'automatic payout released');
+      const done = await release({ walletClient: d.chain.walletClient!, publicClient: d.chain.publicClient, split: r.split, token, account: r.address, deployer: d.deployer });
+      paid.push({ wallet: m.wallet, split: r.split, account: r.address, amount: done.amount, transactionHash: done.transactionHash.toLowerCase() });
+      d.logger.info({ wallet: m.wallet, split: r.split, account: r.address, amount: done.amount.toString(), tx: done.transactionHash }, 'automatic payout released');
     } catch (err) {
-      d.logger.warn({ err, wallet: m.wallet, split: m.split, account: r.address }, 'automatic payout of one recipient failed');
+      d.logger.warn({ err, wallet: m.wallet, split: r.split, account: r.address }, 'automatic payout of one recipient failed');
     }
   }
   return paid;

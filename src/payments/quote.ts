@@ -9,7 +9,7 @@ import type { Tx } from '../db/client.ts';
 import { receipts } from '../db/schema.ts';
 import { NotFound } from '../domain/errors.ts';
 import { getSplitConfig } from '../domain/splits.ts';
-import { payAddressOf } from './pay-address.ts';
+import { payAddressOf, splitOfReceipt } from './pay-address.ts';
 import { amountOf } from './settle.ts';
 import { dueOf } from './states.ts';
 
@@ -30,12 +30,15 @@ export interface PaymentQuote {
 
 export type ReceiptRow = typeof receipts.$inferSelect;
 
-/** The receipt's payment address: stored once known, else derived from its merchant's split. */
+/**
+ * The receipt's payment address: stored once known, else derived from the split version in effect
+ * when it was created (the chain worker stores that same address later).
+ */
 export async function payToOf(db: Tx, row: ReceiptRow, chain: ChainDeps): Promise<{ payTo: string | null; splitAddress: string | null }> {
-  const split = await getSplitConfig(db, row.wallet);
-  if (row.payAddress !== null) return { payTo: row.payAddress, splitAddress: split.address };
-  if (split.address === null || chain.paymentFactory === undefined) return { payTo: null, splitAddress: split.address };
-  return { payTo: payAddressOf({ factory: chain.paymentFactory, split: split.address, wallet: row.wallet, receiptId: row.id }), splitAddress: split.address };
+  const split = await splitOfReceipt(db, row);
+  if (row.payAddress !== null) return { payTo: row.payAddress, splitAddress: split ?? (await getSplitConfig(db, row.wallet)).address };
+  if (split === null || chain.paymentFactory === undefined) return { payTo: null, splitAddress: split };
+  return { payTo: payAddressOf({ factory: chain.paymentFactory, split, wallet: row.wallet, receiptId: row.id }), splitAddress: split };
 }
 
 export async function quoteFor(db: Tx, row: ReceiptRow, chain: ChainDeps): Promise<PaymentQuote> {

@@ -17,7 +17,7 @@ import { and, eq, isNotNull, lte, sql } from 'drizzle-orm';
 import { erc20Abi, getAddress, type Address } from 'viem';
 import type { ChainDeps } from '../chain/client.ts';
 import type { Tx } from '../db/client.ts';
-import { chainCursors, splitConfigs, splitTransactions } from '../db/schema.ts';
+import { chainCursors, splitTransactions, splitVersions } from '../db/schema.ts';
 import { NotFound } from '../domain/errors.ts';
 import { normalizeWallet } from '../domain/wallet.ts';
 import { CURSOR } from './scanner.ts';
@@ -81,10 +81,11 @@ export async function reconcileSplits(p: ReconcileParams): Promise<ReconcileRepo
 async function splitsToReconcile(db: Tx, wallet: string | undefined): Promise<{ merchant: string; split: string }[]> {
   const merchant = wallet === undefined ? undefined : normalizeWallet(wallet);
   const rows = await db
-    .select({ merchant: splitConfigs.wallet, split: splitConfigs.address })
-    .from(splitConfigs)
-    .where(and(isNotNull(splitConfigs.address), merchant === undefined ? undefined : eq(splitConfigs.wallet, merchant)))
-    .orderBy(splitConfigs.wallet);
+    // Every version: an earlier split keeps receiving its receipts' money and paying it out.
+    .select({ merchant: splitVersions.wallet, split: splitVersions.address })
+    .from(splitVersions)
+    .where(and(isNotNull(splitVersions.address), merchant === undefined ? undefined : eq(splitVersions.wallet, merchant)))
+    .orderBy(splitVersions.wallet, splitVersions.version);
   if (merchant !== undefined && rows.length === 0) throw new NotFound(`Merchant ${merchant} has no split contract`);
   return rows.flatMap((r) => (r.split === null ? [] : [{ merchant: r.merchant, split: r.split }]));
 }

@@ -12,7 +12,7 @@
  * never name a payer and never hold a receipt short of its depth.
  *
  * **What is asked.** Every eth_getLogs names its contracts: the token (chain.usdc) and the split
- * contracts of split_configs, SPLIT_ADDRESSES_PER_CALL at a time, with topic0 one of Transfer and
+ * contracts of split_versions (every version of every split), SPLIT_ADDRESSES_PER_CALL at a time, with topic0 one of Transfer and
  * ERC20PaymentReleased. What strangers put on the chain (another contract's Transfer logs, 48,000
  * of them in one block) is never downloaded. The `to` topic is not filtered: the addresses whose
  * money matters are every payment address ever issued (late money, top-ups and sweeps of closed
@@ -85,7 +85,7 @@ import type { ChainDeps } from '../chain/client.ts';
 import { fromAnyNode, isRpcAnswer, LAG_RETRIES } from '../chain/lagging-nodes.ts';
 import { paymentSplitterAbi } from '../chain/split-contract.ts';
 import type { Db, Tx } from '../db/client.ts';
-import { chainBlocks, chainCursors, receiptCanExpire, receipts, receiptTransfers, splitConfigs, splitTransactions, sweeps } from '../db/schema.ts';
+import { chainBlocks, chainCursors, receiptCanExpire, receipts, receiptTransfers, splitTransactions, splitVersions, sweeps } from '../db/schema.ts';
 import { applyCumulativeFees, recordSplitTransaction } from '../domain/split-transactions.ts';
 import { forgetRefundBlocks } from './refund-proofs.ts';
 import { watch } from './watch.ts';
@@ -429,12 +429,12 @@ export class PaymentScanner {
     return lo;
   }
 
-  /** The contracts whose logs are read: the token first, then every known split. */
+  /** The contracts whose logs are read: the token first, then every known split (every version of every merchant's). */
   private async filterAddresses(): Promise<{ batches: string[][]; splits: Map<string, { wallet: string; platformBps: number }> }> {
     const rows = await this.o.db
-      .select({ wallet: splitConfigs.wallet, address: splitConfigs.address, recipients: splitConfigs.recipients })
-      .from(splitConfigs)
-      .where(isNotNull(splitConfigs.address));
+      .select({ wallet: splitVersions.wallet, address: splitVersions.address, recipients: splitVersions.recipients })
+      .from(splitVersions)
+      .where(isNotNull(splitVersions.address));
     const platform = this.o.platformRecipient?.toLowerCase();
     const splits = new Map(
       rows.map((r) => [

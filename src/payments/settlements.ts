@@ -1,6 +1,6 @@
 /**
  * Settlement reports (DESIGN.md "Recipients: settlements"): for a period, every transfer into the
- * merchant's split with each recipient's share of it, the platform fee, and what each recipient
+ * merchant's splits (every version) with each recipient's share of it, the platform fee, and what each recipient
  * was paid out, from the indexed split transactions.
  *
  * Shares are differences of cumulative floors. PaymentSplitter owes recipient i, once the split
@@ -17,6 +17,7 @@ import type { Tx } from '../db/client.ts';
 import { splitTransactions, type SplitRecipient } from '../db/schema.ts';
 import { InvalidInput } from '../domain/errors.ts';
 import { getSplitConfig } from '../domain/splits.ts';
+import { splitAddressesOf } from '../domain/split-versions.ts';
 import { normalizeWallet } from '../domain/wallet.ts';
 
 const TOTAL_SHARES = 10_000n;
@@ -33,7 +34,10 @@ export interface SettlementTransfer {
 }
 
 export interface SettlementLine extends SettlementTransfer {
-  /** Per recipient, in the order of the split's recipients. */
+  /** The split contract the transfer went into, and its version (set when a report puts versions together). */
+  split?: string;
+  version?: number;
+  /** Per recipient, in the order of the split's recipients (of the report's, in a report). */
   shares: bigint[];
   platformFee: bigint;
   /** gross − Σ shares: the contract's rounding, owed to nobody. */
@@ -42,6 +46,7 @@ export interface SettlementLine extends SettlementTransfer {
 
 export interface RecipientSettlement {
   address: string;
+  /** In the current version; 0 for a recipient of earlier versions only. */
   sharesBps: number;
   platform: boolean;
   /** Σ of this recipient's shares of the period's transfers. */
@@ -64,6 +69,8 @@ export interface Settlement {
   to: number | null;
   /** The block of the period's last indexed transaction (since the split began); null when there is none. */
   toBlock: bigint | null;
+  /** Every version of the split the report covers, oldest first. */
+  versions: { version: number; split: string; recipients: SplitRecipient[] }[];
   recipients: RecipientSettlement[];
   lines: SettlementLine[];
   totals: { gross: bigint; platformFee: bigint; unallocated: bigint; released: bigint };
@@ -118,9 +125,39 @@ async function sums(db: Tx, wallet: string, split: string, kind: 'payment' | 're
     .groupBy(splitTransactions.counterparty);
 }
 
+/** One version's part of a report: its lines and per-recipient sums, recipients in the version's order. */
+async function settleVersion(db: Tx, wallet: string, v: { version: number; address: string; recipients: SplitRecipient[] }, from: number, to: number, platform: string | undefined) {
+  const [transfers, paidBefore, paidToEnd, releasesInPeriod, releasesToEnd] = await Promise.all([
+    transfersIn(db, wallet, v.address, from, to),
+    sums(db, wallet, v.address, 'payment', 0, from),
+    sums(db, wallet, v.address, 'payment', 0, to),
+    sums(db, wallet, v.address, 'release', from, to),
+    sums(db, wallet, v.address, 'release', 0, to),
+  ]);
+  const total = (rows: { total: string }[]) => rows.reduce((a, r) => a + BigInt(r.total), 0n);
+  const lines = settleTransfers(v.recipients, platform, total(paidBefore), transfers);
+  const released = (rows: { counterparty: string; total: string }[], address: string) => BigInt(rows.find((r) => r.counterparty === address)?.total ?? '0');
+  const accrued = owed(total(paidToEnd), v.recipients);
+  const lastBlocks = [...paidToEnd, ...releasesToEnd].map((r) => r.lastBlock).filter((b): b is string => b !== null).map(BigInt);
+  return {
+    lines,
+    lastBlocks,
+    recipients: v.recipients.map((r, i) => ({
+      address: r.address,
+      share: lines.reduce((a, l) => a + l.shares[i]!, 0n),
+      released: released(releasesInPeriod, r.address),
+      accrued: accrued[i]!,
+      releasedToDate: released(releasesToEnd, r.address),
+    })),
+  };
+}
+
 /**
  * The merchant's settlement for [from, to) (Unix ms; by default from the split's beginning to
- * the last transfer indexed), over its current split. Without a split contract, nothing was received: an empty report.
+ * the last transfer indexed), over every version of its split: each version's contract pays by
+ * its own cumulative floors, so shares are computed per version and the report adds them up per
+ * recipient. Recipients are the current version's first (with its sharesBps), then those of
+ * earlier versions only (sharesBps 0). Without a split contract, nothing was received: an empty report.
  */
 export async function merchantSettlement(db: Tx, merchant: string, q: SettlementQuery, platform: string | undefined): Promise<Settlement> {
   const wallet = normalizeWallet(merchant);
@@ -128,34 +165,43 @@ export async function merchantSettlement(db: Tx, merchant: string, q: Settlement
   if (q.to !== undefined && from > q.to) throw new InvalidInput('from must not be after to');
   const to = q.to ?? Number.MAX_SAFE_INTEGER;
   const config = await getSplitConfig(db, wallet);
-  const recipients = config.recipients;
-  // Without a contract, no row can match: the empty string is no split's address.
-  const split = config.address ?? '';
-
-  const [transfers, paidBefore, paidToEnd, releasesInPeriod, releasesToEnd] = await Promise.all([
-    transfersIn(db, wallet, split, from, to),
-    sums(db, wallet, split, 'payment', 0, from),
-    sums(db, wallet, split, 'payment', 0, to),
-    sums(db, wallet, split, 'release', from, to),
-    sums(db, wallet, split, 'release', 0, to),
-  ]);
-  const total = (rows: { total: string }[]) => rows.reduce((a, r) => a + BigInt(r.total), 0n);
-  const before = total(paidBefore);
-  const lines = settleTransfers(recipients, platform, before, transfers);
-  const released = (rows: { counterparty: string; total: string }[], address: string) => BigInt(rows.find((r) => r.counterparty === address)?.total ?? '0');
-  const accrued = owed(total(paidToEnd), recipients);
+  const versions = await splitAddressesOf(db, wallet);
   const platformAddress = platform?.toLowerCase();
-  const lastBlocks = [...paidToEnd, ...releasesToEnd].map((r) => r.lastBlock).filter((b): b is string => b !== null).map(BigInt);
 
-  const recipientRows = recipients.map((r, i) => ({
-    address: r.address,
-    sharesBps: r.sharesBps,
-    platform: r.address === platformAddress,
-    share: lines.reduce((a, l) => a + l.shares[i]!, 0n),
-    released: released(releasesInPeriod, r.address),
-    accrued: accrued[i]!,
-    releasedToDate: released(releasesToEnd, r.address),
+  const order: string[] = [];
+  for (const v of [...versions].reverse()) for (const r of v.recipients) if (!order.includes(r.address)) order.push(r.address);
+  for (const r of config.recipients) if (!order.includes(r.address)) order.push(r.address);
+  const current = new Map(config.recipients.map((r) => [r.address, r.sharesBps]));
+
+  const parts = await Promise.all(versions.map((v) => settleVersion(db, wallet, v, from, to, platform)));
+  const lineCount = parts.reduce((a, p) => a + p.lines.length, 0);
+  if (lineCount > SETTLEMENT_LINES_CAP) {
+    throw new InvalidInput(`The period holds more than ${SETTLEMENT_LINES_CAP} transfers into the split; ask for a shorter one (from, to)`);
+  }
+  const lines: SettlementLine[] = parts
+    .flatMap((p, k) =>
+      p.lines.map((l) => {
+        const v = versions[k]!;
+        const shares = order.map((a) => {
+          const i = v.recipients.findIndex((r) => r.address === a);
+          return i < 0 ? 0n : l.shares[i]!;
+        });
+        return { ...l, split: v.address, version: v.version, shares };
+      }),
+    )
+    .sort((a, b) => (a.blockNumber === b.blockNumber ? a.logIndex - b.logIndex : a.blockNumber < b.blockNumber ? -1 : 1));
+  const sum = (address: string, field: 'share' | 'released' | 'accrued' | 'releasedToDate') =>
+    parts.reduce((a, p) => a + (p.recipients.find((r) => r.address === address)?.[field] ?? 0n), 0n);
+  const recipientRows = order.map((address) => ({
+    address,
+    sharesBps: current.get(address) ?? 0,
+    platform: address === platformAddress,
+    share: sum(address, 'share'),
+    released: sum(address, 'released'),
+    accrued: sum(address, 'accrued'),
+    releasedToDate: sum(address, 'releasedToDate'),
   }));
+  const lastBlocks = parts.flatMap((p) => p.lastBlocks);
   return {
     split: config.address,
     currency: 'USDC',
@@ -163,6 +209,7 @@ export async function merchantSettlement(db: Tx, merchant: string, q: Settlement
     from,
     to: q.to ?? null,
     toBlock: lastBlocks.length === 0 ? null : lastBlocks.reduce((a, b) => (b > a ? b : a)),
+    versions: versions.map((v) => ({ version: v.version, split: v.address, recipients: v.recipients })),
     recipients: recipientRows,
     lines,
     totals: {
@@ -182,13 +229,15 @@ function cell(value: string, text = false): string {
 
 /** The report's lines as CSV (RFC 4180, CRLF), one column per recipient's share, in base units. */
 export function settlementCsv(s: Settlement): string {
-  const header = ['timestamp', 'block_number', 'transaction_hash', 'log_index', 'receipt_id', 'gross', ...s.recipients.map((r) => `share_${r.address}`), 'platform_fee', 'unallocated'];
+  const header = ['timestamp', 'block_number', 'transaction_hash', 'log_index', 'receipt_id', 'version', 'split', 'gross', ...s.recipients.map((r) => `share_${r.address}`), 'platform_fee', 'unallocated'];
   const rows = s.lines.map((l) => [
     new Date(l.timestamp).toISOString(),
     l.blockNumber.toString(),
     l.transactionHash,
     String(l.logIndex),
     l.receiptId ?? '',
+    l.version === undefined ? '' : String(l.version),
+    l.split ?? '',
     l.gross.toString(),
     ...l.shares.map((x) => x.toString()),
     l.platformFee.toString(),

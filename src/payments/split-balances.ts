@@ -13,6 +13,7 @@ import { ChainUnavailable } from '../chain/split-setup-chain.ts';
 import type { Tx } from '../db/client.ts';
 import { NotFound } from '../domain/errors.ts';
 import { getSplitConfig } from '../domain/splits.ts';
+import { splitAddressesOf } from '../domain/split-versions.ts';
 
 /** PaymentSplitter's ERC-20 total, which src/chain/split-contract.ts's ABI does not carry. */
 export const totalReleasedAbi = parseAbi(['function totalReleased(address token) view returns (uint256)']);
@@ -73,14 +74,17 @@ export async function readSplitBalances(p: { publicClient: ChainPublicClient; sp
   }
 }
 
-/**
- * The signed-in merchant's split balances in the service's token. NotFound when the merchant has
- * no split contract (none stored, or nothing deployed at the stored address on this chain);
- * ChainUnavailable when the node could not be asked.
- */
-export async function merchantSplitBalances(db: Tx, chain: ChainDeps, wallet: string): Promise<SplitBalances> {
-  const { address } = await getSplitConfig(db, wallet);
-  if (address === null) throw new NotFound('No split contract is set up yet');
+export interface VersionBalances extends SplitBalances {
+  version: number;
+}
+
+/** The current version's balances, and every version's (newest first, the current one included). */
+export interface MerchantSplitBalances extends SplitBalances {
+  version: number;
+  versions: VersionBalances[];
+}
+
+async function readOrExplain(chain: ChainDeps, address: string): Promise<SplitBalances> {
   try {
     return await readSplitBalances({ publicClient: chain.publicClient, split: address, token: chain.usdc.address });
   } catch (err) {
@@ -89,4 +93,19 @@ export async function merchantSplitBalances(db: Tx, chain: ChainDeps, wallet: st
     }
     throw new ChainUnavailable('reading the split balances', err);
   }
+}
+
+/**
+ * The signed-in merchant's split balances in the service's token: the current version's, and
+ * every version's, since receipts of an earlier version still pay into its contract. NotFound
+ * when the merchant has no split contract (none stored, or nothing deployed at a stored address
+ * on this chain); ChainUnavailable when the node could not be asked.
+ */
+export async function merchantSplitBalances(db: Tx, chain: ChainDeps, wallet: string): Promise<MerchantSplitBalances> {
+  const { address, version } = await getSplitConfig(db, wallet);
+  if (address === null || version === null) throw new NotFound('No split contract is set up yet');
+  const all = (await splitAddressesOf(db, wallet)).reverse();
+  const versions = await Promise.all(all.map(async (v) => ({ version: v.version, ...(await readOrExplain(chain, v.address)) })));
+  const current = versions.find((v) => v.version === version) ?? { version, ...(await readOrExplain(chain, address)) };
+  return { ...current, versions };
 }

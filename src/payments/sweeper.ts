@@ -47,9 +47,9 @@ import { NonceKeeper } from '../chain/nonce-keeper.ts';
 import { refusalOf } from '../chain/refusals.ts';
 import { sendSerially } from '../chain/wallet-queue.ts';
 import type { Db } from '../db/client.ts';
-import { chainStatus, receipts, receiptWatch, splitConfigs, sweeps, type SweepAttempt } from '../db/schema.ts';
+import { chainStatus, receipts, receiptWatch, sweeps, type SweepAttempt } from '../db/schema.ts';
 import { centsToTokenUnits } from '../domain/money.ts';
-import { sweepCall, SweepUnavailable, type SweepCall } from './pay-address.ts';
+import { splitOfReceipt, sweepCall, SweepUnavailable, type SweepCall } from './pay-address.ts';
 import type { ReceiptKey } from './scanner.ts';
 import { keysJson } from './watch.ts';
 import { amountOf } from './settle.ts';
@@ -550,13 +550,14 @@ export class Sweeper {
       return 'fee_cap';
     }
     if (SWEEP_GAS * fees.maxFeePerGas > s.spendable) return 'no_gas';
-    const [split] = await db.select({ address: splitConfigs.address }).from(splitConfigs).where(eq(splitConfigs.wallet, need.wallet));
-    if (split?.address == null) return 'skip';
     const [addressed] = await db
-      .select({ wallet: receipts.wallet, id: receipts.id, payAddress: receipts.payAddress, payFactory: receipts.payFactory })
+      .select({ wallet: receipts.wallet, id: receipts.id, payAddress: receipts.payAddress, payFactory: receipts.payFactory, paySplit: receipts.paySplit, createdAt: receipts.createdAt })
       .from(receipts)
       .where(and(eq(receipts.wallet, need.wallet), eq(receipts.id, need.receiptId)));
     if (addressed === undefined) return 'skip';
+    // The split the receipt's address commits to: an earlier version's after the merchant made a new one.
+    const split = { address: await splitOfReceipt(db, addressed) };
+    if (split.address === null) return 'skip';
     const token = need.token ?? chain.usdc.address;
     let sweep: SweepCall;
     try {

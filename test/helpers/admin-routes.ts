@@ -57,6 +57,8 @@ export const ADMIN_URLS: Record<string, Call> = {
   'GET /api/admin/split/payouts': '/api/admin/split/payouts',
   'PUT /api/admin/split/payouts': '/api/admin/split/payouts',
   'DELETE /api/admin/split/payouts': '/api/admin/split/payouts',
+  'GET /api/admin/split/versions': '/api/admin/split/versions',
+  'POST /api/admin/split/versions': '/api/admin/split/versions',
   'GET /api/admin/rejected-writes': '/api/admin/rejected-writes',
   'GET /api/admin/apk': '/api/admin/apk',
   'GET /api/admin/apk/{app}': '/api/admin/apk/matrix',

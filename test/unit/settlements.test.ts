@@ -66,9 +66,11 @@ test('CSV: a header naming each recipient, one CRLF row per line, a receipt id a
     { address: '0x1111111111111111111111111111111111111111', sharesBps: 9950 },
     { address: PLATFORM, sharesBps: 50 },
   ];
-  const lines = settleTransfers(recipients, PLATFORM, 0n, [{ ...transfer(7_000_001n), receiptId: '=HYPERLINK("x",1)' }, { ...transfer(1n, 1), receiptId: null }]);
+  const split = '0x3333333333333333333333333333333333333333';
+  const lines = settleTransfers(recipients, PLATFORM, 0n, [{ ...transfer(7_000_001n), receiptId: '=HYPERLINK("x",1)' }, { ...transfer(1n, 1), receiptId: null }]).map((l) => ({ ...l, split, version: 1 }));
   const s: Settlement = {
-    split: '0x3333333333333333333333333333333333333333',
+    split,
+    versions: [{ version: 1, split, recipients }],
     currency: 'USDC',
     decimals: 6,
     from: 0,
@@ -82,7 +84,7 @@ test('CSV: a header naming each recipient, one CRLF row per line, a receipt id a
   const csv = settlementCsv(s);
   const rows = csv.split('\r\n');
   assert.equal(rows.at(-1), '', 'ends with CRLF');
-  assert.equal(rows[0], `timestamp,block_number,transaction_hash,log_index,receipt_id,gross,share_${recipients[0]!.address},share_${PLATFORM},platform_fee,unallocated`);
-  assert.equal(rows[1], `2026-01-01T00:00:00.000Z,1,0x${'ab'.repeat(32)},0,"'=HYPERLINK(""x"",1)",7000001,6965000,35000,35000,1`);
-  assert.equal(rows[2], `2026-01-01T00:00:00.001Z,2,0x${'ab'.repeat(32)},1,,1,1,0,0,0`);
+  assert.equal(rows[0], `timestamp,block_number,transaction_hash,log_index,receipt_id,version,split,gross,share_${recipients[0]!.address},share_${PLATFORM},platform_fee,unallocated`);
+  assert.equal(rows[1], `2026-01-01T00:00:00.000Z,1,0x${'ab'.repeat(32)},0,"'=HYPERLINK(""x"",1)",1,${split},7000001,6965000,35000,35000,1`);
+  assert.equal(rows[2], `2026-01-01T00:00:00.001Z,2,0x${'ab'.repeat(32)},1,,1,${split},1,1,0,0,0`);
 });

@@ -5,7 +5,7 @@ import { listSplitTransactions, SPLIT_TRANSACTIONS_CAP } from '../../domain/spli
 import { getSplitConfig } from '../../domain/splits.ts';
 import { setUpSplit } from '../../domain/split-setup.ts';
 import { splitChainOf } from '../../chain/split-setup-chain.ts';
-import { merchantSplitBalances } from '../../payments/split-balances.ts';
+import { merchantSplitBalances, type SplitBalances as Balances } from '../../payments/split-balances.ts';
 import { merchantSettlement, settlementCsv, SETTLEMENT_LINES_CAP, type Settlement as SettlementData } from '../../payments/settlements.ts';
 import { sessionOf } from '../../auth/plugin.ts';
 import { merchantOf } from '../../gateway/plugin.ts';
@@ -38,7 +38,10 @@ function settlementBody(s: SettlementData, token: string | null): Settlement {
     to: s.to,
     toBlock: s.toBlock === null ? null : units(s.toBlock),
     recipients: s.recipients.map((r) => ({ ...r, share: units(r.share), released: units(r.released), accrued: units(r.accrued), releasedToDate: units(r.releasedToDate) })),
+    versions: s.versions,
     lines: s.lines.map((l) => ({
+      split: l.split!,
+      version: l.version!,
       receiptId: l.receiptId,
       transactionHash: l.transactionHash,
       logIndex: l.logIndex,
@@ -66,7 +69,7 @@ export function splitRoutes(app: App, deps: Deps): void {
       schema: {
         tags: ['split'],
         summary: "The merchant's split configuration",
-        description: 'Still 200 when unconfigured, with address null and recipients empty.',
+        description: 'The current version (version); still 200 when unconfigured, with address null, recipients empty and version null.',
         security,
         response: { 200: SplitAnswer, ...keyErrors() },
       },
@@ -103,6 +106,8 @@ export function splitRoutes(app: App, deps: Deps): void {
         summary: "Each recipient's share of the split: received, released, releasable",
         description:
           'Read from the PaymentSplitter at one block, in token base units: received = released + releasable, ' +
+          'for the current version at the top level and for every version in versions (newest first; receipts created ' +
+          'before a new version keep paying into theirs), ' +
           'the recipient\'s share of everything the split ever received. Anyone may pay a recipient out with the ' +
           "contract's release(token, account); the recipient never needs to sign in. 404 when the merchant has no " +
           'split contract; 503 chain_unavailable without a chain or when the node does not answer.',
@@ -114,18 +119,15 @@ export function splitRoutes(app: App, deps: Deps): void {
     async (request) => {
       if (deps.chain === undefined) throw new AppError(503, 'chain_unavailable', 'This instance runs without a chain');
       const b = await merchantSplitBalances(db, deps.chain, merchantOf(request));
-      return {
-        split: b.address,
-        token: b.token,
-        decimals: deps.chain.usdc.decimals,
-        recipients: b.recipients.map((r) => ({
+      const rows = (v: Balances) =>
+        v.recipients.map((r) => ({
           address: r.address,
           sharesBps: r.sharesBps,
           received: (r.released + r.releasable).toString(),
           released: r.released.toString(),
           releasable: r.releasable.toString(),
-        })),
-      };
+        }));
+      return { split: b.address, token: b.token, decimals: deps.chain.usdc.decimals, recipients: rows(b), version: b.version, versions: b.versions.map((v) => ({ version: v.version, split: v.address, recipients: rows(v) })) };
     },
   );
 
@@ -138,12 +140,14 @@ export function splitRoutes(app: App, deps: Deps): void {
         tags: ['split'],
         summary: 'The settlement of a period: per transfer into the split and per recipient',
         description:
-          'Every transfer into the current split in [from, to), in chain order, with each recipient\'s share as the difference ' +
+          'Every transfer into the split, every version of it, in [from, to), in chain order (each line names its split and version), ' +
+          'with each recipient\'s share as the difference ' +
           'of cumulative floors (so a recipient\'s shares since the split began sum exactly to what the contract owes it, ' +
           'released + releasable), the platform fee and the rounding owed to nobody; per recipient the period\'s shares and ' +
           `releases, and what it accrued and was paid since the split began. At most ${SETTLEMENT_LINES_CAP} lines (400 ` +
           'invalid_input beyond: ask for a shorter period), and 400 when from is after to. format=csv answers the lines as text/csv. ' +
-          'Before the split contract is deployed, an empty report with split null.',
+          'Each version pays by its own cumulative floors; a recipient\'s figures add up over the versions, and a recipient of ' +
+          'earlier versions only has sharesBps 0. Before the split contract is deployed, an empty report with split null.',
         security,
         querystring: SettlementQuery,
         response: {

@@ -10,6 +10,7 @@ import { adminSweepRoutes } from './sweeps.ts';
 import { adminSweepStatusRoutes } from './sweep-status.ts';
 import { adminSplitBalanceRoutes } from './split-balances.ts';
 import { adminSplitPayoutRoutes } from './split-payouts.ts';
+import { adminSplitVersionRoutes } from './split-versions.ts';
 import { apkRoutes } from './apk.ts';
 import { adminRejectedWriteRoutes } from './rejected-writes.ts';
 
@@ -25,6 +26,7 @@ export function registerAdminRoutes(app: App, deps: Deps): void {
   adminSweepStatusRoutes(app, deps);
   adminSplitBalanceRoutes(app, deps);
   adminSplitPayoutRoutes(app, deps);
+  adminSplitVersionRoutes(app, deps);
   adminRejectedWriteRoutes(app, deps);
   // Encapsulated: its raw-body content-type parser must not reach other routes.
   void app.register((scope, _opts, done) => {

@@ -6,13 +6,14 @@
 import type { Deps } from '../../../deps.ts';
 import { AppError } from '../../../domain/errors.ts';
 import { merchantOf } from '../../../gateway/plugin.ts';
-import { merchantSplitBalances, type SplitBalances as Balances } from '../../../payments/split-balances.ts';
+import { merchantSplitBalances, type MerchantSplitBalances, type SplitBalances as Balances } from '../../../payments/split-balances.ts';
 import { adminErrors, errorRef, cookieAuth } from '../../../contract/common.ts';
 import { SplitBalances } from '../../../contract/split.ts';
 import type { App } from '../../app-type.ts';
 
-function toBody(b: Balances, decimals: number): SplitBalances {
+function one(b: Balances & { version: number }, decimals: number): Omit<SplitBalances, 'versions'> {
   return {
+    version: b.version,
     address: b.address,
     token: b.token,
     decimals,
@@ -28,6 +29,10 @@ function toBody(b: Balances, decimals: number): SplitBalances {
   };
 }
 
+function toBody(b: MerchantSplitBalances, decimals: number): SplitBalances {
+  return { ...one(b, decimals), versions: b.versions.map((v) => one(v, decimals)) };
+}
+
 export function adminSplitBalanceRoutes(app: App, deps: Deps): void {
   app.get(
     '/api/admin/split/balances',
@@ -38,7 +43,8 @@ export function adminSplitBalanceRoutes(app: App, deps: Deps): void {
         summary: "What the merchant's split holds for each recipient, and what it released",
         description:
           'Read from the PaymentSplitter at one block: totalReleased(token), released(token, account), ' +
-          'releasable(token, account) and the token balance of the split. 404 when the merchant has no split contract.',
+          'releasable(token, account) and the token balance of the split; the top level is the current version, versions has ' +
+          'every version (newest first): receipts of an earlier version still pay into its contract. 404 when the merchant has no split contract.',
         security: cookieAuth,
         errorCodes: { 503: ['chain_unavailable'] },
         response: { 200: SplitBalances, ...adminErrors, 404: errorRef, 503: adminErrors[500] },
