@@ -204,7 +204,7 @@ describe('split page: balances, payouts and automatic payouts', { skip: skipReas
     assert.match(csv.headers()['content-type'] ?? '', /^text\/csv/);
     const rows = (await csv.text()).trimEnd().split('\r\n');
     assert.equal(rows.length, 1 + report.lines.length);
-    assert.equal(rows[0], `timestamp,block_number,transaction_hash,log_index,receipt_id,gross,share_${s.wallet},share_${PLATFORM},platform_fee,unallocated`);
+    assert.equal(rows[0], `timestamp,block_number,transaction_hash,log_index,receipt_id,version,split,gross,share_${s.wallet},share_${PLATFORM},platform_fee,unallocated`);
     assert.deepEqual(b.problems, []);
 
     // On a phone the table fits without sideways scrolling.

@@ -169,10 +169,10 @@ describe('settlements', () => {
     assert.match(String(csv.headers['content-type']), /^text\/csv/);
     assert.match(String(csv.headers['content-disposition']), /^attachment; filename="settlement-0x[0-9a-f]{40}-0-now\.csv"$/);
     const rows = String(csv.body).trimEnd().split('\r\n').map((r) => r.split(','));
-    assert.deepEqual(rows[0], ['timestamp', 'block_number', 'transaction_hash', 'log_index', 'receipt_id', 'gross', `share_${partners[0]}`, `share_${partners[1]}`, `share_${PLATFORM}`, 'platform_fee', 'unallocated']);
+    assert.deepEqual(rows[0], ['timestamp', 'block_number', 'transaction_hash', 'log_index', 'receipt_id', 'version', 'split', 'gross', `share_${partners[0]}`, `share_${partners[1]}`, `share_${PLATFORM}`, 'platform_fee', 'unallocated']);
     assert.deepEqual(
       rows.slice(1),
-      all.lines.map((l) => [new Date(l.timestamp).toISOString(), l.blockNumber, l.transactionHash, String(l.logIndex), l.receiptId ?? '', l.gross, ...l.shares, l.platformFee, l.unallocated]),
+      all.lines.map((l) => [new Date(l.timestamp).toISOString(), l.blockNumber, l.transactionHash, String(l.logIndex), l.receiptId ?? '', '1', split, l.gross, ...l.shares, l.platformFee, l.unallocated]),
     );
   });
 
