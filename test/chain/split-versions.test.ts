@@ -75,7 +75,7 @@ describe('split versions on the dev chain', () => {
     assert.deepEqual(current.body.split, { address: v2, recipients: v2Recipients, version: 2 });
 
     // A retry with the same recipients deploys nothing: the same version, the deployer's nonce unchanged.
-    const deployerAddress = f.tc.chain.walletClient!.account!.address;
+    const deployerAddress = f.tc.chain.walletClient!.account.address;
     const nonce = await f.tc.chain.publicClient.getTransactionCount({ address: deployerAddress, blockTag: 'pending' });
     const retry = await admin(f.t, s, 'POST', '/api/admin/split/versions', { recipients: [...v2Recipients].reverse() });
     assert.equal(retry.status, 200, JSON.stringify(retry.body));

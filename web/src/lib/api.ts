@@ -31,11 +31,15 @@ import {
   SplitAnswer,
   SplitBalances as SplitBalancesSchema,
   SplitDeployed,
+  SplitVersionCreated,
+  SplitVersions,
   SweepTransaction,
   type DeploySplitBody,
   type PayoutSettingsBody,
   type SplitBalances,
   type SplitConfig,
+  type SplitVersion,
+  type SplitVersionBody,
 } from '../../../src/contract/split.ts';
 import { KeyRotated, PRODUCT_NAMES, PRODUCTS as PRODUCT_TABLE, SubscriptionCreated, SubscriptionList, SubscriptionRevoked, type CreateSubscriptionBody, type KeySlot, type Subscription } from '../../../src/contract/subscriptions.ts';
 import { TerminalCreated, type TerminalBody, type TerminalReceipt } from '../../../src/contract/terminal.ts';
@@ -127,6 +131,13 @@ export const split = {
   get: () => call('GET', '/api/split/deploy', SplitAnswer),
   deploy: (body: DeploySplitBody) => call('POST', '/api/split/deploy', SplitDeployed, { body }),
 };
+
+/** Every version of the split (newest first), and a new one with new recipients. */
+export const splitVersions = {
+  list: () => call('GET', '/api/admin/split/versions', SplitVersions),
+  create: (body: SplitVersionBody) => call('POST', '/api/admin/split/versions', SplitVersionCreated, { body }),
+};
+export type { SplitVersion };
 
 /** What the split contract holds and released, per recipient; token base units as decimal strings. */
 export const getSplitBalances = () => call('GET', '/api/admin/split/balances', SplitBalancesSchema);

@@ -1,6 +1,6 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { encodeFunctionData, type Hex } from 'viem';
-import { getPlatform, getSplitBalances, payouts as payoutsApi, split, type PayoutSettingsAnswer, type Platform, type Session, type SplitBalances, type SplitConfig } from '../lib/api.ts';
+import { getPlatform, getSplitBalances, payouts as payoutsApi, split, splitVersions, type PayoutSettingsAnswer, type Platform, type Session, type SplitBalances, type SplitConfig, type SplitVersion } from '../lib/api.ts';
 import { bpsToPercent, percentToBps, shiftDecimal } from '../lib/decimal.ts';
 import { ADDRESS, formatDateTime } from '../lib/format.ts';
 import { useLoad, useSubmit } from '../lib/hooks.ts';
@@ -66,7 +66,7 @@ export function SplitPage(props: { session: Session }) {
     <section>
       <PageHeader
         title="Split"
-        subtitle="Every payment is divided on-chain among these recipients. Shares are set once; you pay recipients out from here, by hand or automatically, and they never need to sign in."
+        subtitle="Every payment is divided on-chain among these recipients. To change them, make a new version: new receipts pay into it, existing ones keep theirs. You pay recipients out from here, by hand or automatically, and they never need to sign in."
       />
       {configured ? (
         <>
@@ -74,6 +74,15 @@ export function SplitPage(props: { session: Session }) {
             setStored(s);
             setIdempotent(true);
           }} />
+          <Versions
+            key={`versions-${stored.version ?? 0}-${stored.address ?? ''}`}
+            session={props.session}
+            platform={platform}
+            onMade={(v) => {
+              setStored({ address: v.address, recipients: v.recipients, version: v.version });
+              setIdempotent(false);
+            }}
+          />
           {stored.address !== null && <Balances key={stored.address} chainId={platform.chainId} platform={platform.platformRecipientAddress} />}
           {stored.address !== null && <AutoPayouts />}
           {stored.address !== null && <SettlementCard platform={platform.platformRecipientAddress} />}
@@ -93,7 +102,7 @@ function StoredSplit(props: { split: SplitConfig; platform: Platform; idempotent
   const platform = props.platform.platformRecipientAddress?.toLowerCase();
   return (
     <div className="card" data-testid="stored-split">
-      <h2>Your split</h2>
+      <h2>Your split{props.split.version !== null && props.split.version > 1 ? ` (version ${props.split.version})` : ''}</h2>
       <dl className="facts">
         <dt>Contract</dt>
         {props.split.address === null ? <dd className="muted">Not deployed yet</dd> : <dd className="mono break">{props.split.address}</dd>}
@@ -144,7 +153,13 @@ function StoredSplit(props: { split: SplitConfig; platform: Platform; idempotent
   );
 }
 
-function SplitEditor(props: { session: Session; platform: Platform; onSaved: (s: SplitConfig, idempotent: boolean) => void }) {
+function SplitEditor(props: {
+  session: Session;
+  platform: Platform;
+  onSaved: (s: SplitConfig, idempotent: boolean) => void;
+  /** A new version of an existing split rather than the first one. */
+  version?: { onMade: (v: SplitVersion, idempotent: boolean) => void; onCancel: () => void };
+}) {
   const { platform } = props;
   const fee = platform.platformRecipientAddress === null ? 0 : platform.platformFeeBps;
   const [rows, setRows] = useState<Row[]>(() => [{ key: ++rowKey, address: props.session.wallet, percent: bpsToPercent(10_000 - fee) }]);
@@ -165,14 +180,25 @@ function SplitEditor(props: { session: Session; platform: Platform; onSaved: (s:
     }
     void submit.run(async () => {
       const body = splitAddress.trim() === '' ? { recipients: checked.recipients } : { recipients: checked.recipients, splitAddress: splitAddress.trim() };
+      if (props.version !== undefined) {
+        const made = await splitVersions.create(body);
+        props.version.onMade(made.version, made.idempotent === true);
+        return;
+      }
       const res = await split.deploy(body);
       props.onSaved(res.split, res.idempotent === true);
     });
   };
 
   return (
-    <form className="card form" onSubmit={onSubmit} noValidate>
-      <h2>Recipients</h2>
+    <form className="card form" onSubmit={onSubmit} noValidate data-testid={props.version === undefined ? 'split-editor' : 'version-editor'}>
+      <h2>{props.version === undefined ? 'Recipients' : 'New version'}</h2>
+      {props.version !== undefined && (
+        <p className="muted small">
+          Receipts created from now on pay into the new version's contract. Receipts created before keep paying into the split they were created
+          under, and its recipients stay paid from it.
+        </p>
+      )}
       {platform.platformRecipientAddress === null && (
         <Notice kind="warn">This deployment has no platform recipient: set PLATFORM_RECIPIENT_ADDRESS on the server. Splits and orders are refused until it has one.</Notice>
       )}
@@ -219,10 +245,85 @@ function SplitEditor(props: { session: Session; platform: Platform; onSaved: (s:
       <ErrorNote message={submit.error} />
       <FormActions>
         <Button type="submit" variant="primary" busy={submit.busy} busyLabel="Saving…">
-          Save split
+          {props.version === undefined ? 'Save split' : 'Make new version'}
         </Button>
+        {props.version !== undefined && (
+          <Button variant="ghost" onClick={props.version.onCancel}>
+            Cancel
+          </Button>
+        )}
       </FormActions>
     </form>
+  );
+}
+
+/** Every version of the split, newest first, and the editor for a new one. */
+function Versions(props: { session: Session; platform: Platform; onMade: (v: SplitVersion) => void }) {
+  const loaded = useLoad(() => splitVersions.list());
+  const [editing, setEditing] = useState(false);
+  const [same, setSame] = useState(false);
+  const platform = props.platform.platformRecipientAddress?.toLowerCase();
+  const versions = loaded.data?.versions ?? [];
+  return (
+    <>
+      <div className="card" data-testid="split-versions">
+        <h2>Versions</h2>
+        <ErrorNote message={loaded.error} />
+        {loaded.loading && loaded.data === null && <Loading what="versions" />}
+        {loaded.data !== null && (
+          <Table
+            columns={[
+              {
+                header: 'Version',
+                testId: 'version-number',
+                cell: (v: SplitVersion) => (
+                  <>
+                    {v.version}
+                    {v.current && <Badge tone="info">current</Badge>}
+                  </>
+                ),
+              },
+              { header: 'Contract', className: 'mono break', cell: (v: SplitVersion) => v.address ?? 'Not deployed yet' },
+              {
+                header: 'Recipients',
+                className: 'mono break',
+                cell: (v: SplitVersion) =>
+                  v.recipients.map((r) => `${r.address}${r.address === platform ? ' (platform)' : ''} ${bpsToPercent(r.sharesBps)}%`).join(', '),
+              },
+              { header: 'New receipts from', cell: (v: SplitVersion) => (v.startsAt === 0 ? 'the start' : formatDateTime(v.startsAt)) },
+            ]}
+            rows={versions}
+            rowKey={(v) => String(v.version)}
+          />
+        )}
+        {same && (
+          <Notice kind="info">
+            <span data-testid="version-idempotent">These are the current version's recipients already: nothing was deployed or changed.</span>
+          </Notice>
+        )}
+        {!editing && (
+          <Button onClick={() => setEditing(true)} disabled={loaded.data === null}>
+            New version
+          </Button>
+        )}
+      </div>
+      {editing && (
+        <SplitEditor
+          session={props.session}
+          platform={props.platform}
+          onSaved={() => undefined}
+          version={{
+            onCancel: () => setEditing(false),
+            onMade: (v, idempotent) => {
+              setEditing(false);
+              setSame(idempotent);
+              if (idempotent) loaded.reload();
+              else props.onMade(v);
+            },
+          }}
+        />
+      )}
+    </>
   );
 }
 
