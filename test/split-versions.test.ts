@@ -124,9 +124,10 @@ describe('POST /api/admin/split/versions', () => {
     assertError(await admin(t, s, 'POST', '/api/admin/split/versions', { splitAddress: first, recipients: recipientsOf(s.wallet) }), 409, 'conflict', /earlier version/);
   });
 
-  test('without splitAddress on a service that cannot deploy: 400 invalid_input asking for one', async () => {
+  test('without splitAddress on an instance without a chain: 503 chain_unavailable, nothing stored', async () => {
     const { s } = await merchant();
-    assertError(await admin(t, s, 'POST', '/api/admin/split/versions', { recipients: recipientsOf(s.wallet, randomWallet()) }), 400, 'invalid_input', /splitAddress/);
+    assertError(await admin(t, s, 'POST', '/api/admin/split/versions', { recipients: recipientsOf(s.wallet, randomWallet()) }), 503, 'chain_unavailable');
+    assert.equal((await admin(t, s, 'GET', '/api/admin/split/versions')).body.versions.length, 1);
   });
 
   test('a subscription key is 401, a missing CSRF token or a foreign origin 403, and nothing is stored', async () => {

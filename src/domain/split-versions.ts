@@ -94,6 +94,9 @@ export async function createSplitVersion(
   if (sameRecipients(recipients, current.recipients) && current.address !== null && (given === null || given === current.address)) {
     return { version: current, idempotent: true };
   }
+  if (given === null && chain === undefined) {
+    throw new AppError(503, 'chain_unavailable', 'This instance runs without a chain: it can neither deploy nor verify the new version\'s split contract');
+  }
   if (given === null && chain?.deploy === undefined) {
     throw new InvalidInput(
       'This service has no deployer account: deploy the PaymentSplitter for the new recipients from your own wallet and send its splitAddress',

@@ -45,7 +45,8 @@ export function adminSplitVersionRoutes(app: App, deps: Deps): void {
           'POST /api/split/deploy (whole sharesBps summing to 10000, no address twice, the platform recipient with exactly ' +
           'PLATFORM_FEE_BPS). A given splitAddress must be a PaymentSplitter paying exactly them and registered by no split ' +
           'yet, this one\'s earlier versions included (409 conflict); without one the service deploys it, with the same approval ' +
-          'and daily budgets as the first split (403 forbidden, 429 rate_limited), and a service without a deployer answers 400. ' +
+          'and daily budgets as the first split (403 forbidden, 429 rate_limited); a service without a deployer answers 400 ' +
+          '(send splitAddress), an instance without a chain 503 chain_unavailable. ' +
           'Recipients equal to the current version\'s (in any order, with no other splitAddress) answer the current version with ' +
           'idempotent: true and deploy nothing, so a retry is safe. 403 split_required before the first split is configured. ' +
           'A first version whose contract was never deployed has received nothing and is replaced in place.',
