@@ -87,7 +87,7 @@ export const splitConfigs = pgTable(
 
 /**
  * Every split a merchant ever had (DESIGN.md "Split versions"), the current one included: a
- * trigger on split_configs (migrations/0024_split_versions.sql) writes the current version here
+ * trigger on split_configs (migrations/0025_split_versions.sql) writes the current version here
  * whenever split_configs changes, so every writer of split_configs keeps the history. A receipt
  * pays into the version whose startsAt is the latest not after the receipt's creation
  * (receipts.pay_split records it once the chain worker stores the address). Old versions stay

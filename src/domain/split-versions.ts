@@ -6,7 +6,7 @@
  * (receipts.pay_split, src/payments/pay-address.ts).
  *
  * split_configs holds the current version; a trigger writes every change of it to split_versions
- * (migrations/0024_split_versions.sql).
+ * (migrations/0025_split_versions.sql).
  */
 import { and, desc, eq, sql } from 'drizzle-orm';
 import type { Db, Tx } from '../db/client.ts';
