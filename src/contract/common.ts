@@ -42,6 +42,10 @@ export function answerEnum(values: readonly string[], options: StringOptions = {
   return Type.Unsafe<string>({ ...options, type: 'string', enum: [...values] }) as TUnsafe<string> & { readonly type: 'string' };
 }
 
+/** How a list route answers: JSON (the default), or every row as text/csv (`format=csv`, src/csv.ts). */
+export const EXPORT_FORMATS = ['json', 'csv'] as const;
+export type ExportFormat = (typeof EXPORT_FORMATS)[number];
+
 /** A reference to a shared schema (one with an `$id`), typed as that schema. */
 export function ref<T extends TSchema>(schema: T): TRef & { static: Static<T> } {
   if (schema.$id === undefined) throw new Error('ref() needs a schema with an $id');

@@ -3,7 +3,7 @@
  * receipt as lists and the detail show it, its creation and its tracking statuses.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { answerEnum, BaseUnits, Degraded, HANDLER_CHECKS, Nullable, PositiveUsd, ref, stringEnum, TokenUnits, TxHash, Usd, Wallet, WALLET } from './common.ts';
+import { answerEnum, BaseUnits, Degraded, EXPORT_FORMATS, HANDLER_CHECKS, Nullable, PositiveUsd, ref, stringEnum, TokenUnits, TxHash, Usd, Wallet, WALLET } from './common.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Statuses (the state machine over them is src/payments/states.ts)
@@ -238,6 +238,14 @@ export const ListReceiptsQuery = Type.Object({
   ),
   created_lte: Type.Optional(
     Type.Integer({ minimum: 0, description: 'Only receipts created at or before this time (Unix ms)', examples: [1769904000000] }),
+  ),
+  format: Type.Optional(
+    stringEnum(EXPORT_FORMATS, {
+      description:
+        'json (the default): one page. csv: every receipt the other filters match, newest first, all pages in one text/csv ' +
+        'download (limit does not apply; has_more is not needed); one row per receipt, amounts as the JSON has them',
+      examples: ['csv'],
+    }),
   ),
 });
 export type ListReceiptsQuery = Static<typeof ListReceiptsQuery>;

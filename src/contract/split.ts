@@ -4,7 +4,7 @@
  * (admin), /api/admin/split/payouts and /api/admin/split/versions (admin).
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { answerEnum, BaseUnits, HANDLER_CHECKS, HandlerCheckedWallet, TokenUnits, TxHash, Wallet, WALLET } from './common.ts';
+import { answerEnum, BaseUnits, EXPORT_FORMATS, HANDLER_CHECKS, HandlerCheckedWallet, stringEnum, TokenUnits, TxHash, Wallet, WALLET } from './common.ts';
 
 /** The most transactions one listing answers (src/domain/split-transactions.ts). */
 export const SPLIT_TRANSACTIONS_CAP = 200;
@@ -43,6 +43,14 @@ export type SplitTransaction = Static<typeof SplitTransaction>;
 export const SplitTransactionsQuery = Type.Object({
   address: Type.Optional(
     Type.String({ pattern: Wallet.pattern, description: 'Only transactions of this split contract or counterparty', examples: ['0x3c44cdddb6a900fa2b585dd299e03d12fa4293bc'] }),
+  ),
+  format: Type.Optional(
+    stringEnum(EXPORT_FORMATS, {
+      description:
+        `json (the default): the newest ${SPLIT_TRANSACTIONS_CAP}. csv: every matching transaction, newest first, as one text/csv download ` +
+        '(no cap), amounts in token base units beside the decimal token units the JSON shows',
+      examples: ['csv'],
+    }),
   ),
 });
 export type SplitTransactionsQuery = Static<typeof SplitTransactionsQuery>;
@@ -214,7 +222,7 @@ export type RecipientBalances = Static<typeof RecipientBalances>;
 
 // GET /api/split/settlements
 
-export const SETTLEMENT_FORMATS = ['json', 'csv'] as const;
+export const SETTLEMENT_FORMATS = EXPORT_FORMATS;
 
 export const SettlementQuery = Type.Object({
   from: Type.Optional(Type.Integer({ minimum: 0, description: 'The period starts here (Unix ms, inclusive); 0 by default: since the split began', examples: [1767225600000] })),

@@ -36,6 +36,10 @@ import type { Write } from './writes.ts';
 import type { ReceiptPage, ReceiptStore } from '../db/receipt-store.ts';
 import { assertReturnOriginAllowed, parseReturnUrl, type ReturnUrlPolicy } from './return-url.ts';
 import { getShopSettings } from './shop.ts';
+import type { Receipt } from '../contract/receipts.ts';
+
+/** How many receipts an export reads at a time: the list's largest page. */
+const EXPORT_PAGE = 200;
 
 /** An answer the database built as JSON text, sent as it is (src/http/json-text.ts). */
 export class JsonText {
@@ -143,6 +147,35 @@ export class ReceiptService {
       },
       { receipts: [] as never[], has_more: false as const },
     );
+  }
+
+  /**
+   * GET /api/receipts?format=csv: every receipt the filters match, newest first, as pages read the
+   * way the list reads them (EXPORT_PAGE at a time, each continuing after the last). The first page
+   * is read before this returns, so an unknown starting_after is 400 and an unreachable database
+   * 503 before anything is sent; a failure on a later page ends the stream early.
+   */
+  async exportPages(wallet: string, filters: Omit<ReceiptPage, 'limit'>): Promise<AsyncGenerator<Receipt[]>> {
+    const read = async (startingAfter: string | undefined) => {
+      let found;
+      try {
+        found = await this.o.store.pageJson(wallet, { ...filters, limit: EXPORT_PAGE, startingAfter }, this.o.brandName);
+      } catch (err) {
+        throw isDbDown(err) && !(err instanceof DatabaseUnavailable) ? new DatabaseUnavailable(err) : err;
+      }
+      if (found === 'unknown_cursor') throw new InvalidInput(`starting_after: no receipt ${JSON.stringify(startingAfter)}`);
+      // The database wrote this JSON from the list's own view (src/db/receipt-views.ts).
+      return { receipts: JSON.parse(found.json) as Receipt[], hasMore: found.hasMore };
+    };
+    const first = await read(filters.startingAfter);
+    return (async function* () {
+      let page = first;
+      yield page.receipts;
+      while (page.hasMore && page.receipts.length > 0) {
+        page = await read(page.receipts[page.receipts.length - 1]!.receiptId);
+        yield page.receipts;
+      }
+    })();
   }
 
   /**

@@ -100,6 +100,39 @@ export async function listSplitTransactions(
   return rows.map((r) => toView(r, token));
 }
 
+/** How many rows an export reads at a time. */
+const EXPORT_PAGE = 500;
+
+/**
+ * Every one of the merchant's split transactions that `address` selects (all without it), newest
+ * first in the list's order, a page at a time: for format=csv, which has no cap. Keyset pages on
+ * (timestamp, block, log index, id), so rows indexed meanwhile neither repeat nor shift the rest.
+ */
+export async function* splitTransactionPages(db: Tx, wallet: string, address?: string, token: string | null = null, pageSize = EXPORT_PAGE): AsyncGenerator<SplitTransactionView[]> {
+  const addr = address === undefined ? undefined : normalizeWallet(address);
+  let after: Row | undefined;
+  for (;;) {
+    const t = splitTransactions;
+    const rows = await db
+      .select()
+      .from(t)
+      .where(
+        and(
+          eq(t.wallet, wallet),
+          addr === undefined ? undefined : or(eq(t.splitAddress, addr), eq(t.counterparty, addr)),
+          after === undefined
+            ? undefined
+            : sql`(${t.timestamp}, ${t.blockNumber}, ${t.logIndex}, ${t.id}) < (${after.timestamp}::bigint, ${after.blockNumber.toString()}::bigint, ${after.logIndex}::integer, ${after.id}::text)`,
+        ),
+      )
+      .orderBy(sql`${t.timestamp} desc nulls last`, desc(t.blockNumber), desc(t.logIndex), desc(t.id))
+      .limit(pageSize);
+    yield rows.map((r) => toView(r, token));
+    if (rows.length < pageSize) return;
+    after = rows[rows.length - 1];
+  }
+}
+
 export interface NewSplitTransaction {
   wallet: string;
   /** Defaults to `<transactionHash>:<logIndex>`, which is unique on the chain. */

@@ -19,6 +19,7 @@ import { InvalidInput } from '../domain/errors.ts';
 import { getSplitConfig } from '../domain/splits.ts';
 import { splitAddressesOf } from '../domain/split-versions.ts';
 import { normalizeWallet } from '../domain/wallet.ts';
+import { csvDocument, type CsvColumn } from '../csv.ts';
 
 const TOTAL_SHARES = 10_000n;
 /** The most transfers one report lists: a longer period is asked for in parts. */
@@ -221,29 +222,21 @@ export async function merchantSettlement(db: Tx, merchant: string, q: Settlement
   };
 }
 
-/** A CSV cell: quoted when it must be, and text a spreadsheet would run as a formula is defused. */
-function cell(value: string, text = false): string {
-  const safe = text && /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
-  return /[",\r\n]/.test(safe) ? `"${safe.replaceAll('"', '""')}"` : safe;
-}
-
-/** The report's lines as CSV (RFC 4180, CRLF), one column per recipient's share, in base units. */
+/** The report's lines as CSV (src/csv.ts), one column per recipient's share, in base units. */
 export function settlementCsv(s: Settlement): string {
-  const header = ['timestamp', 'block_number', 'transaction_hash', 'log_index', 'receipt_id', 'version', 'split', 'gross', ...s.recipients.map((r) => `share_${r.address}`), 'platform_fee', 'unallocated'];
-  const rows = s.lines.map((l) => [
-    new Date(l.timestamp).toISOString(),
-    l.blockNumber.toString(),
-    l.transactionHash,
-    String(l.logIndex),
-    l.receiptId ?? '',
-    l.version === undefined ? '' : String(l.version),
-    l.split ?? '',
-    l.gross.toString(),
-    ...l.shares.map((x) => x.toString()),
-    l.platformFee.toString(),
-    l.unallocated.toString(),
-  ]);
-  // Only the receipt id is the shop's own text; every other cell is a number, a hash or a time.
-  const receiptColumn = header.indexOf('receipt_id');
-  return [header, ...rows].map((r) => r.map((v, i) => cell(v, i === receiptColumn)).join(',')).join('\r\n') + '\r\n';
+  const columns: CsvColumn<SettlementLine>[] = [
+    { name: 'timestamp', value: (l) => new Date(l.timestamp).toISOString() },
+    { name: 'block_number', value: (l) => l.blockNumber },
+    { name: 'transaction_hash', value: (l) => l.transactionHash },
+    { name: 'log_index', value: (l) => l.logIndex },
+    // Only the receipt id is the shop's own text; every other cell is a number, a hash or a time.
+    { name: 'receipt_id', value: (l) => l.receiptId, text: true },
+    { name: 'version', value: (l) => l.version },
+    { name: 'split', value: (l) => l.split },
+    { name: 'gross', value: (l) => l.gross },
+    ...s.recipients.map((r, i): CsvColumn<SettlementLine> => ({ name: `share_${r.address}`, value: (l) => l.shares[i] })),
+    { name: 'platform_fee', value: (l) => l.platformFee },
+    { name: 'unallocated', value: (l) => l.unallocated },
+  ];
+  return csvDocument(columns, s.lines);
 }

@@ -1,7 +1,9 @@
 /** /api/split/*: the merchant's split, read with a key, configured from the admin app. */
 import type { Deps } from '../../deps.ts';
 import { AppError } from '../../domain/errors.ts';
-import { listSplitTransactions, SPLIT_TRANSACTIONS_CAP } from '../../domain/split-transactions.ts';
+import { listSplitTransactions, splitTransactionPages, SPLIT_TRANSACTIONS_CAP, type SplitTransactionView } from '../../domain/split-transactions.ts';
+import { csvChunks, csvHeader, type CsvColumn } from '../../csv.ts';
+import { jsonOrCsv, sendCsv } from '../csv-reply.ts';
 import { getSplitConfig } from '../../domain/splits.ts';
 import { setUpSplit } from '../../domain/split-setup.ts';
 import { splitChainOf } from '../../chain/split-setup-chain.ts';
@@ -25,6 +27,20 @@ class WithdrawDeprecated extends AppError {
     );
   }
 }
+
+/** GET /api/split/transactions?format=csv: a row per transaction, the exact base units beside the JSON's token units. */
+const SPLIT_TRANSACTION_CSV: CsvColumn<SplitTransactionView>[] = [
+  { name: 'id', value: (t) => t.id },
+  { name: 'timestamp', value: (t) => t.timestamp },
+  { name: 'status', value: (t) => t.status },
+  { name: 'receipt_id', value: (t) => t.receiptId, text: true },
+  { name: 'transaction_hash', value: (t) => t.transactionHash },
+  { name: 'currency', value: (t) => t.currency },
+  { name: 'amount_base_units', value: (t) => t.amountBaseUnits },
+  { name: 'fees_base_units', value: (t) => t.feesBaseUnits },
+  { name: 'amount', value: (t) => t.amount },
+  { name: 'fees', value: (t) => t.fees },
+];
 
 /** Amounts as decimal strings of base units, as the contract's Settlement has them. */
 function settlementBody(s: SettlementData, token: string | null): Settlement {
@@ -88,13 +104,32 @@ export function splitRoutes(app: App, deps: Deps): void {
         summary: 'Indexed split transactions, newest first',
         description:
           `Only the caller merchant's transactions, at most ${SPLIT_TRANSACTIONS_CAP}. With address, only those ` +
-          'where it is the split contract or the counterparty (payer of a payment, recipient of a release).',
+          'where it is the split contract or the counterparty (payer of a payment, recipient of a release). format=csv exports ' +
+          'every matching transaction (no cap), newest first, streamed as one text/csv download with a header row: id, ' +
+          'timestamp, status, receipt_id, transaction_hash, currency, amount_base_units, fees_base_units (exact), amount and ' +
+          'fees (token units, as the JSON shows them).',
         security,
         querystring: SplitTransactionsQuery,
-        response: { 200: SplitTransactions, ...keyErrors(400) },
+        response: {
+          200: jsonOrCsv('The transactions (JSON), or every matching one as CSV', SplitTransactions, csvHeader(SPLIT_TRANSACTION_CSV)),
+          ...keyErrors(400),
+        },
       },
     },
-    async (request) => listSplitTransactions(db, merchantOf(request), request.query.address, deps.chain?.usdc.address ?? null),
+    async (request, reply) => {
+      const { address, format } = request.query;
+      if (format === 'csv') {
+        const pages = splitTransactionPages(db, merchantOf(request), address, deps.chain?.usdc.address ?? null);
+        // The first page is read before the answer starts, so an unreachable database is a 503.
+        const first = await pages.next();
+        const all = (async function* () {
+          if (first.done !== true) yield first.value;
+          yield* pages;
+        })();
+        return sendCsv(reply, `split-transactions-${Date.now()}.csv`, csvChunks(SPLIT_TRANSACTION_CSV, all));
+      }
+      return reply.send(await listSplitTransactions(db, merchantOf(request), address, deps.chain?.usdc.address ?? null));
+    },
   );
 
   app.get(
@@ -151,10 +186,7 @@ export function splitRoutes(app: App, deps: Deps): void {
         security,
         querystring: SettlementQuery,
         response: {
-          200: {
-            description: 'The settlement (JSON), or its lines as CSV',
-            content: { 'application/json': { schema: Settlement }, 'text/csv': { schema: { type: 'string', examples: ['timestamp,block_number,transaction_hash,log_index,receipt_id,gross,share_0x…,platform_fee,unallocated\r\n'] } } },
-          },
+          200: jsonOrCsv('The settlement (JSON), or its lines as CSV', Settlement, 'timestamp,block_number,transaction_hash,log_index,receipt_id,gross,share_0x…,platform_fee,unallocated\r\n'),
           ...keyErrors(400),
         },
       },
@@ -162,10 +194,7 @@ export function splitRoutes(app: App, deps: Deps): void {
     async (request, reply) => {
       const { format, ...period } = request.query;
       const s = await merchantSettlement(db, merchantOf(request), period, config.platformRecipientAddress);
-      if (format === 'csv') {
-        const name = `settlement-${s.split ?? 'none'}-${s.from}-${s.to ?? 'now'}.csv`;
-        return reply.type('text/csv; charset=utf-8').header('content-disposition', `attachment; filename="${name}"`).send(settlementCsv(s));
-      }
+      if (format === 'csv') return sendCsv(reply, `settlement-${s.split ?? 'none'}-${s.from}-${s.to ?? 'now'}.csv`, settlementCsv(s));
       return reply.type('application/json; charset=utf-8').send(settlementBody(s, deps.chain?.usdc.address ?? null));
     },
   );

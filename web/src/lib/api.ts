@@ -152,6 +152,24 @@ export const settlementCsvUrl = (q: { from?: number }) => {
   return url.toString();
 };
 
+/**
+ * Every receipt (with `status`, only those) as CSV: GET /api/receipts?format=csv, all pages in one
+ * download. A plain link: the session cookie goes with it.
+ */
+export const receiptsCsvUrl = (q: { status?: string }) => {
+  const url = new URL(apiUrl('/api/receipts'));
+  url.searchParams.set('format', 'csv');
+  if (q.status !== undefined && q.status !== '') url.searchParams.set('status', q.status);
+  return url.toString();
+};
+
+/** Every split transaction as CSV (GET /api/split/transactions?format=csv): a plain link, as above. */
+export const splitTransactionsCsvUrl = () => {
+  const url = new URL(apiUrl('/api/split/transactions'));
+  url.searchParams.set('format', 'csv');
+  return url.toString();
+};
+
 /** Automatic payouts: a threshold in USD and an interval in hours, released with the service's gas. */
 export const payouts = {
   get: () => call('GET', '/api/admin/split/payouts', PayoutSettingsAnswer),

@@ -1,9 +1,9 @@
 import { useState } from 'react';
-import { receipts, rejectedWrites, RECEIPT_STATUSES, type Receipt, type RejectedWrite } from '../lib/api.ts';
+import { receipts, receiptsCsvUrl, rejectedWrites, RECEIPT_STATUSES, type Receipt, type RejectedWrite } from '../lib/api.ts';
 import { usdToCents } from '../lib/decimal.ts';
 import { statusLabel } from '../lib/format.ts';
 import { useLoad } from '../lib/hooks.ts';
-import { Button, ButtonLink, ErrorNote, Field, Loading, Notice, PageHeader } from '../components/ui.tsx';
+import { Button, ButtonLink, buttonClass, ErrorNote, Field, Loading, Notice, PageHeader } from '../components/ui.tsx';
 import { ReceiptTable } from '../components/ReceiptTable.tsx';
 
 /** Not a status: a receipt whose refunds are above 0 and below its total keeps its status (DESIGN.md, "Receipt states"). */
@@ -38,6 +38,10 @@ export function ReceiptList() {
         actions={
           <>
             <Button onClick={reload}>Refresh</Button>
+            {/* Every receipt, not only the latest 200; the status filter applies when it is a status. */}
+            <a className={buttonClass({})} href={receiptsCsvUrl({ status: status === PARTLY_REFUNDED ? '' : status })} download data-testid="receipts-csv">
+              Export CSV
+            </a>
             <ButtonLink to="receipts/new" variant="primary">
               New order
             </ButtonLink>

@@ -1,10 +1,10 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { encodeFunctionData, type Hex } from 'viem';
-import { getPlatform, getSplitBalances, payouts as payoutsApi, split, splitVersions, type PayoutSettingsAnswer, type Platform, type Session, type SplitBalances, type SplitConfig, type SplitVersion } from '../lib/api.ts';
+import { getPlatform, getSplitBalances, payouts as payoutsApi, split, splitTransactionsCsvUrl, splitVersions, type PayoutSettingsAnswer, type Platform, type Session, type SplitBalances, type SplitConfig, type SplitVersion } from '../lib/api.ts';
 import { bpsToPercent, percentToBps, shiftDecimal } from '../lib/decimal.ts';
 import { ADDRESS, formatDateTime } from '../lib/format.ts';
 import { useLoad, useSubmit } from '../lib/hooks.ts';
-import { Badge, Button, ErrorNote, Field, FormActions, Loading, Notice, PageHeader, Table } from '../components/ui.tsx';
+import { Badge, Button, buttonClass, ErrorNote, Field, FormActions, Loading, Notice, PageHeader, Table } from '../components/ui.tsx';
 import { recipientColumn, SettlementCard } from './Settlement.tsx';
 import { chainName, connect, ensureChain, errorParts, injectedWallet, sendTransaction, WalletError } from '../lib/wallet.ts';
 
@@ -67,6 +67,13 @@ export function SplitPage(props: { session: Session }) {
       <PageHeader
         title="Split"
         subtitle="Every payment is divided on-chain among these recipients. To change them, make a new version: new receipts pay into it, existing ones keep theirs. You pay recipients out from here, by hand or automatically, and they never need to sign in."
+        actions={
+          configured ? (
+            <a className={buttonClass({})} href={splitTransactionsCsvUrl()} download data-testid="split-transactions-csv">
+              Export transactions CSV
+            </a>
+          ) : undefined
+        }
       />
       {configured ? (
         <>
