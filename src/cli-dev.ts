@@ -34,14 +34,14 @@ const REQUEST_TIMEOUT_MS = 30_000;
 type Json = Record<string, unknown>;
 
 /** Where the server listens by the same settings (HOST, PORT) the CLI reads, or --url. */
-export function serverUrl(config: Pick<Config, 'host' | 'port'>, url: string | undefined): string {
+export function serverUrl(config: Pick<Config, 'host' | 'port'>, url: string | undefined, flag = '--url'): string {
   if (url !== undefined) {
     if (!URL.canParse(url) || !['http:', 'https:'].includes(new URL(url).protocol)) {
-      throw new DevCommandError(`--url must be the server's address, such as http://127.0.0.1:8080 (got "${url}")`);
+      throw new DevCommandError(`${flag} must be the server's address, such as http://127.0.0.1:8080 (got "${url}")`);
     }
     return new URL(url).origin;
   }
-  if (config.port === 0) throw new DevCommandError("PORT=0 lets the server pick its port: pass --url with the address its banner printed");
+  if (config.port === 0) throw new DevCommandError(`PORT=0 lets the server pick its port: pass ${flag} with the address its banner printed`);
   const host = config.host === '0.0.0.0' ? '127.0.0.1' : config.host === '::' ? '::1' : config.host;
   return `http://${host.includes(':') ? `[${host}]` : host}:${config.port}`;
 }

@@ -10,6 +10,8 @@
  *   npm run cli -- reconcile [--wallet 0x…]
  *   npm run cli -- dev merchant [--account N] [--url …]
  *   npm run cli -- dev pay <paymentUrl | receiptId --key …> [--account N] [--url …]
+ *   npm run cli -- listen --forward-to <url> [--api-key …] [--base-url …] [--events a,b] [--secret whsec_…] [--since <eventId>]
+ *   npm run cli -- trigger <event> [--api-key …] [--base-url …] [--account N]
  *
  * Exit codes: 0 success, 1 bad input or a failed operation (or, for reconcile, a difference),
  * 2 usage error (unknown command or option).
@@ -60,6 +62,23 @@ Commands:
   dev pay <paymentUrl> | dev pay <receiptId> --key <key>  [--account N] [--url …]
                  Pay what the receipt still needs in test USDC from test account N (default 1)
                  through the server's /dev/rpc, and wait until it is settled (exit 0: completed).
+  listen --forward-to <url> [--api-key key] [--base-url http://host:port] [--events a,b]
+         [--secret whsec_…] [--since <eventId>]
+                 Follow the server's events (GET /api/events) with a subscription key and POST each
+                 new one to <url>, oldest first, exactly once per run, with the body and
+                 webhook-id/-timestamp/-signature headers of a real delivery, signed with the
+                 secret printed first (generated, or --secret), so your handler's Standard
+                 Webhooks verify code runs unchanged. By default only events created after it
+                 starts; --since <eventId> forwards those after that event first. One line per
+                 forwarded event with the status your handler answered. A service that is down or
+                 answers 503, and a handler that is down or answers 5xx/408/429, are retried with
+                 backoff (events wait in order; none is dropped); other answers are final.
+                 Ctrl-C stops it.
+  trigger <event> [--api-key key] [--base-url http://host:port] [--account N]
+                 Dev chain only: make <event> really happen. receipt.payment_received and
+                 receipt.completed: a 1 USD receipt created with the key and paid in full in test
+                 USDC from test account N (default 1); waits until the event is in GET /api/events.
+                 Refuses (exit 1, nothing created) on a server not running the dev chain.
   help           Show this text.
 
 Options:
@@ -71,7 +90,8 @@ PGlite database in DATA_DIR, default ./data) and names the one it opened on stde
 database serves one process at a time: run the CLI while the server is stopped, or point both at
 PostgreSQL with DATABASE_URL. A running server notices a revocation or rotation within
 KEY_CACHE_TTL_MS (default 5 s). The dev commands open no database: they use the server's HTTP
-API, at HOST and PORT (the server's settings) or --url.
+API, at HOST and PORT (the server's settings) or --url. listen and trigger likewise, at --base-url,
+with the key from --api-key or SPLITLINE_API_KEY.
 
 Chain (reconcile): the CLI joins the running service's chain and never starts one, so RPC_URL
 is required. CHAIN=base or base-sepolia with RPC_URL reads that chain; with CHAIN=dev, RPC_URL
@@ -93,6 +113,12 @@ const OPTIONS = {
   url: { type: 'string' },
   key: { type: 'string' },
   account: { type: 'string' },
+  'api-key': { type: 'string' },
+  'base-url': { type: 'string' },
+  'forward-to': { type: 'string' },
+  events: { type: 'string' },
+  secret: { type: 'string' },
+  since: { type: 'string' },
   json: { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
@@ -196,6 +222,8 @@ const ALLOWED: Record<string, (keyof typeof OPTIONS)[]> = {
   reconcile: ['wallet'],
   'dev merchant': ['url', 'account'],
   'dev pay': ['url', 'key', 'account'],
+  listen: ['api-key', 'base-url', 'forward-to', 'events', 'secret', 'since'],
+  trigger: ['api-key', 'base-url', 'account'],
 };
 
 function checkOptions(command: string, allowed: (keyof typeof OPTIONS)[], values: Values): void {
@@ -341,6 +369,8 @@ async function run(argv: string[]): Promise<number> {
       return report.ok ? 0 : 1;
     }
     if (command === 'dev') return await runDev(sub, rest, values, out);
+    if (command === 'listen') return await runListen(sub === '' ? rest : [sub, ...rest], values, out);
+    if (command === 'trigger') return await runTrigger(sub === '' ? rest : [sub, ...rest], values, out);
     if (command !== 'keys') throw new UsageError(`Unknown command: ${command}`);
     const action = planKeys(sub, rest, values);
     const config = loadConfig();
@@ -430,6 +460,59 @@ async function runDev(sub: string, rest: string[], values: Values, out: Output):
   const tx = result.transactionHash === null ? '' : `, transaction ${result.transactionHash}`;
   out.print(`Receipt ${result.receiptId} is ${result.status}${exception}${tx}`, result);
   return result.status === 'completed' ? 0 : 1;
+}
+
+/** `listen`: follows the events API until Ctrl-C (SIGINT) or SIGTERM, then exits 0. */
+async function runListen(rest: string[], values: Values, out: Output): Promise<number> {
+  noPositionals(rest);
+  checkOptions('listen', ALLOWED.listen ?? [], values);
+  const [{ listen, parseEventTypes, parseForwardTo, parseSecret, requireKey }, { serverUrl }] = await Promise.all([import('./cli-webhooks.ts'), import('./cli-dev.ts')]);
+  const forwardTo = parseForwardTo(values['forward-to']);
+  const types = parseEventTypes(values.events);
+  const secret = parseSecret(values.secret);
+  const config = loadConfig();
+  const key = requireKey(values['api-key'] ?? config.cliApiKey, 'listen');
+  const base = serverUrl(config, values['base-url'], '--base-url');
+  const stop = new AbortController();
+  const onSignal = () => stop.abort();
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  const line = (text: string) => process.stdout.write(text + '\n');
+  line(out.json ? JSON.stringify({ secret }) : `Webhook signing secret: ${secret}  (verify the forwarded events with it)`);
+  try {
+    const { forwarded } = await listen({
+      base,
+      key,
+      forwardTo,
+      secret,
+      types,
+      since: values.since,
+      intervalMs: 1000,
+      signal: stop.signal,
+      out: (human, data) => line(out.json ? JSON.stringify(data) : human),
+      log: (text) => process.stderr.write(`${text}\n`),
+    });
+    process.stderr.write(`Stopped; ${forwarded} event(s) forwarded.\n`);
+    return 0;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}
+
+/** `trigger <event>`: on the dev chain, makes the event happen for real and prints it. */
+async function runTrigger(rest: string[], values: Values, out: Output): Promise<number> {
+  checkOptions('trigger', ALLOWED.trigger ?? [], values);
+  if (rest.length > 1) throw new UsageError(`Unexpected arguments: ${rest.slice(1).join(' ')}`);
+  const [{ parseTriggerEvent, requireKey, trigger }, { DEFAULT_BUYER_ACCOUNT, serverUrl, testAccount }] = await Promise.all([import('./cli-webhooks.ts'), import('./cli-dev.ts')]);
+  const type = parseTriggerEvent(rest[0]);
+  const config = loadConfig();
+  const key = requireKey(values['api-key'] ?? config.cliApiKey, 'trigger');
+  const { index, account } = testAccount(values.account, DEFAULT_BUYER_ACCOUNT);
+  const base = serverUrl(config, values['base-url'], '--base-url');
+  const result = await trigger({ base, key, type, index, account, log: (text) => process.stderr.write(`${text}\n`) });
+  out.print(`${result.event.type} ${result.event.id} (receipt ${result.receiptId})`, result);
+  return 0;
 }
 
 /**

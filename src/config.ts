@@ -129,6 +129,8 @@ export interface Config {
   /** Origins whose browser pages may call the developer API (key routes) cross-origin; empty: none. */
   corsOrigins: string[];
   webhookAllowPrivate: boolean;
+  /** SPLITLINE_API_KEY: the subscription key the CLI's listen and trigger use without --api-key (the server ignores it). */
+  cliApiKey: string | undefined;
   /** How long a resolved subscription key is trusted before it is looked up again. */
   keyCacheTtlMs: number;
   /** Rate-limit budget per client address for the credential-free tracking-status route. */
@@ -465,6 +467,7 @@ export function loadConfig(env: Env = process.env): Config {
     apkUploadTimeoutMs,
     corsOrigins,
     webhookAllowPrivate,
+    cliApiKey: str('SPLITLINE_API_KEY'),
     keyCacheTtlMs: int('KEY_CACHE_TTL_MS', 5000, 0, 60000),
     publicRateLimitPerMinute: int('PUBLIC_RATE_LIMIT_PER_MINUTE', 120, 1, 1_000_000),
     leaseTtlMs: int('LEASE_TTL_MS', 15_000, 3_000, 600_000),
