@@ -29,18 +29,7 @@ let fresh: { url: string; drop(): Promise<void> } | undefined;
 before(async () => {
   await ensureServerBuild({ log: () => {} });
   dataDir = mkdtempSync(path.join(tmpdir(), 'splitline-cli-webhooks-'));
-  if (process.env.DATABASE_URL) fresh = await freshPostgresDatabase(process.env.DATABASE_URL);
-  service = await startService('cli-webhooks', {
-    DATA_DIR: dataDir,
-    CHAIN: 'dev',
-    DEV_CHAIN_PORT: String(await freePort()),
-    ...(fresh ? { DATABASE_URL: fresh.url } : {}),
-    ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
-  });
-  const merchant = await cli(['dev', 'merchant', '--url', service.base, '--json']);
-  assert.equal(merchant.code, 0, merchant.stderr);
-  key = JSON.parse(merchant.stdout).primaryKey;
-}, { timeout: 180_000 });
+}, { timeout: 300_000 });
 
 after(async () => {
   await stopAllServices();
@@ -106,7 +95,20 @@ async function events(query = ''): Promise<{ id: string; type: string; createdAt
   return ((await res.json()) as { events: [] }).events;
 }
 
-describe('cli listen and trigger on the dev chain', { timeout: 400_000 }, () => {
+describe('cli listen and trigger on the dev chain', { timeout: 600_000 }, () => {
+  before(async () => {
+    if (process.env.DATABASE_URL) fresh = await freshPostgresDatabase(process.env.DATABASE_URL);
+    service = await startService('cli-webhooks', {
+      DATA_DIR: dataDir,
+      CHAIN: 'dev',
+      DEV_CHAIN_PORT: String(await freePort()),
+      ...(fresh ? { DATABASE_URL: fresh.url } : {}),
+      ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
+    }, { timeoutMs: 240_000 });
+    const merchant = await cli(['dev', 'merchant', '--url', service.base, '--json']);
+    assert.equal(merchant.code, 0, merchant.stderr);
+    key = JSON.parse(merchant.stdout).primaryKey;
+  }, { timeout: 300_000 });
   test('trigger pays a real receipt; listen forwards its events once each, oldest first, verified by standardwebhooks, through a 503', async () => {
     const proxy = await switchableProxy(service.base);
     const receiver = await webhookReceiver([503]);
@@ -155,7 +157,7 @@ describe('cli listen and trigger on the dev chain', { timeout: 400_000 }, () => 
       // The body is the event exactly as GET /api/events/{id} has it.
       for (const e of caused) {
         const one = await fetch(`${service.base}/api/events/${e.id}`, { headers: { 'ocp-apim-subscription-key': key } });
-        const got = receiver.got.findLast((g) => g.headers['webhook-id'] === e.id)!;
+        const got = [...receiver.got].reverse().find((g) => g.headers['webhook-id'] === e.id)!;
         assert.deepEqual(JSON.parse(got.body), await one.json());
       }
       // A wrong secret fails the same verification.

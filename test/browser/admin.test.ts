@@ -319,6 +319,33 @@ describe('admin web app', { skip: skipReason, timeout: 150_000 }, () => {
     noProblems(m);
   });
 
+  test('receipts and split pages: Export CSV downloads every receipt (the status filter applied) and the split transactions, with the session', async () => {
+    const m = await merchant();
+    await setUpSplit(m);
+    const sales = [];
+    for (const [amountUsd, label] of [[4, 'Pen'], [6, 'Ink']] as const) sales.push((await m.api('POST', '/api/receipts/terminal', { amountUsd, label })).body.receipt.receiptId as string);
+    await m.page.goto('/admin/receipts');
+    await m.page.getByTestId('receipt-row').nth(1).waitFor();
+    await m.page.getByLabel('Status').selectOption('generated');
+    const link = m.page.getByRole('link', { name: 'Export CSV' });
+    assert.match((await link.getAttribute('href')) ?? '', /\/api\/receipts\?format=csv&status=generated$/);
+    assert.equal(await link.getAttribute('download'), '');
+    const csv = await m.page.request.get((await link.evaluate((a) => (a as HTMLAnchorElement).href)));
+    assert.equal(csv.status(), 200);
+    assert.match(csv.headers()['content-type'] ?? '', /^text\/csv/);
+    const rows = (await csv.text()).trimEnd().split('\r\n');
+    assert.match(rows[0]!, /^receipt_id,created_at,/);
+    assert.deepEqual(rows.slice(1).map((r) => r.split(',')[0]).sort(), [...sales].sort());
+
+    await m.page.goto('/admin/split');
+    const splitLink = m.page.getByRole('link', { name: 'Export transactions CSV' });
+    await splitLink.waitFor();
+    const tx = await m.page.request.get(await splitLink.evaluate((a) => (a as HTMLAnchorElement).href));
+    assert.equal(tx.status(), 200);
+    assert.equal((await tx.text()).split('\r\n')[0], 'id,timestamp,status,receipt_id,transaction_hash,currency,amount_base_units,fees_base_units,amount,fees');
+    noProblems(m);
+  });
+
   for (const phone of [false, true]) {
     const width = phone ? 'phone' : 'desktop';
     test(`${width}: an unpaid receipt's page shows its payment link and QR code; statuses in words; a repeated tracking status is one line`, async () => {

@@ -17,7 +17,9 @@ export type CreateReceiptParams = BodyOf<'createReceipt'>;
 export type ReceiptCreated = JsonOf<operations['createReceipt']['responses'][201]>;
 export type ReceiptDetail = JsonOf<operations['getReceipt']['responses'][200]>;
 export type ReceiptStatus = JsonOf<operations['getReceiptStatus']['responses'][200]>;
-export type ListReceiptsParams = QueryOf<'listReceipts'>;
+/** The list's filters; its CSV export (format=csv) is a download, not a page, and is not offered here. */
+export type ListReceiptsParams = Omit<QueryOf<'listReceipts'>, 'format'>;
+export type ReceiptPage = JsonOf<operations['listReceipts']['responses'][200]>;
 export type CreateOrderParams = BodyOf<'createOrder'>;
 export type OrderCreated = JsonOf<operations['createOrder']['responses'][200]>;
 export type ListEventsParams = QueryOf<'listEvents'>;
@@ -115,8 +117,8 @@ export class Splitline {
       Splitline.body(this.api.GET('/api/receipts/status', { params: { query: { receiptId } }, signal: opts.signal })),
 
     /** One page of GET /api/receipts, newest first. */
-    page: async (query: ListReceiptsParams = {}, opts: { signal?: AbortSignal } = {}) =>
-      Splitline.body(this.api.GET('/api/receipts', { params: { query }, signal: opts.signal })),
+    page: async (query: ListReceiptsParams = {}, opts: { signal?: AbortSignal } = {}): Promise<ReceiptPage> =>
+      Splitline.body(this.api.GET('/api/receipts', { params: { query }, signal: opts.signal })) as Promise<ReceiptPage>,
 
     /**
      * Every receipt matching `query`, newest first, fetched a page (`limit`) at a time:
