@@ -1,6 +1,6 @@
 /**
  * GET /api/split/settlements on the real dev chain (DESIGN.md "Recipients: settlements"): receipts
- * paid through their payment addresses (one with a top-up), transfers straight into the split in
+ * paid through their payment addresses (one with a top-up, one overpaid), transfers straight into the split in
  * amounts that round, releases by someone other than the recipient; the report's figures equal
  * the contract's to the base unit at the period's end block, for the whole history, for two
  * periods that split it and after a reorganisation; CSV; every error and auth rule.
@@ -208,6 +208,33 @@ describe('settlements', () => {
     assert.equal(after.totals.gross, '1500004');
     assert.deepEqual(after.lines.map((l) => l.gross), ['1000003', '500001']);
     assert.ok(!after.lines.some((l) => l.transactionHash === lost.toLowerCase()), 'the removed transfer is gone');
+  });
+
+  test('an overpaid receipt: all it received is its gross, shared to the base unit as the contract shares it', async () => {
+    const s = await signIn(f.t);
+    const partner = stranger();
+    const deployed = await admin(f.t, s, 'POST', '/api/split/deploy', { recipients: [{ address: partner, sharesBps: 9950 }, { address: PLATFORM, sharesBps: 50 }] });
+    assert.equal(deployed.status, 200, JSON.stringify(deployed.body));
+    const split = deployed.body.split.address as Hex;
+    const key = await f.t.key(s.wallet, { scopes: ['split:read'] });
+    const sh = { s, wallet: s.wallet.toLowerCase(), key: await f.t.key(s.wallet), split };
+    // Priced 2.00, paid 3.000001: the buyer's extra is the merchant's money too, split as the rest.
+    await transfer(await receiptPayTo(f.t, sh, 'settle-over', 2), 3_000_001n);
+    await until(async () => (await indexed(split)).received === 3_000_001n, CHAIN_WAIT_MS, 'the overpayment to be swept and indexed');
+    const detail = await f.t.call(sh.key, 'GET', '/api/receipts/settle-over');
+    assert.equal(detail.body.exception, 'overpaid');
+    const report = await settlement(key);
+    await assertEqualsChain(report, split);
+    assert.deepEqual(report.lines.map((l) => [l.receiptId, l.gross]), [['settle-over', '3000001']], 'the whole payment, not the receipt\'s total');
+    assert.equal(report.totals.gross, '3000001');
+    assert.deepEqual(
+      report.recipients.map((r) => [r.address, r.share]),
+      [
+        [partner, ((3_000_001n * 9950n) / 10_000n).toString()],
+        [PLATFORM, ((3_000_001n * 50n) / 10_000n).toString()],
+      ],
+      'each share is the floor the contract pays',
+    );
   });
 
   test('400 invalid_input for a bad period or format; 401 without a key; 403 without split:read; an empty report before a split', async () => {
