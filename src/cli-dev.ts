@@ -305,6 +305,23 @@ export interface DevPayResult {
   payTo: string | null;
 }
 
+/** How long dev pay waits for a new receipt's payment address. */
+const ADDRESS_WAIT_MS = 30_000;
+
+/**
+ * The receipt, once it has a payment address: the chain worker stores a new receipt's address in
+ * its next pass (a moment after the receipt or its merchant's split was saved), so a receipt read
+ * at once may not have one yet. Read again every POLL_MS, up to ADDRESS_WAIT_MS.
+ */
+async function addressed(read: () => Promise<Payable>): Promise<Payable> {
+  const deadline = Date.now() + ADDRESS_WAIT_MS;
+  for (;;) {
+    const payable = await read();
+    if (payable.payTo !== null || Date.now() >= deadline) return payable;
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
+}
+
 /**
  * Pays what the receipt still needs, in its token, from a test account, through {base}/dev/rpc,
  * then waits until the chain worker has settled it (completed, or why not).
@@ -319,9 +336,10 @@ export async function devPay(p: {
 }): Promise<DevPayResult> {
   const { base, account, log } = p;
   const fromUrl = payUrlParts(p.target);
+  const key = p.key;
   let payable: Payable;
-  if (fromUrl !== null) payable = await payableFromUrl(base, fromUrl.id, fromUrl.token);
-  else if (p.key !== undefined) payable = await payableFromId(base, p.target, p.key);
+  if (fromUrl !== null) payable = await addressed(() => payableFromUrl(base, fromUrl.id, fromUrl.token));
+  else if (key !== undefined) payable = await addressed(() => payableFromId(base, p.target, key));
   else throw new DevCommandError(`dev pay needs the receipt's payment URL (…/pay/<id>?t=…), or its id with --key <subscription key> (got "${p.target}")`);
   const { receiptId } = payable;
   if (payable.chainId !== DEV_CHAIN_ID) {
