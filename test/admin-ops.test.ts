@@ -63,7 +63,7 @@ describe('POST /api/split/deploy', () => {
     const s = await signIn(t);
     const first = await admin(t, s, 'POST', '/api/split/deploy', { recipients: recipients(s.wallet) });
     assert.equal(first.status, 200);
-    assert.deepEqual(first.body, { ok: true, split: { address: null, recipients: recipients(s.wallet) } });
+    assert.deepEqual(first.body, { ok: true, split: { address: null, recipients: recipients(s.wallet), version: 1 } });
     const second = await admin(t, s, 'POST', '/api/split/deploy', { recipients: [{ address: s.wallet, sharesBps: 10000 }] });
     assert.equal(second.status, 200);
     assert.equal(second.body.idempotent, true);
