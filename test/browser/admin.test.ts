@@ -30,7 +30,7 @@ import {
 
 if (skipReason) console.log(skipReason);
 
-describe('admin web app', { skip: skipReason, timeout: 150_000 }, () => {
+describe('admin web app', { skip: skipReason, timeout: 360_000 }, () => {
   let h: Harness;
   /** The user directory is a superadmin's (or a granted key's): this wallet is one. */
   const superAccount = newAccount();
