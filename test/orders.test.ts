@@ -335,7 +335,7 @@ describe('storeSplitConfig', () => {
         storeSplitConfig(t.deps.database.db, wallet, { address: null, recipients: recipients as never }),
         (err: unknown) => err instanceof AppError && err.status === 400 && err.code === 'invalid_input',
       );
-      assert.deepEqual(await getSplitConfig(t.deps.database.db, wallet), { address: null, recipients: [] });
+      assert.deepEqual(await getSplitConfig(t.deps.database.db, wallet), { address: null, recipients: [], version: null });
     });
   }
 

@@ -60,9 +60,10 @@ function nodes(plan: PlanNode): PlanNode[] {
 async function explain(text: string, params: unknown[]): Promise<PlanNode> {
   let inlined = text;
   for (let i = params.length; i >= 1; i--) {
-    const v = params[i - 1];
-    if (v !== null && typeof v !== 'number' && typeof v !== 'string') throw new Error(`parameter ${i} is neither null, a number nor a string`);
-    const literal = v === null ? 'null' : typeof v === 'number' ? String(v) : `'${v.replace(/'/g, "''")}'`;
+    // An undefined parameter is sent as null, as the driver sends it (the token without a chain).
+    const v = params[i - 1] ?? null;
+    if (v !== null && typeof v !== 'number' && typeof v !== 'bigint' && typeof v !== 'boolean' && typeof v !== 'string') throw new Error(`parameter ${i} is neither null, a number, a boolean nor a string: ${typeof v} ${JSON.stringify(v)}`);
+    const literal = v === null ? 'null' : typeof v === 'string' ? `'${v.replace(/'/g, "''")}'` : String(v);
     inlined = inlined.replaceAll(`$${i}`, literal);
   }
   const [row] = rowsOf(await db.execute(sql.raw(`explain (analyze, format json) ${inlined}`)));
