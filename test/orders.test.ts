@@ -357,6 +357,7 @@ describe('storeSplitConfig', () => {
         { address: b, sharesBps: 9950 },
         { address: a, sharesBps: 50 },
       ],
+      version: 1,
     });
     await assert.rejects(storeSplitConfig(db, wallet, { address: '0xnope', recipients: [{ address: a, sharesBps: 10000 }] }), AppError);
   });
