@@ -6,7 +6,7 @@
  * src/chain/compute-units.ts. Budget: 5 M compute units a day idle (115 per 2-second block).
  */
 import assert from 'node:assert/strict';
-import { before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { computeUnits } from '../../src/chain/compute-units.ts';
 import { type ProviderStats, type Sim } from './helpers.ts';
 import { waitFor } from '../helpers/wait.ts';
@@ -19,8 +19,8 @@ const SCANNER_METHODS = ['eth_getBlockByNumber', 'eth_getLogs'];
 
 let sim: Sim;
 let app: SimApp;
-useSimApp((started) => ({ sim, app } = started));
-before(async () => {
+useSimApp(async (started) => {
+  ({ sim, app } = started);
   // Past the worker's first passes (start, learning when blocks arrive).
   await sim.waitForBlock((await sim.node.head()) + 5n);
 });

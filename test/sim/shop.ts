@@ -41,16 +41,17 @@ export async function startSimApp(sim: Sim, env: Record<string, string> = {}): P
 
 /**
  * A test file's simulation and the app on it, its workers running: started before the file's
- * tests (handed to `started`) and stopped after them.
+ * tests (handed to `started`) and stopped after them. `started` runs inside the same `before` hook: node 20 runs a second top-level `before` as soon as it is registered, without waiting for
+ * this one, so a file's own set-up belongs in `started`.
  */
-export function useSimApp(started: (s: { sim: Sim; app: SimApp }) => void): void {
+export function useSimApp(started: (s: { sim: Sim; app: SimApp }) => void | Promise<void>): void {
   let sim: Sim | undefined;
   let app: SimApp | undefined;
   before(async () => {
     sim = await startSim();
     app = await startSimApp(sim);
     app.t.deps.startWorkers();
-    started({ sim, app });
+    await started({ sim, app });
   });
   after(async () => {
     await app?.close();
