@@ -41,8 +41,9 @@ export async function startSimApp(sim: Sim, env: Record<string, string> = {}): P
 
 /**
  * A test file's simulation and the app on it, its workers running: started before the file's
- * tests (handed to `started`) and stopped after them. `started` runs inside the same `before` hook: node 20 runs a second top-level `before` as soon as it is registered, without waiting for
- * this one, so a file's own set-up belongs in `started`.
+ * tests (handed to `started`) and stopped after them. `started` runs inside the same `before` hook:
+ * node 20 runs a second top-level `before` as soon as it is registered, without waiting for this
+ * one, so a file's own set-up belongs in `started`.
  */
 export function useSimApp(started: (s: { sim: Sim; app: SimApp }) => void | Promise<void>): void {
   let sim: Sim | undefined;
