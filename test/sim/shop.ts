@@ -45,7 +45,7 @@ export async function startSimApp(sim: Sim, env: Record<string, string> = {}): P
  * node 20 runs a second top-level `before` as soon as it is registered, without waiting for this
  * one, so a file's own set-up belongs in `started`.
  */
-export function useSimApp(started: (s: { sim: Sim; app: SimApp }) => void | Promise<void>): void {
+export function useSimApp(started: (s: { sim: Sim; app: SimApp }) => unknown): void {
   let sim: Sim | undefined;
   let app: SimApp | undefined;
   before(async () => {
