@@ -18,6 +18,7 @@ import { freePort, ROOT } from '../scripts/service-launcher.ts';
 import { freshPostgresDatabase, randomWallet, startTestApp, type TestApp } from './helpers/app.ts';
 import { startService, stopAllServices, type Service } from './helpers/service.ts';
 import { until } from './helpers/wait.ts';
+import { runNode, type NodeRun } from './helpers/run-node.ts';
 import { webhookReceiver } from './helpers/webhook-receiver.ts';
 
 const CHAIN_MS = 120_000;
@@ -37,12 +38,6 @@ after(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 function env(): NodeJS.ProcessEnv {
   const e: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'silent', DATA_DIR: dataDir };
   delete e.SPLITLINE_API_KEY;
@@ -50,22 +45,8 @@ function env(): NodeJS.ProcessEnv {
 }
 
 /** The compiled CLI, to its exit. */
-function cli(args: string[], extra: NodeJS.ProcessEnv = {}, timeoutMs = 60_000): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(SERVER_DIST, 'cli.js'), ...args], { cwd: ROOT, env: { ...env(), ...extra } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`cli ${args.join(' ')} did not exit\nstdout: ${stdout}\nstderr: ${stderr}`));
-    }, timeoutMs);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
+function cli(args: string[], extra: NodeJS.ProcessEnv = {}, timeoutMs = 60_000): Promise<NodeRun> {
+  return runNode([path.join(SERVER_DIST, 'cli.js'), ...args], { ...env(), ...extra }, timeoutMs);
 }
 
 /** A proxy to the service that answers 503 to everything while `down` is set. */

@@ -10,11 +10,9 @@
  * and requires the same answer from it.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import { pino } from 'pino';
 import { ensureServerBuild, SERVER_DIST } from '../scripts/ensure-server-build.ts';
@@ -31,9 +29,8 @@ import { splitTransactions } from '../src/db/schema.ts';
 import { storeSplitConfig } from '../src/domain/splits.ts';
 import { freshPostgresDatabase, randomWallet } from './helpers/app.ts';
 import { CHAIN_WAIT_MS, PLATFORM, startTestChain, type TestChain } from './chain/helpers.ts';
+import { runNode, type NodeRun } from './helpers/run-node.ts';
 import { until } from './helpers/wait.ts';
-
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 let dataDir: string;
 let fresh: { url: string; drop(): Promise<void> } | undefined;
@@ -48,12 +45,6 @@ after(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 function cliEnv(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent' };
   delete env.DATABASE_URL;
@@ -63,7 +54,7 @@ function cliEnv(): NodeJS.ProcessEnv {
 }
 
 /** Runs the CLI; a process that does not exit on its own (an open database) fails the test. */
-function cli(...args: string[]): Promise<CliResult> {
+function cli(...args: string[]): Promise<NodeRun> {
   return cliIn(cliEnv(), ...args);
 }
 
@@ -71,27 +62,12 @@ function cli(...args: string[]): Promise<CliResult> {
 const COMPILED = [path.join(SERVER_DIST, 'cli.js')];
 const SOURCES = ['--import', 'tsx', 'src/cli.ts'];
 
-function cliIn(env: NodeJS.ProcessEnv, ...args: string[]): Promise<CliResult> {
+function cliIn(env: NodeJS.ProcessEnv, ...args: string[]): Promise<NodeRun> {
   return runEntry(COMPILED, env, args);
 }
 
-function runEntry(entry: string[], env: NodeJS.ProcessEnv, args: string[]): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...entry, ...args], { cwd: ROOT, env });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`cli ${args.join(' ')} did not exit within 60 s\nstdout: ${stdout}\nstderr: ${stderr}`));
-    }, 60_000);
-    child.on('error', reject);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
+function runEntry(entry: string[], env: NodeJS.ProcessEnv, args: string[]): Promise<NodeRun> {
+  return runNode([...entry, ...args], env);
 }
 
 async function cliJson(...args: string[]): Promise<any> {

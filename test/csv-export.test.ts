@@ -6,11 +6,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { parse } from 'csv-parse/sync';
-import { recordSplitTransaction, splitTransactionPages, type NewSplitTransaction } from '../src/domain/split-transactions.ts';
+import { recordSplitTransaction, splitTransactionPages } from '../src/domain/split-transactions.ts';
 import type { Receipt } from '../src/contract/receipts.ts';
 import { ReceiptStore } from '../src/db/receipt-store.ts';
 import { ReceiptService } from '../src/domain/receipt-service.ts';
 import type { SplitTransaction } from '../src/contract/split.ts';
+import { splitTransfer } from './helpers/split-transactions.ts';
 import { appWithDatabaseAway, randomWallet, startTestApp, type Res, type TestApp } from './helpers/app.ts';
 import { testReceipt } from './helpers/receipt-views.ts';
 
@@ -174,26 +175,6 @@ describe('GET /api/receipts?format=csv', () => {
   });
 });
 
-const hash = () => randomWallet() + randomWallet().slice(2, 26);
-
-function transfer(wallet: string, over: Partial<NewSplitTransaction>): NewSplitTransaction {
-  return {
-    wallet,
-    kind: 'payment',
-    splitAddress: randomWallet(),
-    counterparty: randomWallet(),
-    amountUnits: '1000000',
-    feeUnits: '5000',
-    currency: 'USDC',
-    status: 'received',
-    transactionHash: hash(),
-    logIndex: 0,
-    blockNumber: 100n,
-    timestamp: T0,
-    ...over,
-  };
-}
-
 function transactionRow(x: SplitTransaction): Record<string, string> {
   return {
     id: x.id,
@@ -220,7 +201,7 @@ describe('GET /api/split/transactions?format=csv', () => {
     for (let i = 0; i < 203; i++) {
       await recordSplitTransaction(
         db,
-        transfer(wallet, {
+        splitTransfer(wallet, {
           splitAddress: split,
           counterparty: i % 10 === 0 ? payer : randomWallet(),
           receiptId: i === 7 ? '+SUM(A1)' : i % 2 === 0 ? `r${i}` : null,
@@ -232,7 +213,7 @@ describe('GET /api/split/transactions?format=csv', () => {
         }),
       );
     }
-    await recordSplitTransaction(db, transfer(randomWallet(), { splitAddress: split }));
+    await recordSplitTransaction(db, splitTransfer(randomWallet(), { timestamp: T0, splitAddress: split }));
 
     const csv = parseCsv(await t.call(key, 'GET', '/api/split/transactions?format=csv'));
     assert.deepEqual(csv.header, ['id', 'timestamp', 'status', 'receipt_id', 'transaction_hash', 'currency', 'amount_base_units', 'fees_base_units', 'amount', 'fees']);

@@ -5,9 +5,9 @@ import {
   listSplitTransactions,
   recordSplitTransaction,
   unitsToTokens,
-  type NewSplitTransaction,
 } from '../src/domain/split-transactions.ts';
 import type { Db } from '../src/db/client.ts';
+import { splitTransfer } from './helpers/split-transactions.ts';
 import { appWithDatabaseAway, randomWallet, startTestApp, type TestApp } from './helpers/app.ts';
 
 let t: TestApp;
@@ -19,26 +19,6 @@ before(async () => {
 after(async () => {
   await t.close();
 });
-
-const hash = () => randomWallet() + randomWallet().slice(2, 26);
-
-function transfer(wallet: string, over: Partial<NewSplitTransaction>): NewSplitTransaction {
-  return {
-    wallet,
-    kind: 'payment',
-    splitAddress: randomWallet(),
-    counterparty: randomWallet(),
-    amountUnits: '1000000',
-    feeUnits: '5000',
-    currency: 'USDC',
-    status: 'received',
-    transactionHash: hash(),
-    logIndex: 0,
-    blockNumber: 100n,
-    timestamp: 1_700_000_000_000,
-    ...over,
-  };
-}
 
 describe('GET /api/split/deploy', () => {
   test('unconfigured: 200 with address null and no recipients', async () => {
@@ -68,14 +48,14 @@ describe('GET /api/split/transactions', () => {
   test('lists the merchant transactions newest first, amounts in token units', async () => {
     const wallet = randomWallet();
     const split = randomWallet();
-    const first = transfer(wallet, {
+    const first = splitTransfer(wallet, {
       splitAddress: split,
       receiptId: 'r-1',
       amountUnits: '1500000',
       feeUnits: '7500',
       timestamp: Date.UTC(2024, 0, 2, 3, 4, 5, 6),
     });
-    const second = transfer(wallet, { splitAddress: split, amountUnits: '250', feeUnits: '0', timestamp: first.timestamp + 1000 });
+    const second = splitTransfer(wallet, { splitAddress: split, amountUnits: '250', feeUnits: '0', timestamp: first.timestamp + 1000 });
     assert.equal(await recordSplitTransaction(db, first), true);
     assert.equal(await recordSplitTransaction(db, second), true);
     const res = await t.call(await t.key(wallet), 'GET', '/api/split/transactions');
@@ -103,7 +83,7 @@ describe('GET /api/split/transactions', () => {
 
   test('amounts beyond what a JSON number holds exactly are exact in amountBaseUnits and feesBaseUnits', async () => {
     const wallet = randomWallet();
-    const huge = transfer(wallet, { splitAddress: randomWallet(), amountUnits: '123456789012345678901', feeUnits: '617283945061728394' });
+    const huge = splitTransfer(wallet, { splitAddress: randomWallet(), amountUnits: '123456789012345678901', feeUnits: '617283945061728394' });
     assert.equal(await recordSplitTransaction(db, huge), true);
     const [row] = (await t.call(await t.key(wallet), 'GET', '/api/split/transactions')).body;
     assert.equal(row.amountBaseUnits, '123456789012345678901');
@@ -117,10 +97,10 @@ describe('GET /api/split/transactions', () => {
     const splitA = randomWallet();
     const payer = randomWallet();
     const recipient = randomWallet();
-    const paid = transfer(a, { splitAddress: splitA, counterparty: payer });
-    const released = transfer(a, { kind: 'release', splitAddress: splitA, counterparty: recipient, timestamp: paid.timestamp + 1 });
-    const elsewhere = transfer(a, {});
-    const theirs = transfer(b, { counterparty: payer });
+    const paid = splitTransfer(a, { splitAddress: splitA, counterparty: payer });
+    const released = splitTransfer(a, { kind: 'release', splitAddress: splitA, counterparty: recipient, timestamp: paid.timestamp + 1 });
+    const elsewhere = splitTransfer(a, {});
+    const theirs = splitTransfer(b, { counterparty: payer });
     for (const row of [paid, released, elsewhere, theirs]) await recordSplitTransaction(db, row);
     const keyA = await t.key(a);
     const keyB = await t.key(b);
@@ -151,7 +131,7 @@ describe('GET /api/split/transactions', () => {
 
   test('recording the same log twice stores it once', async () => {
     const wallet = randomWallet();
-    const row = transfer(wallet, { logIndex: 3 });
+    const row = splitTransfer(wallet, { logIndex: 3 });
     assert.equal(await recordSplitTransaction(db, row), true);
     assert.equal(await recordSplitTransaction(db, { ...row, amountUnits: '999' }), false);
     const rows = await listSplitTransactions(db, wallet);
