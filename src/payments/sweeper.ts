@@ -28,8 +28,9 @@
  *     failure is logged and skipped; nothing here stops another receipt, expiry or hint.
  *   - **Gas.** Before each send the deployer's balance must cover gas × max fee; when it does not,
  *     the sweep waits (waitingForGas) and health() says the deployer is low.
- *   - **Few calls.** A run that sends, replaces or gives up a sweep reads the nonce; one that only
- *     follows a single sweep in flight reads its transaction's receipt; the base fee comes with the header the worker's pass
+ *   - **Few calls.** A run that sends, replaces or gives up a sweep reads the nonce; one with
+ *     nothing new to send (every address owed has its sweep in flight) reads the receipt of each
+ *     pending sweep's transaction instead; the base fee comes with the header the worker's pass
  *     read; the priority fee is asked once a minute, the deployer's balance every 30 s (less what
  *     sends may have spent meanwhile, and every run while sweeps wait for gas). The address's
  *     balance and the gas estimate are read at the block the scan read (src/chain/lagging-nodes.ts).
@@ -37,7 +38,7 @@
  * The transaction is any contract call: a target (the receipt's factory) and its calldata, so a
  * factory version with another sweep function needs only another sweepCall (src/payments/pay-address.ts).
  */
-import { and, asc, eq, gte, sql } from 'drizzle-orm';
+import { and, asc, eq, gte, inArray, sql } from 'drizzle-orm';
 import { encodeFunctionData, erc20Abi, keccak256, TransactionReceiptNotFoundError, zeroAddress, type Address, type Hex, type LocalAccount } from 'viem';
 import type { Logger } from 'pino';
 import type { ChainDeps } from '../chain/client.ts';
@@ -244,19 +245,25 @@ export class Sweeper {
       this.last = health;
       return;
     }
-    // Nothing to send and one sweep in flight, not yet due for a replacement: whether it was mined
-    // is its transaction's receipt, one read. The account's nonce (another read) is read by the
-    // runs that send, replace or give up a sweep, and unmineRemoved runs with them.
-    if (owed.length === 0 && pending.length === 1 && head - BigInt(pending[0]!.attempts.at(-1)!.block) < this.replaceAfter()) {
-      const row = pending[0]!;
-      const mined = await this.recordMined(row).catch((err: unknown) => {
-        this.o.logger.warn({ err, wallet: row.wallet, receiptId: row.receiptId, nonce: row.nonce.toString() }, 'sweep: following a pending sweep failed; tried again next pass');
-        return false;
-      });
+    // Nothing new to send (every address owed has its sweep in flight) and no sweep due for a
+    // replacement: whether each was mined is its transaction's receipt, one read each. The
+    // account's nonce is read by the runs that send, replace or give up a sweep, and
+    // unmineRemoved runs with them. While payments arrive a block apart, most runs are these.
+    const due = pending.some((p) => head - BigInt(p.attempts.at(-1)!.block) >= this.replaceAfter());
+    if (!due && (await this.allInFlight(owed, scanned))) {
+      let unmined = 0n;
+      for (const row of pending) {
+        const mined = await this.recordMined(row).catch((err: unknown) => {
+          this.o.logger.warn({ err, wallet: row.wallet, receiptId: row.receiptId, nonce: row.nonce.toString() }, 'sweep: following a pending sweep failed; tried again next pass');
+          return false;
+        });
+        if (mined) continue;
+        unmined++;
+        if (row.atFeeCap) health.atFeeCap++;
+      }
       const [tip, balance] = await Promise.all([this.priorityFee(), this.deployerBalance(account.address, false)]);
       health.deployerBalanceWei = balance.toString();
-      health.atFeeCap = !mined && row.atFeeCap ? 1 : 0;
-      health.deployerLow = balance < this.reserveFor(mined ? 0n : 1n, knownBaseFee ?? (await this.baseFee().catch(() => 0n)), tip);
+      health.deployerLow = balance < this.reserveFor(unmined, knownBaseFee ?? (await this.baseFee().catch(() => 0n)), tip);
       this.last = health;
       return;
     }
@@ -301,6 +308,25 @@ export class Sweeper {
     health.atFeeCap += stillPending.filter((p) => p.atFeeCap).length;
     health.deployerLow = balance < this.reserveFor(BigInt(health.waitingForGas + inFlight), baseFee, tip);
     this.last = health;
+  }
+
+  /**
+   * Whether every address owed has a sweep in flight: pending, or mined in a block the scanner has
+   * not read yet (sendNew would skip each). One query for them all.
+   */
+  private async allInFlight(owed: SweepNeed[], scanned: bigint): Promise<boolean> {
+    if (owed.length === 0) return true;
+    const addresses = [...new Set(owed.map((n) => n.payAddress.toLowerCase()))];
+    const rows = await this.o.db
+      .selectDistinct({ payAddress: sweeps.payAddress })
+      .from(sweeps)
+      .where(
+        and(
+          inArray(sweeps.payAddress, addresses),
+          sql`(${sweeps.state} = 'pending' or (${sweeps.state} = 'mined' and ${sweeps.minedBlock} > ${scanned}))`,
+        ),
+      );
+    return rows.length === addresses.length;
   }
 
   private replaceAfter(): bigint {
