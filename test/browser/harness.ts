@@ -8,12 +8,13 @@ import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import type { Hex } from 'viem';
+import { createWalletClient, http, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type LocalAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { ensureWebBuild } from '../../scripts/ensure-web-build.ts';
 import { freePort } from '../../scripts/service-launcher.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import type { ChainDeps } from '../../src/chain/client.ts';
+import { devAccount } from '../../src/chain/dev-accounts.ts';
 import { startChainApp, startTestChain, type TestChain } from '../chain/helpers.ts';
 
 export const CHROMIUM = '/usr/bin/chromium';
@@ -325,6 +326,66 @@ export async function injectStrictWallet(context: BrowserContext, account: Local
       };
     })();`,
   });
+}
+
+/** A signed-in browser whose wallet sends real transactions on the dev chain (browseWithDevWallet). */
+export interface DevWalletPage {
+  context: BrowserContext;
+  page: Page;
+  /** Every transaction the wallet sent, in order. */
+  sent: { to: Hex; data: Hex; hash: Hex }[];
+  /** Every chain the page asked the wallet to add. */
+  added: AddedChain[];
+  /** Console errors and failed page scripts seen so far. */
+  problems: string[];
+}
+
+/**
+ * A new browser context at `base`, signed in with the session `cookie`, with the strict wallet
+ * for dev account `walletOf` injected: it starts on mainnet, adds the dev chain when asked
+ * (switching to it; the RPC URL is not checked, as the app is not at SITE_URL) and sends
+ * eth_sendTransaction to the dev chain from that account. The caller closes the context.
+ */
+export async function browseWithDevWallet(opts: {
+  browser: Browser;
+  base: string;
+  tc: TestChain;
+  cookie: string;
+  walletOf: number;
+  phone?: boolean;
+}): Promise<DevWalletPage> {
+  const { base, tc, phone = false } = opts;
+  const context = await opts.browser.newContext({
+    baseURL: base,
+    viewport: phone ? PHONE : DESKTOP,
+    ...(phone ? { isMobile: true, hasTouch: true, deviceScaleFactor: 2 } : {}),
+    locale: 'en-US',
+    timezoneId: 'UTC',
+  });
+  context.setDefaultTimeout(15_000);
+  const [name, value] = opts.cookie.split('=') as [string, string];
+  await context.addCookies([{ name, value, url: base }]);
+  const account = devAccount(opts.walletOf);
+  const wallet = createWalletClient({ chain: tc.chain.publicClient.chain, transport: http(tc.chain.rpcUrl), account });
+  const sent: DevWalletPage['sent'] = [];
+  const added: AddedChain[] = [];
+  await injectStrictWallet(context, account, {
+    checkRpc: false,
+    switchOnAdd: true,
+    onAddChain: (chain) => added.push(chain),
+    async send(tx) {
+      const hash = await wallet.sendTransaction({ to: tx.to, data: tx.data, value: BigInt(tx.value ?? '0x0') });
+      sent.push({ to: tx.to, data: tx.data, hash });
+      return hash;
+    },
+  });
+  const page = await context.newPage();
+  const problems: string[] = [];
+  page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
+  page.on('console', (msg) => {
+    if (msg.type() === 'error' && !msg.text().startsWith('Failed to load resource')) problems.push(`console: ${msg.text()}`);
+  });
+  return { context, page, sent, added, problems };
 }
 
 /** Signs in through the page, as a merchant clicking the button with a wallet installed. */

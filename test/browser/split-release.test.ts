@@ -18,7 +18,7 @@ import type { TestApp } from '../helpers/app.ts';
 import { admin, signIn } from '../helpers/session.ts';
 import { CHAIN_WAIT_MS, PLATFORM, startChainApp, startTestChain, type TestChain } from '../chain/helpers.ts';
 import { waitFor } from '../helpers/wait.ts';
-import { CHROMIUM, injectStrictWallet, PHONE, screenshot, skipReason, type AddedChain } from './harness.ts';
+import { browseWithDevWallet, CHROMIUM, screenshot, skipReason } from './harness.ts';
 
 if (skipReason) console.log(skipReason);
 
@@ -52,44 +52,11 @@ describe('split page: balances, payouts and automatic payouts', { skip: skipReas
   /** A dev account as a local account, so it can both sign in (typed data) and pay gas. */
   const devKeyAccount = (i: number) => privateKeyToAccount(toHex(devAccount(i).getHdKey().privateKey!));
 
-  /**
-   * The signed-in merchant's browser, with the harness's strict wallet for dev account `walletOf`
-   * injected: it starts on mainnet, adds the dev chain when asked (switching to it; the RPC URL,
-   * SITE_URL's, is not checked) and sends eth_sendTransaction to the dev chain from that account.
-   */
+  /** The signed-in merchant's browser with dev account `walletOf`'s wallet (browseWithDevWallet), closed after the file. */
   async function browse(cookie: string, walletOf: number, phone = false) {
-    const context = await browser.newContext({
-      baseURL: base,
-      viewport: phone ? PHONE : { width: 1280, height: 860 },
-      ...(phone ? { isMobile: true, hasTouch: true, deviceScaleFactor: 2 } : {}),
-      locale: 'en-US',
-      timezoneId: 'UTC',
-    });
-    contexts.push(context);
-    context.setDefaultTimeout(15_000);
-    const [name, value] = cookie.split('=') as [string, string];
-    await context.addCookies([{ name, value, url: base }]);
-    const account = devAccount(walletOf);
-    const wallet = createWalletClient({ chain: tc.chain.publicClient.chain, transport: http(tc.chain.rpcUrl), account });
-    const sent: { to: Hex; data: Hex; hash: Hex }[] = [];
-    const added: AddedChain[] = [];
-    await injectStrictWallet(context, account, {
-      checkRpc: false,
-      switchOnAdd: true,
-      onAddChain: (chain) => added.push(chain),
-      async send(tx) {
-        const hash = await wallet.sendTransaction({ to: tx.to, data: tx.data, value: BigInt(tx.value ?? '0x0') });
-        sent.push({ to: tx.to, data: tx.data, hash });
-        return hash;
-      },
-    });
-    const page = await context.newPage();
-    const problems: string[] = [];
-    page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
-    page.on('console', (msg) => {
-      if (msg.type() === 'error' && !msg.text().startsWith('Failed to load resource')) problems.push(`console: ${msg.text()}`);
-    });
-    return { context, page, sent, added, problems };
+    const b = await browseWithDevWallet({ browser, base, tc, cookie, walletOf, phone });
+    contexts.push(b.context);
+    return b;
   }
 
   const row = (page: Page, address: string) => page.locator(`[data-testid="balance-row"][data-address="${address.toLowerCase()}"]`);

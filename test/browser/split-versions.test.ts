@@ -2,22 +2,27 @@
  * The Split page's versions in a real browser on a real dev chain: the merchant makes a new
  * version with the recipients editor, the service deploys its contract, the page shows both
  * versions with the new one current, and sending the current recipients again changes nothing.
+ * Money paid under an earlier version stays in its contract, and the Balances card pays it out
+ * from there with the merchant's wallet.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { chromium, type Browser } from 'playwright-core';
+import { erc20Abi, type Hex } from 'viem';
+import { paymentSplitterAbi } from '../../src/chain/split-contract.ts';
 import { ensureWebBuild } from '../../scripts/ensure-web-build.ts';
 import type { TestApp } from '../helpers/app.ts';
-import { admin, signIn } from '../helpers/session.ts';
-import { PLATFORM, startChainApp, startTestChain, type TestChain } from '../chain/helpers.ts';
-import { CHROMIUM, screenshot, skipReason } from './harness.ts';
+import { admin, newAccount, signIn } from '../helpers/session.ts';
+import { until } from '../helpers/wait.ts';
+import { CHAIN_WAIT_MS, devWallet, PLATFORM, postReceipt, startChainApp, startTestChain, type TestChain } from '../chain/helpers.ts';
+import { browseWithDevWallet, CHROMIUM, screenshot, skipReason } from './harness.ts';
 
 if (skipReason) console.log(skipReason);
 
 const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const PARTNER = '0x90f79bf6eb2c4f870365e785982e1f101e93b906';
 
-describe('split page: versions', { skip: skipReason, timeout: 240_000 }, () => {
+describe('split page: versions', { skip: skipReason, timeout: 300_000 }, () => {
   let tc: TestChain;
   let t: TestApp;
   let base: string;
@@ -27,6 +32,8 @@ describe('split page: versions', { skip: skipReason, timeout: 240_000 }, () => {
     await ensureWebBuild((line) => console.log(line));
     tc = await startTestChain();
     t = await startChainApp(tc.chain, { CONFIRMATIONS: '1', PLATFORM_RECIPIENT_ADDRESS: PLATFORM });
+    // The chain worker and sweeper move a receipt's payment into its version's split.
+    t.deps.startWorkers();
     await t.app.listen({ host: '127.0.0.1', port: 0 });
     const address = t.app.server.address();
     if (address === null || typeof address === 'string') throw new Error('the app is not listening on a TCP port');
@@ -44,16 +51,8 @@ describe('split page: versions', { skip: skipReason, timeout: 240_000 }, () => {
     const first = await admin(t, s, 'POST', '/api/split/deploy', { recipients: [{ address: s.wallet, sharesBps: 9950 }, { address: PLATFORM, sharesBps: 50 }] });
     assert.equal(first.status, 200, JSON.stringify(first.body));
 
-    const context = await browser.newContext({ baseURL: base, viewport: { width: 1280, height: 860 }, locale: 'en-US', timezoneId: 'UTC' });
+    const { context, page, problems } = await browseWithDevWallet({ browser, base, tc, cookie: s.cookie, walletOf: 4 });
     context.setDefaultTimeout(20_000);
-    const [name, value] = s.cookie.split('=') as [string, string];
-    await context.addCookies([{ name, value, url: base }]);
-    const page = await context.newPage();
-    const problems: string[] = [];
-    page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
-    page.on('console', (msg) => {
-      if (msg.type() === 'error' && !msg.text().startsWith('Failed to load resource')) problems.push(`console: ${msg.text()}`);
-    });
     await page.goto('/admin/split');
     const versions = page.getByTestId('split-versions');
     await versions.getByTestId('version-number').first().waitFor();
@@ -91,5 +90,69 @@ describe('split page: versions', { skip: skipReason, timeout: 240_000 }, () => {
     assert.equal((await admin(t, s, 'GET', '/api/admin/split/versions')).body.versions.length, 2);
     assert.deepEqual(problems, []);
     await context.close();
+  });
+
+  test("money paid under version 1 stays in its contract after version 2; the Balances card pays it out from there", async () => {
+    const s = await signIn(t);
+    const partner = newAccount().address.toLowerCase() as Hex;
+    const deployed = await admin(t, s, 'POST', '/api/split/deploy', { recipients: [{ address: partner, sharesBps: 9950 }, { address: PLATFORM, sharesBps: 50 }] });
+    assert.equal(deployed.status, 200, JSON.stringify(deployed.body));
+    const v1 = deployed.body.split.address as Hex;
+    const usdc = tc.chain.usdc.address;
+    const balanceOf = (address: Hex) => tc.chain.publicClient.readContract({ address: usdc, abi: erc20Abi, functionName: 'balanceOf', args: [address] });
+
+    // A sale under version 1: the buyer pays the receipt's address and the sweeper moves it into version 1's split.
+    const shop = { s, wallet: s.wallet, key: await t.key(s.wallet), split: v1 };
+    const search = await postReceipt(t, shop, 'v1-sale', 3.21);
+    const pay = await t.call(null, 'GET', `/api/pay/v1-sale${search}`);
+    assert.equal(pay.body.payment.splitAddress, v1);
+    const paid = await devWallet(tc, 0).writeContract({ address: usdc, abi: erc20Abi, functionName: 'transfer', args: [pay.body.payment.payTo, 3_210_000n], gas: 100_000n });
+    assert.equal((await tc.chain.publicClient.waitForTransactionReceipt({ hash: paid })).status, 'success');
+    await until(async () => (await balanceOf(v1)) === 3_210_000n, CHAIN_WAIT_MS, 'the payment to be swept into version 1');
+
+    // Version 2 pays the merchant instead; version 1 still holds the partner's share of the sale.
+    const made = await admin(t, s, 'POST', '/api/admin/split/versions', { recipients: [{ address: s.wallet, sharesBps: 9950 }, { address: PLATFORM, sharesBps: 50 }] });
+    assert.equal(made.status, 200, JSON.stringify(made.body));
+    const v2 = made.body.version.address as Hex;
+    const held = await tc.chain.publicClient.readContract({ address: v1, abi: paymentSplitterAbi, functionName: 'releasable', args: [usdc, partner] });
+    assert.equal(held, 3_193_950n, "99.50% of 3.21 USDC");
+
+    // The card: the current version first, then version 1 with its contract and the partner's held money.
+    const b = await browseWithDevWallet({ browser, base, tc, cookie: s.cookie, walletOf: 4 });
+    await b.page.goto('/admin/split');
+    const section = (version: number) => b.page.locator(`[data-testid="balance-version"][data-version="${version}"]`);
+    const partnerRow = section(1).locator(`[data-testid="balance-row"][data-address="${partner}"]`);
+    await partnerRow.waitFor();
+    assert.deepEqual(await b.page.getByTestId('balance-version').evaluateAll((els) => els.map((e) => e.getAttribute('data-version'))), ['2', '1']);
+    assert.match(await section(2).locator('h3').innerText(), /^Version 2\s*current$/i);
+    assert.equal(await section(2).getByTestId('split-contract').innerText(), v2);
+    assert.equal(await section(2).getByTestId('split-held').innerText(), '0 USDC');
+    assert.equal(await section(2).getByRole('button', { name: /Pay out/ }).count(), 0, 'the current version holds nothing');
+    assert.equal(await section(1).getByTestId('split-contract').innerText(), v1);
+    assert.equal(await section(1).getByTestId('split-held').innerText(), '3.21 USDC');
+    assert.equal(await partnerRow.getByTestId('balance-releasable').innerText(), '3.19395 USDC');
+    assert.equal(await partnerRow.getByTestId('balance-released').innerText(), '0 USDC');
+    await screenshot(b.page, 'split-balances-versions');
+
+    // Version 1's Pay out: the merchant's wallet sends release to version 1's contract, and the partner gets exactly what it held.
+    const before = await balanceOf(partner);
+    await partnerRow.getByRole('button', { name: 'Pay out' }).click();
+    await section(1).getByRole('status').filter({ hasText: `Paid out 3.19395 USDC to ${partner}` }).waitFor({ timeout: 30_000 });
+    await partnerRow.getByTestId('balance-released').filter({ hasText: '3.19395 USDC' }).waitFor();
+    assert.equal(await partnerRow.getByTestId('balance-releasable').innerText(), '0 USDC');
+    assert.equal(await partnerRow.getByRole('button', { name: 'Pay out' }).count(), 0, 'nothing left to pay the partner');
+    assert.equal((await balanceOf(partner)) - before, held, 'the partner received exactly what version 1 held for it');
+    assert.deepEqual(b.sent.map((x) => x.to.toLowerCase()), [v1], 'one release, sent to version 1\'s contract');
+
+    // A third version: version 2, which never received anything, is only named; version 1 stays listed with its payout.
+    const third = await admin(t, s, 'POST', '/api/admin/split/versions', { recipients: [{ address: s.wallet, sharesBps: 5000 }, { address: partner, sharesBps: 4950 }, { address: PLATFORM, sharesBps: 50 }] });
+    assert.equal(third.status, 200, JSON.stringify(third.body));
+    await b.page.reload();
+    await b.page.getByTestId('empty-versions').waitFor();
+    assert.deepEqual(await b.page.getByTestId('balance-version').evaluateAll((els) => els.map((e) => e.getAttribute('data-version'))), ['3', '1']);
+    assert.equal(await b.page.getByTestId('empty-versions').innerText(), 'Version 2: nothing was ever paid into its contract, so there is nothing to pay out.');
+    assert.equal(await section(1).getByTestId('split-released').innerText(), '3.19395 USDC');
+    assert.deepEqual(b.problems, []);
+    await b.context.close();
   });
 });
