@@ -132,7 +132,23 @@ export function mainnetMarkdown(r: MainnetReport): string {
     '',
     `Idle calls by method over ${n(r.idle.seconds)} s: ${Object.entries(r.idle.methods).map(([m, c]) => `${m} ${c}`).join(', ')}`,
     '',
+    `Calls per payment by method (over idle): ${perPaymentByMethod(r)
+      .map(([m, c]) => `${m} ${n(c, 2)}`)
+      .join(', ')}`,
+    '',
   ].join('\n');
+}
+
+/**
+ * What the payments added to each method's calls, per payment: where the compute units per payment
+ * go. Below zero when payments took the place of idle calls (a pass that found work reads fewer headers).
+ */
+function perPaymentByMethod(r: MainnetReport): [string, number][] {
+  const share = r.payments.seconds / r.idle.seconds;
+  const count = Math.max(1, r.settings.payments);
+  return Object.entries(r.payments.methods)
+    .map(([m, c]): [string, number] => [m, (c - (r.idle.methods[m] ?? 0) * share) / count])
+    .sort((a, b) => b[1] - a[1]);
 }
 
 export async function benchMainnet(env: NodeJS.ProcessEnv = process.env): Promise<number> {

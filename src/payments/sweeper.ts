@@ -29,8 +29,9 @@
  *   - **Gas.** Before each send the deployer's balance must cover gas × max fee; when it does not,
  *     the sweep waits (waitingForGas) and health() says the deployer is low.
  *   - **Few calls.** A run that sends, replaces or gives up a sweep reads the nonce; one with
- *     nothing new to send (every address owed has its sweep in flight) reads the receipt of each
- *     pending sweep's transaction instead; the base fee comes with the header the worker's pass
+ *     nothing new to send (every address owed has its sweep in flight) reads none: a token sweep
+ *     is mined once the scanner has recorded its transfer out of the address, and only a sweep of
+ *     other money (ETH, another token) has its transaction's receipt read; the base fee comes with the header the worker's pass
  *     read; the priority fee is asked once a minute, the deployer's balance every 30 s (less what
  *     sends may have spent meanwhile, and every run while sweeps wait for gas). The address's
  *     balance and the gas estimate are read at the block the scan read (src/chain/lagging-nodes.ts).
@@ -48,7 +49,7 @@ import { NonceKeeper } from '../chain/nonce-keeper.ts';
 import { refusalOf } from '../chain/refusals.ts';
 import { sendSerially } from '../chain/wallet-queue.ts';
 import type { Db } from '../db/client.ts';
-import { chainStatus, receipts, receiptWatch, sweeps, type SweepAttempt } from '../db/schema.ts';
+import { chainStatus, receipts, receiptTransfers, receiptWatch, sweeps, type SweepAttempt } from '../db/schema.ts';
 import { centsToTokenUnits } from '../domain/money.ts';
 import { splitOfReceipt, sweepCall, SweepUnavailable, type SweepCall } from './pay-address.ts';
 import type { ReceiptKey } from './scanner.ts';
@@ -246,14 +247,23 @@ export class Sweeper {
       return;
     }
     // Nothing new to send (every address owed has its sweep in flight) and no sweep due for a
-    // replacement: whether each was mined is its transaction's receipt, one read each. The
-    // account's nonce is read by the runs that send, replace or give up a sweep, and
+    // replacement: whether each was mined is what the scanner recorded (or, for other money, its
+    // transaction's receipt). The account's nonce is read by the runs that send, replace or give up a sweep, and
     // unmineRemoved runs with them. While payments arrive a block apart, most runs are these.
     const due = pending.some((p) => head - BigInt(p.attempts.at(-1)!.block) >= this.replaceAfter());
     if (!due && (await this.allInFlight(owed, scanned))) {
       let unmined = 0n;
+      const seen = await this.seenByScanner(pending);
+      const token = chain.usdc.address.toLowerCase();
       for (const row of pending) {
-        const mined = await this.recordMined(row).catch((err: unknown) => {
+        const logged = seen.get(row.id);
+        if (logged !== undefined) {
+          await this.markMined(row, logged.hash, logged.block, 'success');
+          continue;
+        }
+        // The token's sweeps show in the scanner's logs; one that is not there yet (or reverted,
+        // leaving none) is asked about by the run that replaces it.
+        const mined = row.token === token ? false : await this.recordMined(row).catch((err: unknown) => {
           this.o.logger.warn({ err, wallet: row.wallet, receiptId: row.receiptId, nonce: row.nonce.toString() }, 'sweep: following a pending sweep failed; tried again next pass');
           return false;
         });
@@ -483,18 +493,37 @@ export class Sweeper {
 
   /** Whether one of the sweep's transactions has a receipt (newest send first); if so it is recorded mined. */
   private async recordMined(row: SweepRow): Promise<boolean> {
-    const { db, chain, logger } = this.o;
     for (const a of [...row.attempts].reverse()) {
-      const mined = await this.rpc(() => chain.publicClient.getTransactionReceipt({ hash: a.hash as Hex })).catch(() => null);
+      const mined = await this.rpc(() => this.o.chain.publicClient.getTransactionReceipt({ hash: a.hash as Hex })).catch(() => null);
       if (mined === null) continue;
-      await db
-        .update(sweeps)
-        .set({ state: 'mined', minedHash: a.hash, minedBlock: mined.blockNumber, atFeeCap: false, updatedAt: Date.now() })
-        .where(and(eq(sweeps.id, row.id), eq(sweeps.state, 'pending')));
-      logger.info({ wallet: row.wallet, receiptId: row.receiptId, tx: a.hash, nonce: row.nonce.toString(), attempts: row.attempts.length, status: mined.status }, 'sweep mined');
+      await this.markMined(row, a.hash, mined.blockNumber, mined.status);
       return true;
     }
     return false;
+  }
+
+  private async markMined(row: SweepRow, hash: string, block: bigint, status: 'success' | 'reverted'): Promise<void> {
+    await this.o.db
+      .update(sweeps)
+      .set({ state: 'mined', minedHash: hash, minedBlock: block, atFeeCap: false, updatedAt: Date.now() })
+      .where(and(eq(sweeps.id, row.id), eq(sweeps.state, 'pending')));
+    this.o.logger.info({ wallet: row.wallet, receiptId: row.receiptId, tx: hash, nonce: row.nonce.toString(), attempts: row.attempts.length, status }, 'sweep mined');
+  }
+
+  /**
+   * Pending sweeps whose transaction the scanner has already recorded moving the money out of
+   * the address (a sweep transfer with one of their hashes): mined, with no call to the provider.
+   */
+  private async seenByScanner(pending: SweepRow[]): Promise<Map<number, { hash: string; block: bigint }>> {
+    const byHash = new Map(pending.flatMap((row) => row.attempts.map((a): [string, SweepRow] => [a.hash.toLowerCase(), row])));
+    const seen = new Map<number, { hash: string; block: bigint }>();
+    if (byHash.size === 0) return seen;
+    const rows = await this.o.db
+      .selectDistinct({ hash: receiptTransfers.transactionHash, block: receiptTransfers.blockNumber })
+      .from(receiptTransfers)
+      .where(and(eq(receiptTransfers.kind, 'sweep'), inArray(receiptTransfers.transactionHash, [...byHash.keys()])));
+    for (const r of rows) seen.set(byHash.get(r.hash.toLowerCase())!.id, { hash: r.hash, block: r.block });
+    return seen;
   }
 
   /** A pending sweep whose nonce is used: which of its transactions was mined? True when settled. */

@@ -467,4 +467,27 @@ describe('a node behind answers the balance read', () => {
     assert.deepEqual(await swept(r.payTo), [3_000_000n]);
     assert.equal((await status(sh, 'lag-balance')).status, 'completed');
   });
+
+  test('a sweep in flight is known mined from the transfer the scanner recorded: no nonce and no receipt read', async () => {
+    const sh = await shop();
+    const publicClient = createPublicClient({ chain: tc.chain.publicClient.chain, transport: http(provider.url), pollingInterval: 50 }) as ChainPublicClient;
+    const w = new ChainWorker({ db: db(), chain: { ...tc.chain, publicClient }, logger: testLogger(), confirmations: 1, platformRecipient: PLATFORM, startBlock: 0n });
+    provider.configure(PLAIN_PROVIDER);
+    const r = await receipt(sh, 'followed-by-logs', 2);
+    await stepToHead(w);
+    await payMined(4, r.payTo, 2_000_000n);
+    await step(w);
+    const [sent] = await sweepsOf(db(), r.payTo);
+    assert.equal(sent?.state, 'pending', 'the sweep was sent (and mined at once) but not yet followed');
+    provider.resetStats();
+    await step(w);
+    const calls = provider.stats().methods;
+    assert.equal(calls.eth_getTransactionCount?.calls ?? 0, 0, JSON.stringify(calls));
+    assert.equal(calls.eth_getTransactionReceipt?.calls ?? 0, 0, JSON.stringify(calls));
+    const [followed] = await sweepsOf(db(), r.payTo);
+    assert.equal(followed?.state, 'mined');
+    assert.equal(followed?.minedHash, sent.attempts[0]!.hash);
+    assert.deepEqual(await swept(r.payTo), [2_000_000n]);
+    assert.equal((await status(sh, 'followed-by-logs')).status, 'completed');
+  });
 });
