@@ -28,12 +28,13 @@
  *     failure is logged and skipped; nothing here stops another receipt, expiry or hint.
  *   - **Gas.** Before each send the deployer's balance must cover gas × max fee; when it does not,
  *     the sweep waits (waitingForGas) and health() says the deployer is low.
- *   - **Few calls.** A run that sends, replaces or gives up a sweep reads the nonce; one with
- *     nothing new to send (every address owed has its sweep in flight) reads none: a token sweep
- *     is mined once the scanner has recorded its transfer out of the address, and only a sweep of
- *     other money (ETH, another token) has its transaction's receipt read; the base fee comes with the header the worker's pass
- *     read; the priority fee is asked once a minute, the deployer's balance every 30 s (less what
- *     sends may have spent meanwhile, and every run while sweeps wait for gas). The address's
+ *   - **Few calls.** A token sweep is known mined once the scanner has recorded its transfer out
+ *     of the address, with no call. A run that sends, replaces or gives up a sweep reads the
+ *     nonce; one with nothing new to send (every address owed has its sweep in flight) reads none,
+ *     and only a sweep of other money (ETH, another token) has its transaction's receipt read.
+ *     The base fee comes with the header the worker's pass read; the priority fee is asked once a
+ *     minute, the deployer's balance every 30 s (less what sends may have spent meanwhile, and
+ *     every run while sweeps wait for gas). The address's
  *     balance and the gas estimate are read at the block the scan read (src/chain/lagging-nodes.ts).
  *
  * The transaction is any contract call: a target (the receipt's factory) and its calldata, so a
@@ -237,7 +238,7 @@ export class Sweeper {
     }
     const keeper = new NonceKeeper(db, chain.publicClient, account.address);
     const pendingRows = () => db.select().from(sweeps).where(and(eq(sweeps.account, keeper.account), eq(sweeps.state, 'pending'))).orderBy(asc(sweeps.nonce));
-    let pending = await pendingRows();
+    let pending = await this.followedByScanner(await pendingRows());
     if (pending.length === 0 && owed.length === 0) {
       // Idle: the balance as last read (again once BALANCE_EVERY_MS old), against the pass's base fee.
       const balance = await this.deployerBalance(account.address, false);
@@ -253,14 +254,8 @@ export class Sweeper {
     const due = pending.some((p) => head - BigInt(p.attempts.at(-1)!.block) >= this.replaceAfter());
     if (!due && (await this.allInFlight(owed, scanned))) {
       let unmined = 0n;
-      const seen = await this.seenByScanner(pending);
       const token = chain.usdc.address.toLowerCase();
       for (const row of pending) {
-        const logged = seen.get(row.id);
-        if (logged !== undefined) {
-          await this.markMined(row, logged.hash, logged.block, 'success');
-          continue;
-        }
         // The token's sweeps show in the scanner's logs; one that is not there yet (or reverted,
         // leaving none) is asked about by the run that replaces it.
         const mined = row.token === token ? false : await this.recordMined(row).catch((err: unknown) => {
@@ -511,19 +506,25 @@ export class Sweeper {
   }
 
   /**
-   * Pending sweeps whose transaction the scanner has already recorded moving the money out of
-   * the address (a sweep transfer with one of their hashes): mined, with no call to the provider.
+   * Records mined the pending sweeps whose transaction the scanner has already recorded moving
+   * the money out of the address (a sweep transfer with one of their hashes), with no call to the
+   * provider; returns the others, still pending.
    */
-  private async seenByScanner(pending: SweepRow[]): Promise<Map<number, { hash: string; block: bigint }>> {
+  private async followedByScanner(pending: SweepRow[]): Promise<SweepRow[]> {
     const byHash = new Map(pending.flatMap((row) => row.attempts.map((a): [string, SweepRow] => [a.hash.toLowerCase(), row])));
-    const seen = new Map<number, { hash: string; block: bigint }>();
-    if (byHash.size === 0) return seen;
+    if (byHash.size === 0) return pending;
     const rows = await this.o.db
       .selectDistinct({ hash: receiptTransfers.transactionHash, block: receiptTransfers.blockNumber })
       .from(receiptTransfers)
       .where(and(eq(receiptTransfers.kind, 'sweep'), inArray(receiptTransfers.transactionHash, [...byHash.keys()])));
-    for (const r of rows) seen.set(byHash.get(r.hash.toLowerCase())!.id, { hash: r.hash, block: r.block });
-    return seen;
+    const mined = new Set<SweepRow>();
+    for (const r of rows) {
+      const row = byHash.get(r.hash.toLowerCase())!;
+      if (mined.has(row)) continue;
+      await this.markMined(row, r.hash, r.block, 'success');
+      mined.add(row);
+    }
+    return pending.filter((row) => !mined.has(row));
   }
 
   /** A pending sweep whose nonce is used: which of its transactions was mined? True when settled. */
