@@ -9,12 +9,12 @@ import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { eq, sql } from 'drizzle-orm';
 import { pino } from 'pino';
-import { subscriptions, webhookEvents } from '../src/db/schema.ts';
+import { subscriptions, webhookAttempts, webhookDeliveries, webhookEvents } from '../src/db/schema.ts';
 import { EVENT_RETENTION_MS, type Event } from '../src/contract/events.ts';
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../src/contract/webhooks.ts';
 import { createSubscription } from '../src/gateway/subscriptions.ts';
 import { WebhookDispatcher } from '../src/webhooks/dispatcher.ts';
-import { enqueueEvent } from '../src/webhooks/outbox.ts';
+import { enqueueEvent, purgeOldEvents } from '../src/webhooks/outbox.ts';
 import { appWithDatabaseAway, randomWallet, type Res, startTestApp } from './helpers/app.ts';
 import { admin, signIn, type Session } from './helpers/session.ts';
 import { webhookReceiver } from './helpers/webhook-receiver.ts';
@@ -218,6 +218,30 @@ describe('what is never shown', () => {
     assert.deepEqual(list.body.events.map((e: Event) => e.id), [recent]);
     assert.equal((await t.call(key, 'GET', `/api/events/${old}`)).status, 404);
     assertInvalid(await t.call(key, 'GET', `/api/events?starting_after=${old}`), new RegExp(old));
+  });
+
+  test('the purge deletes events past 30 days with their deliveries and attempts; one still being retried waits, newer ones stay', async () => {
+    const wallet = randomWallet();
+    const at = Date.now() - EVENT_RETENTION_MS - 60_000;
+    const old = await recordEvent(wallet, 'receipt.completed', at);
+    const retried = await recordEvent(wallet, 'receipt.completed', at);
+    const recent = await recordEvent(wallet, 'receipt.completed', Date.now() - 3600_000);
+    const delivery = { wallet, endpointId: 'we_purge', attempts: 1, nextAttemptAt: at, createdAt: at };
+    await db.insert(webhookDeliveries).values([
+      { ...delivery, id: 'wd_old', eventId: old, status: 'delivered', deliveredAt: at },
+      { ...delivery, id: 'wd_retried', eventId: retried, status: 'pending', nextAttemptAt: Date.now() + 60_000 },
+    ]);
+    await db.insert(webhookAttempts).values([
+      { wallet, deliveryId: 'wd_old', at, statusCode: 200, durationMs: 12 },
+      { wallet, deliveryId: 'wd_retried', at, statusCode: 500, durationMs: 12 },
+    ]);
+    assert.ok((await purgeOldEvents(db)) >= 1);
+    const events = await db.select({ id: webhookEvents.id }).from(webhookEvents).where(eq(webhookEvents.wallet, wallet));
+    assert.deepEqual(events.map((e) => e.id).sort(), [retried, recent].sort());
+    const deliveries = await db.select({ id: webhookDeliveries.id }).from(webhookDeliveries).where(eq(webhookDeliveries.wallet, wallet));
+    assert.deepEqual(deliveries.map((d) => d.id), ['wd_retried']);
+    const attempts = await db.select({ deliveryId: webhookAttempts.deliveryId }).from(webhookAttempts).where(eq(webhookAttempts.wallet, wallet));
+    assert.deepEqual(attempts.map((a) => a.deliveryId), ['wd_retried']);
   });
 
   test('the test event an endpoint is sent on request is not an event of the shop: not listed, 404 by id', async () => {

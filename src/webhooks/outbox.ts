@@ -4,12 +4,14 @@
  */
 import { and, asc, desc, eq, isNull, lte, notInArray, sql } from 'drizzle-orm';
 import type { Db, Tx } from '../db/client.ts';
+import { rowsOf } from '../db/rows.ts';
 import { webhookAttempts, webhookDeliveries, webhookEndpoints, webhookEvents } from '../db/schema.ts';
 import { NotFound } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
 import { explainDeliveryError } from './errors.ts';
 
 import { TEST_EVENT_TYPE, type WebhookEventType } from '../contract/webhooks.ts';
+import { EVENT_RETENTION_MS } from '../contract/events.ts';
 export { TEST_EVENT_TYPE, WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../contract/webhooks.ts';
 
 /**
@@ -234,4 +236,36 @@ export async function listDeliveries(db: Db, wallet: string, limit = 100) {
         }),
     };
   });
+}
+
+/** Events purged per statement: a backlog goes in several, none holding locks for long. */
+const PURGE_BATCH = 1000;
+
+/**
+ * Deletes events older than EVENT_RETENTION_DAYS (the events API stopped showing them then) with
+ * their deliveries and attempts, except an event whose delivery is still being retried: it goes
+ * once that delivery ends. Returns how many events went.
+ */
+export async function purgeOldEvents(db: Db, now = Date.now()): Promise<number> {
+  const cutoff = now - EVENT_RETENTION_MS;
+  let purged = 0;
+  for (;;) {
+    const gone = await db.execute(sql`
+      with old as (
+        select e.wallet, e.id from ${webhookEvents} e
+        where e.created_at < ${cutoff}
+          and not exists (select 1 from ${webhookDeliveries} d where d.wallet = e.wallet and d.event_id = e.id and d.status = 'pending')
+        limit ${PURGE_BATCH}
+      ), deliveries as (
+        delete from ${webhookDeliveries} d using old where d.wallet = old.wallet and d.event_id = old.id returning d.wallet, d.id
+      ), attempts as (
+        delete from ${webhookAttempts} a using deliveries where a.wallet = deliveries.wallet and a.delivery_id = deliveries.id returning 1
+      ), events as (
+        delete from ${webhookEvents} e using old where e.wallet = old.wallet and e.id = old.id returning 1
+      )
+      select (select count(*) from events)::int as n, (select count(*) from attempts)::int as attempts`);
+    const n = Number(rowsOf(gone)[0]?.n ?? 0);
+    purged += n;
+    if (n < PURGE_BATCH) return purged;
+  }
 }
