@@ -16,6 +16,7 @@ import { centsToTokenUnits, centsToUsd, ppmToRate, usdToCents } from './money.ts
 import { claimWrite, type Write } from '../db/write-claims.ts';
 import { canonicalMetadata, parseMetadata, type Metadata } from './metadata.ts';
 import { parseReturnUrl } from './return-url.ts';
+import { isAddress, normalizeWallet } from './wallet.ts';
 
 export type { InsertReceiptParams } from '../db/receipt-store.ts';
 
@@ -133,6 +134,26 @@ export function assertReceiptId(id: unknown): asserts id is string {
   if (typeof id !== 'string' || !RECEIPT_ID.test(id)) {
     throw new InvalidInput('id must be 1-64 characters of letters, digits and . _ : - (starting with a letter or digit)');
   }
+}
+
+/** A status sent to POST /api/receipts/status, its fields checked (the status not yet told apart). */
+export interface StatusBody {
+  receiptId: string;
+  wallet: string;
+  status: string;
+}
+
+/**
+ * The body of POST /api/receipts/status, checked in the specification's order so that each field
+ * answers its own code (missing_receipt_id, invalid_wallet, missing_status): a schema would answer
+ * invalid_input, and in its own order. The wallet comes back lower-case.
+ */
+export function checkStatusBody(body: unknown): StatusBody {
+  const { receiptId, wallet, status } = (body ?? {}) as Record<string, unknown>;
+  if (typeof receiptId !== 'string' || receiptId.trim() === '') throw new InvalidInput('receiptId is required', 'missing_receipt_id');
+  if (!isAddress(wallet)) throw new InvalidInput('wallet must be a 0x-prefixed 40-hex address', 'invalid_wallet');
+  if (typeof status !== 'string' || status.trim() === '') throw new InvalidInput('status is required', 'missing_status');
+  return { receiptId, wallet: normalizeWallet(wallet), status };
 }
 
 const PAY_TOKEN_BYTES = 16;
