@@ -217,7 +217,7 @@ export class ReceiptService {
   }
 
   /**
-   * POST /api/receipts/status: a tracking status, with no credential (track), or a sensitive one
+   * POST /api/receipts/status: a tracking status, with no credential (#track), or a sensitive one
    * that the receipt's merchant sets from the admin app with its session.
    */
   async recordStatus(p: RecordStatusParams): Promise<{ ok: true } | ({ ok: true } & Degraded)> {
@@ -232,7 +232,7 @@ export class ReceiptService {
       return { ok: true };
     }
     if (!isTrackingStatus(status)) throw new InvalidInput(`status must be one of ${TRACKING_STATUSES.join(', ')}`);
-    return this.track(wallet, receiptId, status, p.write);
+    return this.#track(wallet, receiptId, status, p.write);
   }
 
   /**
@@ -244,7 +244,7 @@ export class ReceiptService {
    * let a stranger plant "rejected writes" (and write.rejected webhooks) in any merchant's
    * account. Those answer 503 with Retry-After: nothing was written, retry later.
    */
-  async track(merchant: string, receiptId: string, status: TrackingStatus, write: Write): Promise<{ ok: true } | ({ ok: true } & Degraded)> {
+  async #track(merchant: string, receiptId: string, status: TrackingStatus, write: Write): Promise<{ ok: true } | ({ ok: true } & Degraded)> {
     const { db, journal } = this.o;
     // Statuses for a receipt with writes still in the journal queue behind them, keeping their order.
     if (!journal.holds(merchant, receiptId)) {
