@@ -49,9 +49,6 @@ const HTTP_DB_EXCEPTIONS = [
   // error looks (isConnectionError, neverReachedServer); the classification is not a leaf module
   // yet (issue 26 item 3: leaf modules at the bottom).
   { files: ['src/http/errors.ts'], allow: ['client'] },
-  // The payment page is handed the database handle (type Db) for its embedding origins, read by a
-  // domain function; it should be handed a service instead (issue 26 item 4).
-  { files: ['src/http/pay-page.ts'], allow: ['client'] },
   // GET /healthz reads the chain worker's cursor (chain_cursors) with its own query; the scanner,
   // reconcile and early-money each read it the same way, and none is a store yet (issue 26 item 4).
   { files: ['src/http/routes/health.ts'], allow: ['drizzle', 'schema'] },

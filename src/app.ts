@@ -127,6 +127,6 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   registerRoutes(app, deps);
   await registerWebApp(app, { publicBasePath: base });
   // Last, so its own framing headers follow any application-wide ones (see pay-page.ts).
-  await registerPayPage(app, { db: deps.database.db, publicBasePath: base });
+  await registerPayPage(app, { payments: deps.paymentPage, publicBasePath: base });
   return app;
 }

@@ -24,6 +24,7 @@ import { createBlobStore } from './storage/index.ts';
 import { ChainWorker } from './payments/worker.ts';
 import { RelayGasMeter } from './payments/relay-gas.ts';
 import { TokenDomains } from './payments/gasless.ts';
+import { PaymentPage } from './payments/payment-page.ts';
 import { WebhookDispatcher } from './webhooks/dispatcher.ts';
 import { webhookTargetPolicy } from './webhooks/ssrf.ts';
 import { createLogger } from './logger.ts';
@@ -61,6 +62,8 @@ export interface Deps {
   relayGas?: RelayGasMeter;
   /** The tokens' EIP-712 domains gasless payments read, once per token (src/payments/gasless.ts). */
   tokenDomains: TokenDomains;
+  /** The payment page's API: what a payment URL shows, its statuses, hints and gasless payments (src/payments/payment-page.ts). */
+  paymentPage: PaymentPage;
   /** Starts the background workers (main.ts does; tests start what they exercise). */
   startWorkers(): void;
   /** The chain, when started (DepsOptions.chain); absent in tests that do not need one. */
@@ -240,6 +243,8 @@ export async function createDeps(config: Config, opts: DepsOptions = {}): Promis
   const payoutWorker =
     chain === undefined || deployer === undefined ? undefined : new PayoutWorker({ db: database.db, chain, deployer, logger, leaseTtlMs: config.leaseTtlMs });
   const relayGas = chain === undefined ? undefined : new RelayGasMeter({ db: database.db, chain, logger });
+  const tokenDomains = new TokenDomains();
+  const paymentPage = new PaymentPage({ db: database.db, limiter, brandName: config.brandName, tokenDomains, chain, deployer, chainWorker, relayGas });
   return {
     config,
     logger,
@@ -259,7 +264,8 @@ export async function createDeps(config: Config, opts: DepsOptions = {}): Promis
     chainWorker,
     payoutWorker,
     relayGas,
-    tokenDomains: new TokenDomains(),
+    tokenDomains,
+    paymentPage,
     purger,
     startWorkers() {
       webhooks.start();

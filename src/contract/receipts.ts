@@ -405,8 +405,9 @@ export type ReceiptStatusView = Static<typeof ReceiptStatusView>;
 // POST /api/receipts/status
 
 /**
- * Documents the body; the handler checks it itself (attachValidation), in the specification's
- * order, so that each field answers its own code: missing_receipt_id, invalid_wallet, missing_status.
+ * Documents the body; the receipts service checks it itself (attachValidation; checkStatusBody in
+ * src/domain/receipts.ts), in the specification's order, so that each field answers its own code:
+ * missing_receipt_id, invalid_wallet, missing_status.
  */
 export const RecordStatusBody = Type.Object(
   {

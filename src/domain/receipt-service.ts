@@ -16,9 +16,12 @@
 import type { Db } from '../db/client.ts';
 import { isDbDown } from '../db/client.ts';
 import type { Journal } from '../journal/journal.ts';
-import { CommitOutcomeUnknown, DatabaseUnavailable, InvalidInput, NotFound } from './errors.ts';
+import { AppError, CommitOutcomeUnknown, DatabaseUnavailable, Forbidden, InvalidInput, NotFound } from './errors.ts';
 import {
+  checkStatusBody,
   createReceipt,
+  isSensitiveStatus,
+  isTrackingStatus,
   findReceipt,
   getReceiptStatus,
   NO_REFUNDS,
@@ -26,6 +29,7 @@ import {
   paymentUrl,
   recordTrackingStatus,
   TrackedNothing,
+  TRACKING_STATUSES,
   type CreateReceiptParams,
   type CreatedReceipt,
   type ReceiptStatusView,
@@ -35,6 +39,7 @@ import { DEGRADED, orDegraded, type Degraded } from './degraded.ts';
 import type { Write } from './writes.ts';
 import type { ReceiptPage, ReceiptStore } from '../db/receipt-store.ts';
 import { assertReturnOriginAllowed, parseReturnUrl, type ReturnUrlPolicy } from './return-url.ts';
+import { setSensitiveStatus } from './sensitive-status.ts';
 import { getShopSettings } from './shop.ts';
 import type { Receipt } from '../contract/receipts.ts';
 
@@ -65,6 +70,15 @@ export interface ReceiptServiceOptions {
 }
 
 export type CreateReceiptInput = Omit<CreateReceiptParams, 'wallet'>;
+
+/** POST /api/receipts/status as sent. */
+export interface RecordStatusParams {
+  /** The body, unchecked: recordStatus checks it in the specification's order (checkStatusBody). */
+  body: unknown;
+  /** The admin session's wallet, asked for only when the status is sensitive; a missing session answers 403. */
+  session(): Promise<{ wallet: string }>;
+  write: Write;
+}
 
 export class ReceiptService {
   private readonly now: () => number;
@@ -203,6 +217,25 @@ export class ReceiptService {
   }
 
   /**
+   * POST /api/receipts/status: a tracking status, with no credential (#track), or a sensitive one
+   * that the receipt's merchant sets from the admin app with its session.
+   */
+  async recordStatus(p: RecordStatusParams): Promise<{ ok: true } | ({ ok: true } & Degraded)> {
+    const { receiptId, wallet, status } = checkStatusBody(p.body);
+    if (isSensitiveStatus(status)) {
+      const session = await p.session().catch((err: unknown) => {
+        // The spec answers 403 here, whether the session is missing or the CSRF token is wrong.
+        if (err instanceof AppError && err.status === 401) throw new Forbidden(`${status} can only be set from the admin app with a signed-in session`);
+        throw err;
+      });
+      await setSensitiveStatus(this.o.db, { wallet, receiptId, status, by: session.wallet }, this.now(), p.write);
+      return { ok: true };
+    }
+    if (!isTrackingStatus(status)) throw new InvalidInput(`status must be one of ${TRACKING_STATUSES.join(', ')}`);
+    return this.#track(wallet, receiptId, status, p.write);
+  }
+
+  /**
    * A tracking status (POST /api/receipts/status, no credential). Answers the same whether or
    * not the receipt exists, so the route tells nobody which receipts there are.
    *
@@ -211,7 +244,7 @@ export class ReceiptService {
    * let a stranger plant "rejected writes" (and write.rejected webhooks) in any merchant's
    * account. Those answer 503 with Retry-After: nothing was written, retry later.
    */
-  async track(merchant: string, receiptId: string, status: TrackingStatus, write: Write): Promise<{ ok: true } | ({ ok: true } & Degraded)> {
+  async #track(merchant: string, receiptId: string, status: TrackingStatus, write: Write): Promise<{ ok: true } | ({ ok: true } & Degraded)> {
     const { db, journal } = this.o;
     // Statuses for a receipt with writes still in the journal queue behind them, keeping their order.
     if (!journal.holds(merchant, receiptId)) {

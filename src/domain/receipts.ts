@@ -4,17 +4,19 @@
  * JSON is the receipts store's: src/db/receipt-store.ts.
  */
 import { createHmac, hash } from 'node:crypto';
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import type { Db, Tx } from '../db/client.ts';
 import type { ReceiptStore } from '../db/receipt-store.ts';
-import { receipts, receiptStatusHistory, type StoredLineItem } from '../db/schema.ts';
+import { receipts, type StoredLineItem } from '../db/schema.ts';
 import { CommitOutcomeUnknown, InvalidInput, NotFound } from './errors.ts';
 import { randomText } from './ids.ts';
-import { nextStatus, type ReceiptException, type ReceiptStatus, type TrackingStatus } from '../payments/states.ts';
+import { setsStatus, transition, type ReceiptException, type ReceiptStatus, type TrackingStatus } from '../payments/states.ts';
+import { applyReceiptEvent } from '../db/receipt-events.ts';
 import { centsToTokenUnits, centsToUsd, ppmToRate, usdToCents } from './money.ts';
 import { claimWrite, type Write } from '../db/write-claims.ts';
 import { canonicalMetadata, parseMetadata, type Metadata } from './metadata.ts';
 import { parseReturnUrl } from './return-url.ts';
+import { isAddress, normalizeWallet } from './wallet.ts';
 
 export type { InsertReceiptParams } from '../db/receipt-store.ts';
 
@@ -132,6 +134,26 @@ export function assertReceiptId(id: unknown): asserts id is string {
   if (typeof id !== 'string' || !RECEIPT_ID.test(id)) {
     throw new InvalidInput('id must be 1-64 characters of letters, digits and . _ : - (starting with a letter or digit)');
   }
+}
+
+/** A status sent to POST /api/receipts/status, its fields checked (the status not yet told apart). */
+export interface StatusBody {
+  receiptId: string;
+  wallet: string;
+  status: string;
+}
+
+/**
+ * The body of POST /api/receipts/status, checked in the specification's order so that each field
+ * answers its own code (missing_receipt_id, invalid_wallet, missing_status): a schema would answer
+ * invalid_input, and in its own order. The wallet comes back lower-case.
+ */
+export function checkStatusBody(body: unknown): StatusBody {
+  const { receiptId, wallet, status } = (body ?? {}) as Record<string, unknown>;
+  if (typeof receiptId !== 'string' || receiptId.trim() === '') throw new InvalidInput('receiptId is required', 'missing_receipt_id');
+  if (!isAddress(wallet)) throw new InvalidInput('wallet must be a 0x-prefixed 40-hex address', 'invalid_wallet');
+  if (typeof status !== 'string' || status.trim() === '') throw new InvalidInput('status is required', 'missing_status');
+  return { receiptId, wallet: normalizeWallet(wallet), status };
 }
 
 const PAY_TOKEN_BYTES = 16;
@@ -410,37 +432,27 @@ export async function applyTrackingStatus(
 }
 
 /**
- * A tracking status's statements, the same three whether or not the receipt exists (null when it
- * does not): the row is locked, the status set where the transition table moves it, and the
- * history entry inserted or counted from the receipt row itself, so a missing receipt changes
+ * A tracking status, the same statements whether or not the receipt exists (null when it does
+ * not): applyReceiptEvent locks the row, sets the status where the state machine moves it, and
+ * inserts or counts the history entry from the receipt row itself, so a missing receipt changes
  * nothing without a branch of its own.
  */
 async function trackingStatusOrNull(
   tx: Tx,
   p: { wallet: string; receiptId: string; status: TrackingStatus; at: number },
 ): Promise<{ status: string } | null> {
-  const [row] = await tx
-    .select({ status: receipts.status })
-    .from(receipts)
-    .where(and(eq(receipts.wallet, p.wallet), eq(receipts.id, p.receiptId)))
-    .for('update');
-  // An unknown receipt decides as an unpaid one would; its statements below match no row.
-  const current = (row?.status ?? 'pending') as ReceiptStatus;
-  const decision = nextStatus(current, { type: 'tracking', status: p.status });
-  // null: the receipt already holds this status; { record: true }: money has arrived, history only.
-  const moves = decision === null || 'move' in decision;
-  await tx
-    .update(receipts)
-    .set({ status: p.status, updatedAt: p.at })
-    .where(and(eq(receipts.wallet, p.wallet), eq(receipts.id, p.receiptId), sql`${moves}::boolean`));
-  // One history row per tracking status and receipt: a repeat adds to its count, so a stranger
-  // sending statuses (no credential needed) cannot grow a receipt's history without bound.
-  const note = moves ? null : `recorded only; receipt is ${current}`;
-  await tx.execute(sql`
-    insert into ${receiptStatusHistory} as h (wallet, receipt_id, status, source, note, at)
-    select r.wallet, r.id, ${p.status}::text, 'tracking', ${note}::text, ${p.at}::bigint
-    from ${receipts} r where r.wallet = ${p.wallet} and r.id = ${p.receiptId}
-    on conflict (wallet, receipt_id, status) where source = 'tracking'
-    do update set count = h.count + 1`);
-  return row === undefined ? null : { status: moves ? p.status : row.status };
+  const { row, change } = await applyReceiptEvent(tx, {
+    wallet: p.wallet,
+    receiptId: p.receiptId,
+    source: 'tracking',
+    at: p.at,
+    columns: 'status',
+    decide(found) {
+      // An unknown receipt decides as an unpaid one would; its statements match no row.
+      const current = (found?.status ?? 'pending') as ReceiptStatus;
+      const t = transition(current, { type: 'tracking', status: p.status });
+      return { transition: t, note: setsStatus(t) ? null : `recorded only; receipt is ${current}` };
+    },
+  });
+  return row === undefined || change === null ? null : { status: change.transition.to };
 }

@@ -2,12 +2,11 @@
  * Sensitive receipt statuses (checkout_success, refund_*) set from the admin app by the receipt's
  * own merchant. They never mark a receipt paid: only the chain does that.
  */
-import { and, eq } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
-import { receipts, receiptStatusHistory } from '../db/schema.ts';
+import { applyReceiptEvent } from '../db/receipt-events.ts';
 import { Forbidden, InvalidInput, NotFound } from './errors.ts';
 import { claimWrite, type Write } from '../db/write-claims.ts';
-import { nextStatus, type ReceiptStatus, type SensitiveStatus } from '../payments/states.ts';
+import { setsStatus, transition, type ReceiptStatus, type SensitiveStatus } from '../payments/states.ts';
 
 const SENSITIVE = /^(checkout_success|refund_[a-z0-9_]{1,40})$/;
 
@@ -23,25 +22,18 @@ export async function setSensitiveStatus(
   await db.transaction(async (tx) => {
     // The same write again (a retry after an answer that never came) adds no second history entry.
     if (write !== undefined && !(await claimWrite(tx, write, { wallet: p.wallet, kind: 'status', ref: p.receiptId }, now)).fresh) return;
-    const [row] = await tx
-      .select({ status: receipts.status })
-      .from(receipts)
-      .where(and(eq(receipts.wallet, p.wallet), eq(receipts.id, p.receiptId)))
-      .for('update');
-    if (row === undefined) throw new NotFound(`Receipt ${p.receiptId} not found`);
-    // Once money has arrived, only the chain moves the receipt: the status is kept in the history.
-    const decision = nextStatus(row.status as ReceiptStatus, { type: 'sensitive', status });
-    const moves = decision === null || 'move' in decision;
-    if (moves) {
-      await tx.update(receipts).set({ status, updatedAt: now }).where(and(eq(receipts.wallet, p.wallet), eq(receipts.id, p.receiptId)));
-    }
-    await tx.insert(receiptStatusHistory).values({
+    await applyReceiptEvent(tx, {
       wallet: p.wallet,
       receiptId: p.receiptId,
-      status,
       source: 'admin',
-      note: moves ? `set by ${p.by}` : `set by ${p.by}; recorded only, the receipt is ${row.status}`,
       at: now,
+      columns: 'status',
+      decide(row) {
+        if (row === undefined) throw new NotFound(`Receipt ${p.receiptId} not found`);
+        // Once money has arrived, only the chain moves the receipt: the status is kept in the history.
+        const t = transition(row.status as ReceiptStatus, { type: 'sensitive', status });
+        return { transition: t, note: setsStatus(t) ? `set by ${p.by}` : `set by ${p.by}; recorded only, the receipt is ${row.status}` };
+      },
     });
   });
 }

@@ -13,10 +13,7 @@ import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Db } from '../db/client.ts';
-import { AppError } from '../domain/errors.ts';
-import { getShopSettings } from '../domain/shop.ts';
-import { receiptByPayToken } from '../payments/quote.ts';
+import type { PaymentPage } from '../payments/payment-page.ts';
 import { WEB_DIST } from './web.ts';
 
 const BASE_TAG = '<base href="/pay/" />';
@@ -52,7 +49,8 @@ const PAGE_HEADERS: Record<string, string> = {
 };
 
 export interface PayPageOptions {
-  db: Db;
+  /** The shops' embed origins for payment URLs (deps.paymentPage). */
+  payments: Pick<PaymentPage, 'embedOrigins'>;
   distDir?: string;
   /** PUBLIC_BASE_PATH: the page's <base href> follows the prefix the request came in with. */
   publicBasePath: string;
@@ -60,17 +58,6 @@ export interface PayPageOptions {
 
 /** The frame-ancestors origins of a /pay/* response that is the page itself. */
 const embedOriginsOf = new WeakMap<FastifyReply, string[]>();
-
-/** The shop's embed origins for the receipt a payment URL names; [] when it names none. */
-async function embedOriginsFor(db: Db, id: string, token: string | undefined): Promise<{ found: boolean; origins: string[] }> {
-  try {
-    const row = await receiptByPayToken(db, id, token);
-    return { found: true, origins: (await getShopSettings(db, row.wallet)).allowedEmbedOrigins };
-  } catch (err) {
-    if (err instanceof AppError && err.status === 404) return { found: false, origins: [] };
-    throw err;
-  }
-}
 
 export async function registerPayPage(app: FastifyInstance, opts: PayPageOptions): Promise<void> {
   const distDir = opts.distDir ?? WEB_DIST;
@@ -101,7 +88,7 @@ export async function registerPayPage(app: FastifyInstance, opts: PayPageOptions
       const token = typeof request.query.t === 'string' ? request.query.t : undefined;
       let found: boolean;
       try {
-        const embed = await embedOriginsFor(opts.db, request.params.id, token);
+        const embed = await opts.payments.embedOrigins({ id: request.params.id, token });
         found = embed.found;
         embedOriginsOf.set(reply, embed.origins);
       } catch (err) {

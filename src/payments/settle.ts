@@ -1,19 +1,21 @@
 /**
  * Settles a receipt from the facts the chain holds about its payment address: sums its transfers,
  * asks the state machine (src/payments/states.ts) what that means, and stores the answer with its
- * history entry, its webhook and its effect on stock, in one transaction.
+ * history entries (applyReceiptEvent, src/db/receipt-events.ts), its webhook and its effect on
+ * stock, in one transaction.
  */
 import { and, eq, sql } from 'drizzle-orm';
 import type { Logger } from 'pino';
 import { getAddress } from 'viem';
 import type { Tx } from '../db/client.ts';
-import { inventoryItems, receipts, receiptStatusHistory, receiptTransfers, receiptWatch, type StoredLineItem } from '../db/schema.ts';
+import { inventoryItems, receipts, receiptTransfers, receiptWatch, type StoredLineItem } from '../db/schema.ts';
+import { appendHistory, applyReceiptEvent, type ReceiptChange, type ReceiptUpdate } from '../db/receipt-events.ts';
 import { centsToTokenUnits, centsToUsd } from '../domain/money.ts';
 import { enqueueEvent, type WebhookEventType } from '../webhooks/outbox.ts';
 import { wrongTokenByBalance } from './other-money.ts';
 import type { ReceiptKey } from './scanner.ts';
 import { watchFrom } from './watch.ts';
-import { chainEvent, dueOf, exceptionOf, isAwaitingMoney, nextStatus, type PaymentFacts, type ReceiptEvent, type ReceiptStatus } from './states.ts';
+import { chainEvent, dueOf, exceptionOf, transition, type PaymentFacts, type ReceiptEvent, type ReceiptException, type ReceiptStatus, type Transition } from './states.ts';
 
 type ReceiptRow = typeof receipts.$inferSelect;
 type TransferRow = typeof receiptTransfers.$inferSelect;
@@ -139,62 +141,81 @@ const EVENT_OF_STATUS: Partial<Record<ReceiptStatus, WebhookEventType>> = {
   tx_mismatch: 'receipt.tx_mismatch',
 };
 
-/** Brings one receipt in line with its transfers. */
-export async function settleReceipt(tx: Tx, key: ReceiptKey, c: SettleContext): Promise<SettleOutcome> {
-  const [row] = await tx
-    .select()
-    .from(receipts)
-    .where(and(eq(receipts.wallet, key.wallet), eq(receipts.id, key.receiptId)))
-    .for('update');
-  if (row === undefined) {
-    await unwatch(tx, key);
-    return { unswept: 0n, payAddress: null };
-  }
+/**
+ * What settling finds for a locked receipt: its facts, the event they amount to, and the change
+ * the state machine makes of it; `set` only when something changed (else nothing is stored).
+ */
+interface Settlement extends ReceiptChange {
+  facts: ReturnType<typeof factsOf>;
+  event: ReceiptEvent;
+  exception: ReceiptException | null;
+  transfers: TransferRow[];
+  /** The newest counted transfer, the one an event reports. */
+  newest: TransferRow | undefined;
+}
+
+/** The settlement of a receipt from its transfers, read under the receipt's lock. */
+async function settlementOf(tx: Tx, row: ReceiptRow, c: SettleContext): Promise<Settlement> {
   const transfers = await tx
     .select()
     .from(receiptTransfers)
-    .where(and(eq(receiptTransfers.wallet, key.wallet), eq(receiptTransfers.receiptId, key.receiptId)));
+    .where(and(eq(receiptTransfers.wallet, row.wallet), eq(receiptTransfers.receiptId, row.id)));
   const f = factsOf(row, transfers, c, balanceFactsOf(row));
   const initial = row.source === 'terminal' ? 'generated' : 'pending';
   // No money of the token (never any, or a reorganisation withdrew it all): back where it began.
   const event: ReceiptEvent = chainEvent(f) ?? { type: 'withdrawn', initial };
   const status = row.status as ReceiptStatus;
-  const decision = nextStatus(status, event);
+  // Several steps at once (with CONFIRMATIONS=1 a transfer is deep when first seen): the history
+  // still shows each one the receipt went through.
+  const moved = transition(status, event);
   const exception = exceptionOf(f);
   const newest = countedTransfers(transfers, c.token).at(-1);
-  const to = decision !== null && 'move' in decision ? decision.move : status;
   const paidBefore = BigInt(row.paidUnits);
-  const changed = to !== status || exception !== row.exception || f.paid !== paidBefore;
+  const settlement = { facts: f, event, exception, transfers, newest, transition: moved, note: null };
+  if (moved === null && exception === row.exception && f.paid === paidBefore) return settlement;
+  const set: ReceiptUpdate = {
+    exception,
+    paidUnits: f.paid.toString(),
+    transactionHash: newest?.transactionHash ?? null,
+    transactionTimestamp: newest?.timestamp ?? null,
+  };
+  // Nothing is rewritten after completion: the completed payment keeps its transaction.
+  if (status === 'completed' && (moved?.to ?? status) === 'completed') {
+    delete set.transactionHash;
+    delete set.transactionTimestamp;
+  }
+  const reversal = f.paid < paidBefore ? `payment reversed: ${paidBefore - f.paid} base units left the chain in a reorganisation; ` : '';
+  return { ...settlement, set, note: `${reversal}${f.paid} of ${f.amount} base units received${exception === null ? '' : `; ${exception}`}` };
+}
+
+/** Brings one receipt in line with its transfers. */
+export async function settleReceipt(tx: Tx, key: ReceiptKey, c: SettleContext): Promise<SettleOutcome> {
+  const { row, change: settled } = await applyReceiptEvent(tx, {
+    wallet: key.wallet,
+    receiptId: key.receiptId,
+    source: 'chain',
+    at: c.now,
+    columns: 'all',
+    decide: (locked) => (locked === undefined ? null : settlementOf(tx, locked, c)),
+  });
+  if (row === undefined || settled === null) {
+    await unwatch(tx, key);
+    return { unswept: 0n, payAddress: null };
+  }
+  const { facts: f, event, exception, transfers, newest } = settled;
+  const status = row.status as ReceiptStatus;
+  const to = settled.transition?.to ?? status;
+  const paidBefore = BigInt(row.paidUnits);
+  const chainEntry = { wallet: row.wallet, receiptId: row.id, source: 'chain', at: c.now } as const;
 
   if (status === 'completed' && event.type !== 'confirmed' && paidBefore > 0n && f.paid < paidBefore) {
     // Completed at depth, then money withdrawn: a reorganisation deeper than CONFIRMATIONS.
     c.logger.error({ wallet: row.wallet, receiptId: row.id, paid: f.paid.toString(), before: paidBefore.toString() }, 'a completed payment left the chain in a reorganisation deeper than CONFIRMATIONS');
-    await history(tx, row, 'completed', `warning: a reorganisation deeper than the confirmation depth removed payments; ${f.paid} of ${f.amount} base units remain on chain`, c.now);
+    await appendHistory(tx, chainEntry, 'completed', `warning: a reorganisation deeper than the confirmation depth removed payments; ${f.paid} of ${f.amount} base units remain on chain`);
   }
 
-  if (changed) {
-    const set: Partial<typeof receipts.$inferInsert> = {
-      status: to,
-      exception,
-      paidUnits: f.paid.toString(),
-      transactionHash: newest?.transactionHash ?? null,
-      transactionTimestamp: newest?.timestamp ?? null,
-      updatedAt: c.now,
-    };
-    // Nothing is rewritten after completion: the completed payment keeps its transaction.
-    if (status === 'completed' && to === 'completed') {
-      delete set.transactionHash;
-      delete set.transactionTimestamp;
-    }
-    await tx.update(receipts).set(set).where(and(eq(receipts.wallet, row.wallet), eq(receipts.id, row.id)));
-    const updated = { ...row, ...set };
-    const reversal = f.paid < paidBefore ? `payment reversed: ${paidBefore - f.paid} base units left the chain in a reorganisation; ` : '';
-    if (to !== status) {
-      const note = `${reversal}${f.paid} of ${f.amount} base units received${exception === null ? '' : `; ${exception}`}`;
-      // Several steps at once (with CONFIRMATIONS=1 a transfer is deep when first seen): the
-      // history still shows each one the receipt went through.
-      for (const step of stepsBetween(status, to)) await history(tx, row, step, note, c.now);
-    }
+  if (settled.set !== undefined) {
+    const updated = { ...row, ...settled.set, status: to, updatedAt: c.now };
     if (f.paid > paidBefore) {
       // Keyed by the transfer it reports, not by the sum: a new payment of the same amount after a
       // reversal is news again.
@@ -209,7 +230,7 @@ export async function settleReceipt(tx: Tx, key: ReceiptKey, c: SettleContext): 
       // The status stayed: the history still says the money left (a moved status's entry says it).
       // Money the receipt had left the chain (a reorganisation): the merchant may have shipped.
       // Once per change of the stored sum, which this transaction moves under the row's lock.
-      await history(tx, row, to, `payment reversed: ${paidBefore - f.paid} base units left the chain in a reorganisation; ${f.paid} of ${f.amount} remain`, c.now);
+      await appendHistory(tx, chainEntry, to, `payment reversed: ${paidBefore - f.paid} base units left the chain in a reorganisation; ${f.paid} of ${f.amount} remain`);
     }
     if (f.paid < paidBefore) {
       await enqueueEvent(tx, {
@@ -233,8 +254,8 @@ export async function settleReceipt(tx: Tx, key: ReceiptKey, c: SettleContext): 
   }
 
   const unswept = f.paid > f.sweptUnits ? f.paid - f.sweptUnits : 0n;
-  const settled = event.type === 'withdrawn' || event.type === 'confirmed' || event.type === 'short';
-  if (unswept === 0n && settled) await unwatch(tx, key);
+  const settledAtDepth = event.type === 'withdrawn' || event.type === 'confirmed' || event.type === 'short';
+  if (unswept === 0n && settledAtDepth) await unwatch(tx, key);
   else await watchFrom(tx, key, dueBlockOf(event, f, transfers, c));
   return { unswept, payAddress: row.payAddress };
 }
@@ -258,21 +279,8 @@ function balanceFactsOf(row: ReceiptRow): BalanceFacts {
   return { wrongToken: wrongTokenByBalance(row) };
 }
 
-/** The chain statuses from `from` to `to`, in order, `to` last. */
-function stepsBetween(from: ReceiptStatus, to: ReceiptStatus): ReceiptStatus[] {
-  const path: ReceiptStatus[] = [];
-  if ((isAwaitingMoney(from) || from === 'failed') && (to === 'tx_mismatch' || to === 'recipient_validated' || to === 'completed')) path.push('tx_mined');
-  if (to === 'completed' && from !== 'recipient_validated') path.push('recipient_validated');
-  path.push(to);
-  return path;
-}
-
 async function unwatch(tx: Tx, key: ReceiptKey): Promise<void> {
   await tx.delete(receiptWatch).where(and(eq(receiptWatch.wallet, key.wallet), eq(receiptWatch.receiptId, key.receiptId)));
-}
-
-async function history(tx: Tx, row: Pick<ReceiptRow, 'wallet' | 'id'>, status: string, note: string, at: number): Promise<void> {
-  await tx.insert(receiptStatusHistory).values({ wallet: row.wallet, receiptId: row.id, status, source: 'chain', note, at });
 }
 
 /** The limited-stock lines of an order: sku and quantity. */
@@ -286,29 +294,15 @@ function stockLines(items: StoredLineItem[]): { sku: string; qty: number }[] {
  * inventory. Returns false when the receipt was no longer expirable.
  */
 export async function expireReceipt(tx: Tx, key: ReceiptKey, now: number, token: string): Promise<boolean> {
-  const [row] = await tx
-    .select()
-    .from(receipts)
-    .where(and(eq(receipts.wallet, key.wallet), eq(receipts.id, key.receiptId)))
-    .for('update');
-  if (row === undefined || row.expiredAt !== null || row.paidUnits !== '0' || row.expiresAt > now) return false;
-  // Money recorded but not yet settled keeps it open; a log of another contract or a zero-value
-  // transfer does not (a stranger could otherwise hold an order's stock forever).
-  const transfers = await tx
-    .select()
-    .from(receiptTransfers)
-    .where(and(eq(receiptTransfers.wallet, key.wallet), eq(receiptTransfers.receiptId, key.receiptId), eq(receiptTransfers.kind, 'in')));
-  if (countedTransfers(transfers, token).length > 0) return false;
-  const decision = nextStatus(row.status as ReceiptStatus, { type: 'expired' });
-  if (decision === null || !('move' in decision)) return false;
-  // Other money found by balance never stops expiry; the receipt keeps wrong_token so the merchant
-  // still sees it there and can sweep it.
-  const exception = exceptionOf({ amount: 0n, paid: 0n, wrongToken: wrongTokenByBalance(row), expiredBefore: true });
-  await tx
-    .update(receipts)
-    .set({ status: decision.move, exception, expiredAt: now, updatedAt: now })
-    .where(and(eq(receipts.wallet, row.wallet), eq(receipts.id, row.id)));
-  let note = exception === 'wrong_token' ? 'expired with none of its token received (other money is at its address; sweep it from the admin app)' : 'expired with nothing received';
+  const { row, change: expiry } = await applyReceiptEvent(tx, {
+    wallet: key.wallet,
+    receiptId: key.receiptId,
+    source: 'chain',
+    at: now,
+    columns: 'all',
+    decide: (locked) => (locked === undefined ? null : expiryOf(tx, locked, now, token)),
+  });
+  if (row === undefined || expiry === null) return false;
   if (row.source === 'order') {
     for (const line of stockLines(row.lineItems)) {
       await tx
@@ -316,17 +310,40 @@ export async function expireReceipt(tx: Tx, key: ReceiptKey, now: number, token:
         .set({ stockQty: sql`${inventoryItems.stockQty} + ${line.qty}`, updatedAt: now })
         .where(and(eq(inventoryItems.wallet, row.wallet), eq(inventoryItems.sku, line.sku), sql`${inventoryItems.stockQty} <> -1`));
     }
-    note += '; reserved stock returned to inventory';
   }
-  await history(tx, row, decision.move, note, now);
+  const { to } = expiry.transition;
   const amount = amountOf(row, 6);
   await enqueueEvent(tx, {
     wallet: row.wallet,
     type: 'receipt.expired',
     dedupeKey: row.id,
-    data: paymentEventData({ ...row, status: decision.move, exception }, { amount, paid: 0n }, decision.move, exception, { token, decimals: 6 }),
+    data: paymentEventData({ ...row, status: to, exception: expiry.exception }, { amount, paid: 0n }, to, expiry.exception, { token, decimals: 6 }),
   }, now);
   return true;
+}
+
+/**
+ * A receipt's expiry, decided under its lock: null when it is no longer expirable (expired
+ * already, paid, not yet due, money recorded but not yet settled, or a status that cannot fail).
+ */
+async function expiryOf(tx: Tx, row: ReceiptRow, now: number, token: string): Promise<(ReceiptChange & { transition: Transition; exception: ReceiptException | null }) | null> {
+  if (row.expiredAt !== null || row.paidUnits !== '0' || row.expiresAt > now) return null;
+  // Money recorded but not yet settled keeps it open; a log of another contract or a zero-value
+  // transfer does not (a stranger could otherwise hold an order's stock forever).
+  const transfers = await tx
+    .select()
+    .from(receiptTransfers)
+    .where(and(eq(receiptTransfers.wallet, row.wallet), eq(receiptTransfers.receiptId, row.id), eq(receiptTransfers.kind, 'in')));
+  if (countedTransfers(transfers, token).length > 0) return null;
+  const expired = transition(row.status as ReceiptStatus, { type: 'expired' });
+  if (expired === null) return null;
+  // Other money found by balance never stops expiry; the receipt keeps wrong_token so the merchant
+  // still sees it there and can sweep it.
+  const exception = exceptionOf({ amount: 0n, paid: 0n, wrongToken: wrongTokenByBalance(row), expiredBefore: true });
+  let note = exception === 'wrong_token' ? 'expired with none of its token received (other money is at its address; sweep it from the admin app)' : 'expired with nothing received';
+  // The order's reserved stock returns to inventory (expireReceipt, in the same transaction).
+  if (row.source === 'order') note += '; reserved stock returned to inventory';
+  return { transition: expired, set: { exception, expiredAt: now }, note, exception };
 }
 
 /** An expired order paid after all: its stock is taken again where it can be, and the merchant told where not. */
@@ -344,5 +361,5 @@ async function takeStockAgain(tx: Tx, row: ReceiptRow, now: number): Promise<voi
     short.length === 0
       ? 'paid after expiry: stock taken again'
       : `paid after expiry: not enough stock to take again for ${short.join(', ')}; nothing was oversold, fulfil or refund by hand`;
-  await history(tx, row, row.status, note, now);
+  await appendHistory(tx, { wallet: row.wallet, receiptId: row.id, source: 'chain', at: now }, row.status, note);
 }

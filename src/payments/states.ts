@@ -1,7 +1,10 @@
 /**
  * The receipt state machine: every status a receipt can hold, every event that can move it, and
- * one pure function that decides each move. Storage, history and webhooks sit around it
- * (src/payments/settle.ts and src/domain/receipts.ts); nothing here reads the clock or the chain.
+ * pure functions that decide each move (nextStatus) and the steps an event makes (transition).
+ * Storage and history sit around it (applyReceiptEvent, src/db/receipt-events.ts, used by tracking
+ * statuses in src/domain/receipts.ts, sensitive ones in src/domain/sensitive-status.ts and the
+ * chain in src/payments/settle.ts), and webhooks around that; nothing here reads the clock or the
+ * chain.
  *
  *   pending / generated ─ tracking, sensitive ─▶ that status (while no money has arrived)
  *        │ money_seen                         covered (swept into the split)      confirmed
@@ -60,6 +63,9 @@ export type ReceiptEvent =
   /** Refunds now cover the total. */
   | { type: 'refunded' };
 
+/** A status sent to the service (tracking, or sensitive from the admin app): always recorded. */
+export type StatusEvent = Extract<ReceiptEvent, { type: 'tracking' | 'sensitive' }>;
+
 /** What to do: move to a status, record the event in the history only, or nothing at all. */
 export type Decision = { move: ReceiptStatus } | { record: true } | null;
 
@@ -86,6 +92,71 @@ export function nextStatus(state: ReceiptStatus, event: ReceiptEvent): Decision 
     case 'refunded':
       return to('refunded');
   }
+}
+
+/** One entry a transition appends to the receipt's history. */
+export interface HistoryStep {
+  status: ReceiptStatus;
+  /** The receipt did not move to this status: it is kept in the history alone (money has arrived). */
+  recordedOnly: boolean;
+}
+
+/** What an event does to a receipt: the status it holds afterwards and the history entries to append. */
+export interface Transition {
+  to: ReceiptStatus;
+  /** Oldest first; every status a chain event passes through, `to` last. */
+  steps: HistoryStep[];
+}
+
+/**
+ * The chain events an event stands for, in order: money covered was first seen, and money
+ * confirmed was first covered. A receipt passes through each status they move it to, so its
+ * history shows every one even when the chain reports them at once (with CONFIRMATIONS=1 a
+ * transfer is deep when first seen).
+ */
+function impliedEvents(event: ReceiptEvent): ReceiptEvent[] {
+  switch (event.type) {
+    case 'short':
+    case 'covered':
+      return [{ type: 'money_seen' }, event];
+    case 'confirmed':
+      return [{ type: 'money_seen' }, { type: 'covered' }, event];
+    default:
+      return [event];
+  }
+}
+
+/**
+ * The transition an event makes from a status, or null when the event changes nothing (refused).
+ * Pure, like nextStatus, which decides each of its steps.
+ *
+ * A tracking or sensitive status is always recorded: it becomes the status while the receipt
+ * awaits money (also when it holds that status already, so the entry is added again), and after
+ * that it is kept in the history only. Any other event moves the receipt through the statuses of
+ * the events it implies, or is refused.
+ */
+export function transition(state: ReceiptStatus, event: StatusEvent): Transition;
+export function transition(state: ReceiptStatus, event: ReceiptEvent): Transition | null;
+export function transition(state: ReceiptStatus, event: ReceiptEvent): Transition | null {
+  if (event.type === 'tracking' || event.type === 'sensitive') {
+    const decision = nextStatus(state, event);
+    const recordedOnly = decision !== null && 'record' in decision;
+    return { to: recordedOnly ? state : event.status, steps: [{ status: event.status, recordedOnly }] };
+  }
+  let at = state;
+  const steps: HistoryStep[] = [];
+  for (const implied of impliedEvents(event)) {
+    const decision = nextStatus(at, implied);
+    if (decision === null || !('move' in decision)) continue;
+    at = decision.move;
+    steps.push({ status: at, recordedOnly: false });
+  }
+  return steps.length === 0 ? null : { to: at, steps };
+}
+
+/** Whether a transition sets the receipt's status (to a new one, or a tracking status again), rather than only recording. */
+export function setsStatus(t: Transition): boolean {
+  return t.steps.some((step) => !step.recordedOnly);
 }
 
 export interface PaymentFacts {

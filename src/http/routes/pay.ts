@@ -6,47 +6,26 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../../deps.ts';
 import { Budgets } from '../../gateway/budgets.ts';
-import { AppError, NotFound } from '../../domain/errors.ts';
-import { lineItemViews, recordTrackingStatus } from '../../domain/receipts.ts';
-import { centsToUsd } from '../../domain/money.ts';
-import { brandOf, getShopSettings } from '../../domain/shop.ts';
-import { returnUrlShown } from '../../domain/return-url.ts';
-import { pageAsksForBalances } from '../../payments/other-money.ts';
-import { quoteFor, receiptByPayToken } from '../../payments/quote.ts';
-import { recordHint } from '../../payments/hints.ts';
-import { gaslessDomain, relayAuthorization } from '../../payments/gasless.ts';
-import { RateLimited } from '../../domain/errors.ts';
+import type { PaymentUrl } from '../../payments/payment-page.ts';
 import { errorRef } from '../../contract/common.ts';
 import { AuthorizationBody, AuthorizationRelayed, HintNoted, PageStatusBody, PageStatusRecorded, PaymentView, PayParams, PayQuery, TransactionHintBody } from '../../contract/pay.ts';
 import type { App } from '../app-type.ts';
 
-class ChainUnavailable extends AppError {
-  constructor() {
-    super(503, 'chain_unavailable', 'Payments are not available: this instance runs without a chain');
-  }
-}
-
 const errors = { 400: errorRef, 404: errorRef, 409: errorRef, 429: errorRef, 503: errorRef };
 
 export function payRoutes(app: App, deps: Deps): void {
-  const db = deps.database.db;
   const budgets = new Budgets(deps.limiter, deps.config);
 
-  /**
-   * The receipt a payment URL names, on the client's budget for that receipt; a URL that names
-   * none spends the client's budget for such URLs instead, so junk URLs never lock a buyer out
-   * of a real payment page, even from the same address.
-   */
-  async function receiptOf(request: FastifyRequest, reply: FastifyReply, id: string, token: string | undefined) {
-    let row;
-    try {
-      row = await receiptByPayToken(db, id, token);
-    } catch (err) {
-      if (err instanceof NotFound) await budgets.failed(request, 'pay-unknown', reply);
-      throw err;
-    }
-    await budgets.spend(request, reply, `pay:${row.wallet}:${row.id}`);
-    return row;
+  /** The payment URL a request names, with the client's budgets it spends (src/payments/payment-page.ts). */
+  function urlOf(request: FastifyRequest & { params: PayParams; query: PayQuery }, reply: FastifyReply): PaymentUrl {
+    return {
+      id: request.params.id,
+      token: request.query.t,
+      budget: {
+        unknown: () => budgets.failed(request, 'pay-unknown', reply),
+        spend: (receipt) => budgets.spend(request, reply, `pay:${receipt.wallet}:${receipt.id}`),
+      },
+    };
   }
 
   app.get(
@@ -62,29 +41,9 @@ export function payRoutes(app: App, deps: Deps): void {
       },
     },
     async (request, reply) => {
-      const row = await receiptOf(request, reply, request.params.id, request.query.t);
-      const [shop] = await Promise.all([
-        getShopSettings(db, row.wallet),
-        // ETH or another token sent here is found by its balance: the worker reads it soon (once a
-        // minute per receipt; most loads write nothing).
-        deps.chain === undefined ? undefined : pageAsksForBalances(db, deps.limiter, { ...row, receiptId: row.id }, Date.now()),
-      ]);
+      const view = await deps.paymentPage.view(urlOf(request, reply));
       reply.header('cache-control', 'no-store');
-      return {
-        receiptId: row.id,
-        // The shop's name, else the deployment's brand: the brand its receipts show (src/domain/shop.ts).
-        brandName: brandOf(shop, deps.config.brandName),
-        lineItems: lineItemViews(row.lineItems),
-        totalUsd: centsToUsd(row.totalCents),
-        currency: row.currency,
-        status: row.status,
-        exception: row.exception,
-        expiresAt: row.expiresAt,
-        transactionHash: row.transactionHash,
-        allowedEmbedOrigins: shop.allowedEmbedOrigins,
-        returnUrl: returnUrlShown(row.returnUrl, shop.allowedEmbedOrigins),
-        payment: deps.chain === undefined ? null : { ...(await quoteFor(db, row, deps.chain)), gasless: await gaslessDomain(deps.chain, deps.tokenDomains, row) },
-      };
+      return view;
     },
   );
 
@@ -111,16 +70,7 @@ export function payRoutes(app: App, deps: Deps): void {
         },
       },
     },
-    async (request, reply) => {
-      try {
-        const row = await receiptOf(request, reply, request.params.id, request.query.t);
-        return await recordTrackingStatus(db, { wallet: row.wallet, receiptId: row.id, status: request.body.status });
-      } catch (err) {
-        // No credential beyond the URL: a wrong URL gets the answer an unpaid receipt gives.
-        if (err instanceof NotFound) return { status: request.body.status };
-        throw err;
-      }
-    },
+    async (request, reply) => deps.paymentPage.track({ ...urlOf(request, reply), status: request.body.status }),
   );
 
   app.post(
@@ -144,13 +94,7 @@ export function payRoutes(app: App, deps: Deps): void {
         },
       },
     },
-    async (request, reply) => {
-      if (deps.chain === undefined) throw new ChainUnavailable();
-      const row = await receiptOf(request, reply, request.params.id, request.query.t);
-      await recordHint(db, { wallet: row.wallet, receiptId: row.id, hash: request.body.transactionHash, now: Date.now() });
-      deps.chainWorker?.kick();
-      return reply.status(202).send({ status: row.status });
-    },
+    async (request, reply) => reply.status(202).send(await deps.paymentPage.hint({ ...urlOf(request, reply), transactionHash: request.body.transactionHash })),
   );
 
   app.post(
@@ -184,25 +128,7 @@ export function payRoutes(app: App, deps: Deps): void {
         },
       },
     },
-    async (request, reply) => {
-      if (deps.chain === undefined) throw new ChainUnavailable();
-      const row = await receiptOf(request, reply, request.params.id, request.query.t);
-      for (const [key, limit] of [[`relay:receipt:${row.wallet}:${row.id}`, RELAYS_PER_RECEIPT], [`relay:from:${request.body.from.toLowerCase()}`, RELAYS_PER_PAYER]] as const) {
-        const decision = await deps.limiter.hit(key, limit);
-        if (!decision.allowed) throw new RateLimited(decision.resetAt, 'Too many gasless payments for this receipt or payer; retry after resetAt');
-      }
-      const now = Date.now();
-      const transactionHash = await relayAuthorization(db, deps.chain, row, request.body, now, { domains: deps.tokenDomains, deployer: deps.deployer });
-      // Where to look sooner, like a payment page's own hint.
-      await recordHint(db, { wallet: row.wallet, receiptId: row.id, hash: transactionHash, now }).catch(() => undefined);
-      deps.chainWorker?.kick();
-      // What the relay cost the service, for /healthz, once it is mined.
-      deps.relayGas?.follow(transactionHash);
-      return reply.status(202).send({ transactionHash });
-    },
+    async (request, reply) => reply.status(202).send(await deps.paymentPage.relay({ ...urlOf(request, reply), authorization: request.body })),
   );
 }
 
-/** Gasless relays per receipt and per payer a minute (each costs the service gas). */
-const RELAYS_PER_RECEIPT = 10;
-const RELAYS_PER_PAYER = 10;

@@ -1,19 +1,14 @@
 /** Tracking statuses (no credential) and the sensitive ones the admin app sets. */
 import type { Deps } from '../../../deps.ts';
-import { AppError, Forbidden, InvalidInput } from '../../../domain/errors.ts';
-import { isSensitiveStatus, isTrackingStatus, TRACKING_STATUSES } from '../../../domain/receipts.ts';
-import { isAddress, normalizeWallet } from '../../../domain/wallet.ts';
+import { isSensitiveStatus } from '../../../domain/receipts.ts';
 import { requireSession } from '../../../auth/plugin.ts';
-import { setSensitiveStatus } from '../../../domain/sensitive-status.ts';
 import { writeOf } from '../../idempotency.ts';
 import { errorRef } from '../../../contract/common.ts';
 import { RecordStatusBody, StatusRecorded } from '../../../contract/receipts.ts';
 import type { App } from '../../app-type.ts';
 
 export function receiptStatusRoutes(app: App, deps: Deps): void {
-  const { database, config } = deps;
-  const db = database.db;
-  const siteOrigin = new URL(config.siteUrl).origin;
+  const siteOrigin = new URL(deps.config.siteUrl).origin;
 
   app.post(
     '/api/receipts/status',
@@ -22,7 +17,7 @@ export function receiptStatusRoutes(app: App, deps: Deps): void {
       attachValidation: true,
       // A sensitive status's Idempotency-Key belongs to the signed-in wallet, not to the client
       // address (two merchants behind one proxy would share it): the session is known before the
-      // key is looked up. A wrong session is left to the handler, which answers it 403.
+      // key is looked up. A wrong session is left to the service, which answers it 403.
       preValidation: async (request) => {
         const status = (request.body as { status?: unknown } | undefined)?.status;
         if (typeof status !== 'string' || !isSensitiveStatus(status)) return;
@@ -51,29 +46,7 @@ export function receiptStatusRoutes(app: App, deps: Deps): void {
         },
       },
     },
-    async (request, reply) => {
-      const body = (request.body ?? {}) as Record<string, unknown>;
-      const { receiptId, wallet, status } = body;
-      if (typeof receiptId !== 'string' || receiptId.trim() === '') {
-        throw new InvalidInput('receiptId is required', 'missing_receipt_id');
-      }
-      if (!isAddress(wallet)) throw new InvalidInput('wallet must be a 0x-prefixed 40-hex address', 'invalid_wallet');
-      if (typeof status !== 'string' || status.trim() === '') throw new InvalidInput('status is required', 'missing_status');
-      if (isSensitiveStatus(status)) {
-        const session = await requireSession(request, deps.auth, siteOrigin).catch((err: unknown) => {
-          // The spec answers 403 here, whether the session is missing or the CSRF token is wrong.
-          if (err instanceof AppError && err.status === 401) {
-            throw new Forbidden(`${status} can only be set from the admin app with a signed-in session`);
-          }
-          throw err;
-        });
-        await setSensitiveStatus(db, { wallet: normalizeWallet(wallet), receiptId, status, by: session.wallet }, Date.now(), writeOf(request));
-        return reply.send({ ok: true });
-      }
-      if (!isTrackingStatus(status)) {
-        throw new InvalidInput(`status must be one of ${TRACKING_STATUSES.join(', ')}`);
-      }
-      return reply.send(await deps.receipts.track(normalizeWallet(wallet), receiptId, status, writeOf(request)));
-    },
+    async (request) =>
+      deps.receipts.recordStatus({ body: request.body, session: () => requireSession(request, deps.auth, siteOrigin), write: writeOf(request) }),
   );
 }
