@@ -365,11 +365,15 @@ describe('dust', () => {
     }
     assert.deepEqual(watched, [], 'dust settled short leaves the watch list: it costs later passes nothing');
     assert.equal(await minedNonce(), before + 2, 'and still no sweep of dust');
-    // The buyer tops one up: one sweep moves everything.
+    // The buyer tops one up: one sweep moves everything. Two passes (the top-up's, then the
+    // sweep's) on a quiet machine; a loaded one may need one or two more, as above.
     await payMined(8, dust[0]!.payTo, 4_999_999n);
-    await step();
-    await step();
-    assert.equal((await status(sh, 'dust-0')).status, 'completed');
+    let topped = '';
+    for (let passes = 0; topped !== 'completed' && passes < 5; passes++) {
+      await step();
+      topped = (await status(sh, 'dust-0')).status;
+    }
+    assert.equal(topped, 'completed');
     assert.deepEqual(await swept(dust[0]!.payTo), [5_000_000n]);
   });
 });
