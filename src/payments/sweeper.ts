@@ -34,8 +34,8 @@
  *     and only a sweep of other money (ETH, another token) has its transaction's receipt read.
  *     The base fee comes with the header the worker's pass read; the priority fee is asked once a
  *     minute, the deployer's balance every 30 s (less what sends may have spent meanwhile, and
- *     every run while sweeps wait for gas). The address's
- *     balance and the gas estimate are read at the block the scan read (src/chain/lagging-nodes.ts).
+ *     every run while sweeps wait for gas). The address's balance and the gas estimate are read
+ *     at the block the scan read (src/chain/lagging-nodes.ts).
  *
  * The transaction is any contract call: a target (the receipt's factory) and its calldata, so a
  * factory version with another sweep function needs only another sweepCall (src/payments/pay-address.ts).
@@ -56,6 +56,12 @@ import { splitOfReceipt, sweepCall, SweepUnavailable, type SweepCall } from './p
 import type { ReceiptKey } from './scanner.ts';
 import { keysJson } from './watch.ts';
 import { amountOf } from './settle.ts';
+
+/**
+ * A sweep that holds back another for its address: pending, or mined in a block the scanner has
+ * not read yet (`scanned` is the newest block it read).
+ */
+const sweepInFlight = (scanned: bigint) => sql`(${sweeps.state} = 'pending' or (${sweeps.state} = 'mined' and ${sweeps.minedBlock} > ${scanned}))`;
 
 /** A receipt that owes a sweep, as the settle loop found it. */
 export interface SweepNeed extends ReceiptKey {
@@ -249,8 +255,9 @@ export class Sweeper {
     }
     // Nothing new to send (every address owed has its sweep in flight) and no sweep due for a
     // replacement: whether each was mined is what the scanner recorded (or, for other money, its
-    // transaction's receipt). The account's nonce is read by the runs that send, replace or give up a sweep, and
-    // unmineRemoved runs with them. While payments arrive a block apart, most runs are these.
+    // transaction's receipt). The account's nonce is read by the runs that send, replace or give
+    // up a sweep, and unmineRemoved runs with them. While payments arrive a block apart, most runs
+    // are these.
     const due = pending.some((p) => head - BigInt(p.attempts.at(-1)!.block) >= this.replaceAfter());
     if (!due && (await this.allInFlight(owed, scanned))) {
       let unmined = 0n;
@@ -315,10 +322,7 @@ export class Sweeper {
     this.last = health;
   }
 
-  /**
-   * Whether every address owed has a sweep in flight: pending, or mined in a block the scanner has
-   * not read yet (sendNew would skip each). One query for them all.
-   */
+  /** Whether every address owed has a sweep in flight (sendNew would skip each): one query for them all. */
   private async allInFlight(owed: SweepNeed[], scanned: bigint): Promise<boolean> {
     if (owed.length === 0) return true;
     const addresses = [...new Set(owed.map((n) => n.payAddress.toLowerCase()))];
@@ -328,7 +332,7 @@ export class Sweeper {
       .where(
         and(
           inArray(sweeps.payAddress, addresses),
-          sql`(${sweeps.state} = 'pending' or (${sweeps.state} = 'mined' and ${sweeps.minedBlock} > ${scanned}))`,
+          sweepInFlight(scanned),
         ),
       );
     return rows.length === addresses.length;
@@ -597,7 +601,7 @@ export class Sweeper {
     const [inFlight] = await db
       .select({ id: sweeps.id })
       .from(sweeps)
-      .where(and(eq(sweeps.payAddress, need.payAddress), sql`(${sweeps.state} = 'pending' or (${sweeps.state} = 'mined' and ${sweeps.minedBlock} > ${s.scanned}))`))
+      .where(and(eq(sweeps.payAddress, need.payAddress), sweepInFlight(s.scanned)))
       .limit(1);
     if (inFlight !== undefined) return 'skip';
     const fees = firstFees(s.baseFee, s.tip, this.o.maxFeeWei);
