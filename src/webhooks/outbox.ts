@@ -263,7 +263,7 @@ export async function purgeOldEvents(db: Db, now = Date.now()): Promise<number> 
       ), events as (
         delete from ${webhookEvents} e using old where e.wallet = old.wallet and e.id = old.id returning 1
       )
-      select (select count(*) from events)::int as n, (select count(*) from attempts)::int as attempts`);
+      select count(*)::int as n from events`);
     const n = Number(rowsOf(gone)[0]?.n ?? 0);
     purged += n;
     if (n < PURGE_BATCH) return purged;
