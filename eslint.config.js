@@ -42,19 +42,10 @@ const HTTP_LAYER = ['src/app.ts', 'src/http/**/*.ts'];
 // What still crosses the boundary today: each file, the machinery it may still import, and why.
 // Remove an entry when its file goes behind a store or a service; add none.
 const HTTP_DB_EXCEPTIONS = [
-  // Idempotency keys have no store: the plugin reads and writes idempotency_keys itself and tells
-  // a database that is away (isDbDown) from a stored answer (issue 26 item 1: a store per table).
-  { files: ['src/http/idempotency.ts'], allow: ['drizzle', 'schema', 'client'] },
   // The error handler maps a database that cannot be reached to 503 by asking the client how the
   // error looks (isConnectionError, neverReachedServer); the classification is not a leaf module
   // yet (issue 26 item 3: leaf modules at the bottom).
   { files: ['src/http/errors.ts'], allow: ['client'] },
-  // GET /healthz reads the chain worker's cursor (chain_cursors) with its own query; the scanner,
-  // reconcile and early-money each read it the same way, and none is a store yet (issue 26 item 4).
-  { files: ['src/http/routes/health.ts'], allow: ['drizzle', 'schema'] },
-  // GET /api/admin/rejected-writes lists rejected_writes with its own query; the journal, which
-  // writes those rows (src/journal/entries.ts recordRejection), has no read for them yet (issue 26 item 4).
-  { files: ['src/http/routes/admin/rejected-writes.ts'], allow: ['drizzle', 'schema'] },
 ];
 
 export default tseslint.config(

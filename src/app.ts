@@ -110,7 +110,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     invalidKeyRateLimitPerMinute: config.invalidKeyRateLimitPerMinute,
   });
   registerSessionAuth(app, { auth: deps.auth, siteUrl: config.siteUrl, limiter: deps.limiter });
-  registerIdempotency(app, { db: deps.database.db, logger: deps.logger });
+  registerIdempotency(app, { store: deps.stores.idempotency, logger: deps.logger });
   // LOG_LEVEL is fixed at start-up: below debug, requests skip this hook altogether.
   if (deps.logger.isLevelEnabled('debug')) {
     app.addHook('onResponse', async (request, reply) => {

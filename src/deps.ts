@@ -13,6 +13,10 @@ import { Journal } from './journal/journal.ts';
 import { returnUrlPolicy } from './domain/return-url.ts';
 import { ReceiptService } from './domain/receipt-service.ts';
 import { OrderService } from './domain/orders.ts';
+import { ShopService } from './domain/shop-service.ts';
+import { RefundService } from './domain/refund-service.ts';
+import { InventoryService } from './domain/inventory-service.ts';
+import { PayoutSettingsService } from './payments/payouts.ts';
 import { UserDirectory } from './db/user-directory.ts';
 import { createStores, type Stores } from './db/stores.ts';
 import { AuthService } from './auth/sessions.ts';
@@ -46,8 +50,19 @@ export interface Deps {
   receipts: ReceiptService;
   /** Orders for the API: the rules of src/domain/orders.ts, placed in batches by stores.orders. */
   orders: OrderService;
-  /** The users directory searches read, and the writes that refresh it (src/db/user-directory.ts). */
+  /**
+   * Users for the API: the directory searches read, who is live, the signed-in wallet's profile,
+   * and the writes that refresh the directory (src/db/user-directory.ts).
+   */
   users: UserDirectory;
+  /** The shop configuration: read with a key, saved from the admin app (src/domain/shop-service.ts). */
+  shop: ShopService;
+  /** Refunds from the admin app: recorded (checked on the chain when they name a transaction) and listed (src/domain/refund-service.ts). */
+  refunds: RefundService;
+  /** Inventory for the API: listed and upserted by sku (src/domain/inventory-service.ts). */
+  inventory: InventoryService;
+  /** The signed-in merchant's automatic payout settings (src/payments/payouts.ts PayoutSettingsService). */
+  payouts: PayoutSettingsService;
   auth: AuthService;
   blobs: BlobStore;
   /** Sends due webhooks while this instance holds the webhooks lease. */
@@ -195,6 +210,7 @@ export async function createDeps(config: Config, opts: DepsOptions = {}): Promis
   const receipts = new ReceiptService({
     db: database.db,
     store: stores.receipts,
+    claims: stores.claims,
     journal,
     siteUrl: config.siteUrl,
     brandName: config.brandName,
@@ -243,6 +259,7 @@ export async function createDeps(config: Config, opts: DepsOptions = {}): Promis
   const payoutWorker =
     chain === undefined || deployer === undefined ? undefined : new PayoutWorker({ db: database.db, chain, deployer, logger, leaseTtlMs: config.leaseTtlMs });
   const relayGas = chain === undefined ? undefined : new RelayGasMeter({ db: database.db, chain, logger });
+  const users = new UserDirectory(database.db);
   const tokenDomains = new TokenDomains();
   const paymentPage = new PaymentPage({ db: database.db, limiter, brandName: config.brandName, tokenDomains, chain, deployer, chainWorker, relayGas });
   return {
@@ -255,7 +272,11 @@ export async function createDeps(config: Config, opts: DepsOptions = {}): Promis
     journal,
     receipts,
     orders,
-    users: new UserDirectory(database.db),
+    users,
+    shop: new ShopService({ db: database.db, brandName: config.brandName }),
+    refunds: new RefundService({ db: database.db, claims: stores.claims, chain, confirmations: config.confirmations }),
+    inventory: new InventoryService({ db: database.db, claims: stores.claims }),
+    payouts: new PayoutSettingsService({ db: database.db, automatic: payoutWorker !== undefined }),
     auth,
     chain,
     deployer,

@@ -4,6 +4,9 @@
  * so two apps in one process share none.
  */
 import type { Db } from './client.ts';
+import { ChainCursorStore } from './chain-cursor-store.ts';
+import { IdempotencyStore } from './idempotency-store.ts';
+import { RejectedWriteStore } from './rejected-write-store.ts';
 import { OrderStore } from './order-store.ts';
 import { ReceiptStore } from './receipt-store.ts';
 import { WriteClaims } from './write-claims.ts';
@@ -15,10 +18,23 @@ export interface Stores {
   receipts: ReceiptStore;
   /** Orders: their batches, the hint of limited items, and the statements that place them (src/db/order-store.ts). */
   orders: OrderStore;
+  /** Idempotency-Key answers, read and stored by src/http/idempotency.ts (src/db/idempotency-store.ts). */
+  idempotency: IdempotencyStore;
+  /** How far the chain worker's scans have read, for GET /healthz (src/db/chain-cursor-store.ts). */
+  cursors: ChainCursorStore;
+  /** Journaled writes that could never apply, for their merchant (src/db/rejected-write-store.ts). */
+  rejectedWrites: RejectedWriteStore;
 }
 
 export function createStores(db: Db): Stores {
   const claims = new WriteClaims();
   const receipts = new ReceiptStore(db);
-  return { claims, receipts, orders: new OrderStore(db, receipts, claims) };
+  return {
+    claims,
+    receipts,
+    orders: new OrderStore(db, receipts, claims),
+    idempotency: new IdempotencyStore(db),
+    cursors: new ChainCursorStore(db),
+    rejectedWrites: new RejectedWriteStore(db),
+  };
 }

@@ -5,8 +5,9 @@
  * src/domain/users.ts's.
  */
 import { asc, sql } from 'drizzle-orm';
-import { heartbeat, updateProfile, type HeartbeatInput, type ProfileView } from '../domain/profile.ts';
-import { upsertUsers, type UserView } from '../domain/users.ts';
+import { orDegraded } from '../domain/degraded.ts';
+import { getProfile, heartbeat, updateProfile, type HeartbeatInput, type ProfileView } from '../domain/profile.ts';
+import { listLiveUsers, searchUsers, upsertUsers, type SearchParams, type UserView } from '../domain/users.ts';
 import type { Db } from './client.ts';
 import { perDatabase } from './prepared.ts';
 import { users } from './schema.ts';
@@ -84,6 +85,21 @@ export class UserDirectory {
    */
   changed(): void {
     this.usersVersion++;
+  }
+
+  /** GET /api/users/search (the rules of src/domain/users.ts on the snapshot); empty and flagged while the database is unreachable. */
+  search(p: { query: SearchParams }) {
+    return orDegraded(() => searchUsers(this, p.query, this.now()), { users: [], total: 0 });
+  }
+
+  /** GET /api/users/live; empty and flagged while the database is unreachable. */
+  live() {
+    return orDegraded(async () => ({ live: await listLiveUsers(this.db, this.now()) }), { live: [] });
+  }
+
+  /** GET /api/users/me: the profile, defaults until it is first saved. */
+  profile(p: { wallet: string }): Promise<ProfileView> {
+    return getProfile(this.db, p.wallet, this.now());
   }
 
   /** A bulk import (POST /api/admin/users), seen by the next search. */

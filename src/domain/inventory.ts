@@ -9,7 +9,7 @@ import { inventoryItems } from '../db/schema.ts';
 import { newId } from './ids.ts';
 import { InvalidInput } from './errors.ts';
 import { centsToUsd, usdToCents } from './money.ts';
-import { claimWrite } from '../db/write-claims.ts';
+import { WriteClaims } from '../db/write-claims.ts';
 import { freshWrite, type Write } from './writes.ts';
 
 /** stock_qty is a 32-bit column; a billion units is far beyond any real shelf. */
@@ -100,9 +100,13 @@ export async function listInventory(db: Tx, wallet: string): Promise<InventoryIt
   return rows.map(toItemView);
 }
 
+/** The write-id claims when a caller brings none (they hold no state of an app). */
+const DEFAULT_CLAIMS = new WriteClaims();
+
 /**
  * Creates the item, or updates the one with the same sku (its id and createdAt stay). One
- * statement, so two concurrent writes of a new sku cannot both create it.
+ * statement, so two concurrent writes of a new sku cannot both create it. `claims`: the app's
+ * WriteClaims (InventoryService passes them).
  */
 export async function upsertInventoryItem(
   db: Db,
@@ -110,13 +114,14 @@ export async function upsertInventoryItem(
   input: InventoryInput,
   now = Date.now(),
   write: Write = freshWrite(),
+  claims: WriteClaims = DEFAULT_CLAIMS,
 ): Promise<{ created: boolean; item: InventoryItemView }> {
   const p = parseItem(input);
   return db.transaction(async (tx) => {
     // The same write again (a retry whose first answer was lost) changes nothing and answers the
     // item, created or not as the first write said: that write created it if the item's creation
     // time is the write's own (writeItem stores the same clock reading as the claim).
-    const claim = await claimWrite(tx, write, { wallet, kind: 'inventory', ref: p.sku }, now);
+    const claim = await claims.claim(tx, write, { wallet, kind: 'inventory', ref: p.sku }, now);
     if (!claim.fresh) {
       const [row] = await tx.select().from(inventoryItems).where(and(eq(inventoryItems.wallet, wallet), eq(inventoryItems.sku, p.sku)));
       if (row !== undefined) return { created: row.createdAt === claim.at, item: toItemView(row) };

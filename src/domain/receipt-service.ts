@@ -38,6 +38,7 @@ import {
 import { DEGRADED, orDegraded, type Degraded } from './degraded.ts';
 import type { Write } from './writes.ts';
 import type { ReceiptPage, ReceiptStore } from '../db/receipt-store.ts';
+import type { WriteClaims } from '../db/write-claims.ts';
 import { assertReturnOriginAllowed, parseReturnUrl, type ReturnUrlPolicy } from './return-url.ts';
 import { setSensitiveStatus } from './sensitive-status.ts';
 import { getShopSettings } from './shop.ts';
@@ -55,6 +56,8 @@ export interface ReceiptServiceOptions {
   db: Db;
   /** The app's receipts store (src/db/receipt-store.ts). */
   store: ReceiptStore;
+  /** The app's write-id claims (src/db/write-claims.ts), for sensitive statuses; deps passes stores.claims. */
+  claims?: WriteClaims;
   journal: Journal;
   siteUrl: string;
   /** The brand of merchants who have not named their shop. */
@@ -228,7 +231,7 @@ export class ReceiptService {
         if (err instanceof AppError && err.status === 401) throw new Forbidden(`${status} can only be set from the admin app with a signed-in session`);
         throw err;
       });
-      await setSensitiveStatus(this.o.db, { wallet, receiptId, status, by: session.wallet }, this.now(), p.write);
+      await setSensitiveStatus(this.o.db, { wallet, receiptId, status, by: session.wallet }, this.now(), p.write, this.o.claims);
       return { ok: true };
     }
     if (!isTrackingStatus(status)) throw new InvalidInput(`status must be one of ${TRACKING_STATUSES.join(', ')}`);

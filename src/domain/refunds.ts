@@ -24,13 +24,16 @@ import { erc20Abi, parseEventLogs, TransactionReceiptNotFoundError, type Hex } f
 import type { ChainDeps } from '../chain/client.ts';
 import { ChainUnavailable } from '../chain/split-setup-chain.ts';
 import type { Db, Tx } from '../db/client.ts';
-import { receipts, receiptStatusHistory, refunds, splitVersions, type RefundItem } from '../db/schema.ts';
+import { receipts, refunds, splitVersions, type RefundItem } from '../db/schema.ts';
 import { newId } from './ids.ts';
 import { enqueueEvent } from '../webhooks/outbox.ts';
 import { AppError, InvalidInput, NotFound } from './errors.ts';
 import { centsToTokenUnits, centsToUsd, usdToCents } from './money.ts';
 import { isAddress, normalizeWallet } from './wallet.ts';
-import { claimWrite } from '../db/write-claims.ts';
+import { WriteClaims } from '../db/write-claims.ts';
+import { appendHistory, applyReceiptEvent } from '../db/receipt-events.ts';
+import type { ReceiptRow } from '../db/receipt-store.ts';
+import { transition, type ReceiptStatus } from '../payments/states.ts';
 import type { RefundVerification } from '../contract/receipts.ts';
 import { freshWrite, type Write } from './writes.ts';
 
@@ -288,12 +291,21 @@ function refusalMessage(p: ParsedRefund & { txHash: string }, chain: RefundChain
   }
 }
 
+/** The app's write-id claims when a caller brings none (they hold no state of an app). */
+const DEFAULT_CLAIMS = new WriteClaims();
+
+/**
+ * Records a refund. A full one moves the receipt to `refunded` through applyReceiptEvent with the
+ * state machine's `refunded` event, like every other move of a receipt; a partial one is kept in
+ * the history as `refund_partial`. `claims`: the app's WriteClaims (RefundService passes them).
+ */
 export async function refundReceipt(
   db: Db,
   p: ParsedRefund & { by: string },
   chain?: RefundChain,
   now = Date.now(),
   write: Write = freshWrite(),
+  claims: WriteClaims = DEFAULT_CLAIMS,
 ): Promise<RefundResult> {
   const refundId = newId('rfd');
   let mined: (MinedTransaction & { head: bigint }) | null = null;
@@ -310,100 +322,19 @@ export async function refundReceipt(
   }
   return db.transaction(async (tx) => {
     // The same write again (a retry whose first answer was lost) answers with the refund it made.
-    const claim = await claimWrite(tx, write, { wallet: p.wallet, kind: 'refund', ref: refundId }, now);
+    const claim = await claims.claim(tx, write, { wallet: p.wallet, kind: 'refund', ref: refundId }, now);
     if (!claim.fresh) return refundResultOf(tx, p.wallet, claim.ref ?? '');
-    const [receipt] = await tx
-      .select()
-      .from(receipts)
-      .where(and(eq(receipts.wallet, p.wallet), eq(receipts.id, p.receiptId)))
-      .for('update');
-    if (receipt === undefined) throw new NotFound(`Receipt ${p.receiptId} not found`);
-    const [done] = await tx
-      .select({ total: sum(refunds.amountCents) })
-      .from(refunds)
-      .where(and(eq(refunds.wallet, p.wallet), eq(refunds.receiptId, p.receiptId)));
-    const already = BigInt(done?.total ?? '0');
-    const cap = refundCapCents(receipt.totalCents, BigInt(receipt.paidUnits), chain?.token.decimals ?? 6);
-    if (already + p.cents > cap) {
-      const what = cap > receipt.totalCents ? `what arrived, ${centsToUsd(cap)} (its total is ${centsToUsd(receipt.totalCents)})` : `the receipt's ${centsToUsd(cap)}`;
-      throw new InvalidInput(`Refunds would total ${centsToUsd(already + p.cents)}, more than ${what} (already refunded ${centsToUsd(already)})`, 'invalid_usd');
-    }
-    let proof: TokenTransfer | null = null;
-    if (mined !== null && chain !== undefined && p.txHash !== null) {
-      // Any merchant's refund counts: one transfer never proves two refunds. Refunds stored before
-      // positions were kept name the log by its index in the block they saw.
-      const usedRows = await tx
-        .select({ logIndex: refunds.logIndex, logPosition: refunds.logPosition })
-        .from(refunds)
-        .where(and(eq(refunds.txHash, p.txHash), isNotNull(refunds.logIndex)));
-      const used = new Set(usedRows.filter((r) => r.logPosition !== null).map((r) => r.logPosition!));
-      for (const r of usedRows) {
-        const legacy = r.logPosition === null ? mined.transfers.find((t) => t.logIndex === r.logIndex) : undefined;
-        if (legacy !== undefined) used.add(legacy.position);
-      }
-      const minUnits = centsToTokenUnits(p.cents, chain.token.decimals);
-      const match = matchRefundTransfer({
-        transfers: mined.transfers,
-        token: chain.token.address,
-        buyer: p.buyer,
-        minUnits,
-        used,
-        senders: await refundSenders(tx, p.wallet, receipt.payAddress),
-      });
-      if (!match.ok) throw new RefundNotVerified(match.reason, refusalMessage({ ...p, txHash: p.txHash }, chain, match, minUnits));
-      proof = match.transfer;
-    }
-    const deep = mined !== null && chain !== undefined && deepEnough(mined.blockNumber, mined.head, chain.confirmations);
-    const verification: RefundVerification = proof === null ? 'none' : deep ? 'verified' : 'confirming';
-    const inserted = await tx
-      .insert(refunds)
-      .values({
-        wallet: p.wallet,
-        id: refundId,
-        receiptId: p.receiptId,
-        buyer: p.buyer,
-        amountCents: p.cents,
-        items: p.items,
-        txHash: p.txHash,
-        logIndex: proof?.logIndex ?? null,
-        logPosition: proof?.position ?? null,
-        amountUnits: proof?.value.toString() ?? null,
-        blockNumber: proof === null || mined === null ? null : mined.blockNumber,
-        blockHash: proof === null || mined === null ? null : mined.blockHash,
-        verifiedAt: proof !== null && deep ? now : null,
-        createdBy: p.by,
-        createdAt: now,
-      })
-      // The transfer's unique indexes (by position, and by block log index for older refunds).
-      .onConflictDoNothing()
-      .returning({ id: refunds.id });
-    if (inserted.length === 0) {
-      // Another refund took the same transfer between our read and our insert.
-      throw new RefundNotVerified('already_used', `The transfer to the buyer in transaction ${p.txHash} is already used by another refund`);
-    }
-    // Refunds reaching the total make it refunded, once; a refund of the surplus beyond is recorded as such.
-    const full = already < receipt.totalCents && already + p.cents >= receipt.totalCents;
-    const status = full ? 'refunded' : receipt.status;
-    if (full) {
-      await tx
-        .update(receipts)
-        .set({ status: 'refunded', updatedAt: now })
-        .where(and(eq(receipts.wallet, p.wallet), eq(receipts.id, p.receiptId)));
-    }
-    const where =
-      p.txHash === null
-        ? ' (unverified)'
-        : proof === null
-          ? ` in ${p.txHash} (unverified: not sent from the merchant's wallet, split or payment address)`
-          : ` in ${p.txHash} log ${proof.logIndex} (${deep ? 'verified' : `verified once ${chain?.confirmations} blocks deep`})`;
-    await tx.insert(receiptStatusHistory).values({
-      wallet: p.wallet,
-      receiptId: p.receiptId,
-      status: full ? 'refunded' : 'refund_partial',
-      source: 'admin',
-      note: `refund ${refundId}: ${centsToUsd(p.cents)} USD to ${p.buyer}${where}`,
-      at: now,
+    const history = { wallet: p.wallet, receiptId: p.receiptId, source: 'admin' as const, at: now };
+    const { change } = await applyReceiptEvent(tx, {
+      ...history,
+      columns: 'all',
+      decide: (receipt) => storeRefund(tx, p, { receipt, refundId, mined, chain, now }),
     });
+    // decide stores the refund or throws: it never answers null.
+    const { receipt, already, full, verification, note, transition: moved } = change!;
+    // A full refund of a receipt the state machine holds refunded already is still kept in the history.
+    if (!full || moved === null) await appendHistory(tx, history, full ? 'refunded' : 'refund_partial', note);
+    const status = full ? 'refunded' : receipt.status;
     // In the same transaction: the refund and its notifications commit together.
     const data = {
       receiptId: p.receiptId,
@@ -427,6 +358,98 @@ export async function refundReceipt(
     if (full) await enqueueEvent(tx, { wallet: p.wallet, type: 'receipt.refunded', dedupeKey: p.receiptId, data }, now);
     return { refundId, refundedUsd: centsToUsd(already + p.cents), status, verified: verification === 'verified', verification };
   });
+}
+
+/**
+ * The refund's rules on the receipt as locked: the cap, the proof on the chain, the refund's row;
+ * then the transition a full refund makes (refunds reaching the total make the receipt refunded,
+ * once; a refund of the surplus beyond is recorded as such) and the note of its history entry.
+ */
+async function storeRefund(
+  tx: Tx,
+  p: ParsedRefund & { by: string },
+  c: { receipt: ReceiptRow | undefined; refundId: string; mined: (MinedTransaction & { head: bigint }) | null; chain: RefundChain | undefined; now: number },
+) {
+  const { receipt, refundId, mined, chain, now } = c;
+  if (receipt === undefined) throw new NotFound(`Receipt ${p.receiptId} not found`);
+  const [done] = await tx
+    .select({ total: sum(refunds.amountCents) })
+    .from(refunds)
+    .where(and(eq(refunds.wallet, p.wallet), eq(refunds.receiptId, p.receiptId)));
+  const already = BigInt(done?.total ?? '0');
+  const cap = refundCapCents(receipt.totalCents, BigInt(receipt.paidUnits), chain?.token.decimals ?? 6);
+  if (already + p.cents > cap) {
+    const what = cap > receipt.totalCents ? `what arrived, ${centsToUsd(cap)} (its total is ${centsToUsd(receipt.totalCents)})` : `the receipt's ${centsToUsd(cap)}`;
+    throw new InvalidInput(`Refunds would total ${centsToUsd(already + p.cents)}, more than ${what} (already refunded ${centsToUsd(already)})`, 'invalid_usd');
+  }
+  let proof: TokenTransfer | null = null;
+  if (mined !== null && chain !== undefined && p.txHash !== null) {
+    // Any merchant's refund counts: one transfer never proves two refunds. Refunds stored before
+    // positions were kept name the log by its index in the block they saw.
+    const usedRows = await tx
+      .select({ logIndex: refunds.logIndex, logPosition: refunds.logPosition })
+      .from(refunds)
+      .where(and(eq(refunds.txHash, p.txHash), isNotNull(refunds.logIndex)));
+    const used = new Set(usedRows.filter((r) => r.logPosition !== null).map((r) => r.logPosition!));
+    for (const r of usedRows) {
+      const legacy = r.logPosition === null ? mined.transfers.find((t) => t.logIndex === r.logIndex) : undefined;
+      if (legacy !== undefined) used.add(legacy.position);
+    }
+    const minUnits = centsToTokenUnits(p.cents, chain.token.decimals);
+    const match = matchRefundTransfer({
+      transfers: mined.transfers,
+      token: chain.token.address,
+      buyer: p.buyer,
+      minUnits,
+      used,
+      senders: await refundSenders(tx, p.wallet, receipt.payAddress),
+    });
+    if (!match.ok) throw new RefundNotVerified(match.reason, refusalMessage({ ...p, txHash: p.txHash }, chain, match, minUnits));
+    proof = match.transfer;
+  }
+  const deep = mined !== null && chain !== undefined && deepEnough(mined.blockNumber, mined.head, chain.confirmations);
+  const verification: RefundVerification = proof === null ? 'none' : deep ? 'verified' : 'confirming';
+  const inserted = await tx
+    .insert(refunds)
+    .values({
+      wallet: p.wallet,
+      id: refundId,
+      receiptId: p.receiptId,
+      buyer: p.buyer,
+      amountCents: p.cents,
+      items: p.items,
+      txHash: p.txHash,
+      logIndex: proof?.logIndex ?? null,
+      logPosition: proof?.position ?? null,
+      amountUnits: proof?.value.toString() ?? null,
+      blockNumber: proof === null || mined === null ? null : mined.blockNumber,
+      blockHash: proof === null || mined === null ? null : mined.blockHash,
+      verifiedAt: proof !== null && deep ? now : null,
+      createdBy: p.by,
+      createdAt: now,
+    })
+    // The transfer's unique indexes (by position, and by block log index for older refunds).
+    .onConflictDoNothing()
+    .returning({ id: refunds.id });
+  if (inserted.length === 0) {
+    // Another refund took the same transfer between our read and our insert.
+    throw new RefundNotVerified('already_used', `The transfer to the buyer in transaction ${p.txHash} is already used by another refund`);
+  }
+  const full = already < receipt.totalCents && already + p.cents >= receipt.totalCents;
+  const where =
+    p.txHash === null
+      ? ' (unverified)'
+      : proof === null
+        ? ` in ${p.txHash} (unverified: not sent from the merchant's wallet, split or payment address)`
+        : ` in ${p.txHash} log ${proof.logIndex} (${deep ? 'verified' : `verified once ${chain?.confirmations} blocks deep`})`;
+  return {
+    transition: full ? transition(receipt.status as ReceiptStatus, { type: 'refunded' }) : null,
+    note: `refund ${refundId}: ${centsToUsd(p.cents)} USD to ${p.buyer}${where}`,
+    receipt,
+    already,
+    full,
+    verification,
+  };
 }
 
 /** What refundReceipt answered for a refund already made: the receipt's refunds and status as they are now. */

@@ -5,23 +5,28 @@
 import type { Db } from '../db/client.ts';
 import { applyReceiptEvent } from '../db/receipt-events.ts';
 import { Forbidden, InvalidInput, NotFound } from './errors.ts';
-import { claimWrite, type Write } from '../db/write-claims.ts';
+import { WriteClaims, type Write } from '../db/write-claims.ts';
 import { setsStatus, transition, type ReceiptStatus, type SensitiveStatus } from '../payments/states.ts';
 
 const SENSITIVE = /^(checkout_success|refund_[a-z0-9_]{1,40})$/;
 
+/** The write-id claims when a caller brings none (they hold no state of an app). */
+const DEFAULT_CLAIMS = new WriteClaims();
+
+/** `claims`: the app's WriteClaims (ReceiptService passes them). */
 export async function setSensitiveStatus(
   db: Db,
   p: { wallet: string; receiptId: string; status: string; by: string },
   now = Date.now(),
   write?: Write,
+  claims: WriteClaims = DEFAULT_CLAIMS,
 ): Promise<void> {
   if (!SENSITIVE.test(p.status)) throw new InvalidInput('status must be checkout_success or refund_<reason>');
   if (p.by !== p.wallet) throw new Forbidden("Only the receipt's merchant can set this status");
   const status = p.status as SensitiveStatus;
   await db.transaction(async (tx) => {
     // The same write again (a retry after an answer that never came) adds no second history entry.
-    if (write !== undefined && !(await claimWrite(tx, write, { wallet: p.wallet, kind: 'status', ref: p.receiptId }, now)).fresh) return;
+    if (write !== undefined && !(await claims.claim(tx, write, { wallet: p.wallet, kind: 'status', ref: p.receiptId }, now)).fresh) return;
     await applyReceiptEvent(tx, {
       wallet: p.wallet,
       receiptId: p.receiptId,

@@ -11,7 +11,7 @@ import type { ReceiptStore } from '../db/receipt-store.ts';
 import { createdSaleView, expiryOf, findReceipt, newPayToken, type CreatedSale } from './receipts.ts';
 import { getShopSettings } from './shop.ts';
 import { getSplitConfig, isConfigured } from './splits.ts';
-import { claimWrite } from '../db/write-claims.ts';
+import type { WriteClaims } from '../db/write-claims.ts';
 import { freshWrite, type Write } from './writes.ts';
 
 export interface TerminalInput {
@@ -63,7 +63,7 @@ function parseTerminal(input: TerminalInput) {
 }
 
 export async function createTerminalReceipt(
-  { db, receipts }: { db: Db; receipts: ReceiptStore },
+  { db, receipts, claims }: { db: Db; receipts: ReceiptStore; claims: WriteClaims },
   siteUrl: string,
   wallet: string,
   input: TerminalInput,
@@ -86,7 +86,7 @@ export async function createTerminalReceipt(
   const payToken = newPayToken();
   const row = await db.transaction(async (tx) => {
     // The same write again (a retry whose first answer was lost) answers with the receipt it made.
-    const claim = await claimWrite(tx, write, { wallet, kind: 'terminal', ref: id }, now);
+    const claim = await claims.claim(tx, write, { wallet, kind: 'terminal', ref: id }, now);
     if (!claim.fresh) return findReceipt(tx, wallet, claim.ref ?? '');
     return receipts.insertOne(tx, {
       wallet,

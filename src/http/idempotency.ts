@@ -12,12 +12,9 @@
  */
 import { createHash } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
-import { and, eq } from 'drizzle-orm';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import type { Db } from '../db/client.ts';
-import { isDbDown } from '../db/client.ts';
-import { idempotencyKeys } from '../db/schema.ts';
+import type { IdempotencyStore } from '../db/idempotency-store.ts';
 import { Conflict, InvalidInput } from '../domain/errors.ts';
 import { freshWrite, type Write } from '../domain/writes.ts';
 
@@ -67,7 +64,7 @@ function requestHash(request: FastifyRequest): string {
   return h.digest('base64url');
 }
 
-export function registerIdempotency(app: FastifyInstance, opts: { db: Db; logger: Logger }): void {
+export function registerIdempotency(app: FastifyInstance, opts: { store: IdempotencyStore; logger: Logger }): void {
   app.decorateRequest('idempotency', null);
 
   app.addHook('onRoute', (route) => {
@@ -101,18 +98,9 @@ export function registerIdempotency(app: FastifyInstance, opts: { db: Db; logger
       const id = `idem:${createHash('sha256').update(`${scope}\0${header}`).digest('base64url')}`;
       request.idempotency = { scope, key: header, write: { id, hash }, mode };
       if (mode === 'none') return;
-      let stored;
-      try {
-        [stored] = await opts.db
-          .select()
-          .from(idempotencyKeys)
-          .where(and(eq(idempotencyKeys.scope, scope), eq(idempotencyKeys.key, header)));
-      } catch (err) {
-        // Without the store the write id still makes the retry exactly-once; the route decides
-        // whether it can answer at all while the database is away.
-        if (!isDbDown(err)) throw err;
-        return;
-      }
+      // Nothing found also while the database is away: the write id still makes the retry
+      // exactly-once, and the route decides whether it can answer at all.
+      const stored = await opts.store.find(scope, header);
       if (stored === undefined) return;
       if (stored.requestHash !== hash) {
         throw new Conflict('This Idempotency-Key was already used for another request; send a new key for a new request');
@@ -149,7 +137,7 @@ export function registerIdempotency(app: FastifyInstance, opts: { db: Db; logger
     // store. A row that cannot be stored only means a retry runs the route again, where the
     // write id finds the first write: the answer is never held back for it.
     try {
-      await opts.db.insert(idempotencyKeys).values(row).onConflictDoNothing();
+      await opts.store.save(row);
     } catch (err) {
       opts.logger.warn({ err, reqId: request.id }, 'idempotency: answer not stored; a retry will find its write by write id');
     }

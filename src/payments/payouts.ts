@@ -69,6 +69,33 @@ export async function setPayoutSettings(
   return getPayoutSettings(db, owner);
 }
 
+/** A merchant's payout settings as the admin app shows them: `automatic` says whether this service can pay the gas. */
+export interface PayoutSettingsAnswer {
+  payouts: PayoutSettings | null;
+  automatic: boolean;
+}
+
+/**
+ * The signed-in merchant's automatic payouts as the admin app reads and sets them. Built once per
+ * app (src/deps.ts), so each route handler is one call with a params object.
+ */
+export class PayoutSettingsService {
+  private readonly now: () => number;
+
+  constructor(private readonly o: { db: Db; /** Whether a payout worker runs (a chain and a deployer to pay the gas). */ automatic: boolean; now?: () => number }) {
+    this.now = o.now ?? Date.now;
+  }
+
+  async get(p: { wallet: string }): Promise<PayoutSettingsAnswer> {
+    return { payouts: await getPayoutSettings(this.o.db, p.wallet), automatic: this.o.automatic };
+  }
+
+  /** Turns automatic payouts on or changes them; `settings: null` turns them off. */
+  async set(p: { wallet: string; settings: { payoutThresholdUsd: number; payoutIntervalHours: number } | null }): Promise<PayoutSettingsAnswer> {
+    return { payouts: await setPayoutSettings(this.o.db, p.wallet, p.settings, this.now()), automatic: this.o.automatic };
+  }
+}
+
 /** USD cents as token base units of a dollar stablecoin (USDC: 6 decimals, so 1 cent is 10,000). */
 export function centsToUnits(cents: bigint, decimals: number): bigint {
   return decimals >= 2 ? cents * 10n ** BigInt(decimals - 2) : cents / 10n ** BigInt(2 - decimals);

@@ -68,6 +68,11 @@ export class RelayGasMeter {
 
   constructor(private readonly o: { db: Db; chain: ChainDeps; logger: Logger; waitMs?: number; pollMs?: number }) {}
 
+  /** What relays have cost so far, over every instance (relayGasTotals). */
+  totals(): Promise<RelayGasTotals> {
+    return relayGasTotals(this.o.db);
+  }
+
   /** Starts following `hash`; returns at once. */
   follow(hash: Hex): void {
     if (this.stopped) return;

@@ -3,13 +3,10 @@
  * nobody else learns when the database is away. The details (why, the database, the journal, the
  * chain worker's lag and sweeps) need the edge secret or a superadmin session.
  */
-import { eq } from 'drizzle-orm';
 import type { FastifyRequest } from 'fastify';
 import { SESSION_COOKIE } from '../../auth/sessions.ts';
 import { errorRef } from '../../contract/common.ts';
 import { Health, type HEALTH_REASONS } from '../../contract/health.ts';
-import { chainCursors } from '../../db/schema.ts';
-import { relayGasTotals } from '../../payments/relay-gas.ts';
 import type { Deps } from '../../deps.ts';
 import type { App } from '../app-type.ts';
 
@@ -53,8 +50,8 @@ export function healthRoutes(app: App, deps: Deps): void {
     const mine = deps.chainWorker?.lastPass?.head;
     if (mine !== undefined && deps.chainWorker?.isLeader === true) return mine;
     // Another instance runs the worker: its cursor says how far it read.
-    const [row] = await deps.database.db.select({ block: chainCursors.block }).from(chainCursors).where(eq(chainCursors.name, PAYMENTS_CURSOR)).catch(() => []);
-    return row?.block ?? mine ?? null;
+    const block = await deps.stores.cursors.block(PAYMENTS_CURSOR).catch(() => null);
+    return block ?? mine ?? null;
   }
 
   app.get(
@@ -98,7 +95,7 @@ export function healthRoutes(app: App, deps: Deps): void {
       }
       const status = reasons.length === 0 ? ('ok' as const) : ('degraded' as const);
       if (!(await mayReadDetails(request, deps))) return { status };
-      if (payments !== undefined) payments.relays = up ? await relayGasTotals(deps.database.db).catch(() => null) : null;
+      if (payments !== undefined) payments.relays = up && deps.relayGas !== undefined ? await deps.relayGas.totals().catch(() => null) : null;
       return {
         status,
         reasons,

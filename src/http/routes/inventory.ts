@@ -1,6 +1,4 @@
 import type { Deps } from '../../deps.ts';
-import { orDegraded } from '../../domain/degraded.ts';
-import { listInventory, upsertInventoryItem } from '../../domain/inventory.ts';
 import { merchantOf } from '../../gateway/plugin.ts';
 import { writeOf } from '../idempotency.ts';
 import { keyErrors, security } from '../../contract/common.ts';
@@ -8,8 +6,6 @@ import { InventoryList, InventorySaved, UpsertInventoryBody } from '../../contra
 import type { App } from '../app-type.ts';
 
 export function inventoryRoutes(app: App, deps: Deps): void {
-  const db = deps.database.db;
-
   app.get(
     '/api/inventory',
     {
@@ -24,7 +20,7 @@ export function inventoryRoutes(app: App, deps: Deps): void {
         },
       },
     },
-    async (request) => orDegraded(async () => ({ items: await listInventory(db, merchantOf(request)) }), { items: [] }),
+    async (request) => deps.inventory.list({ wallet: merchantOf(request) }),
   );
 
   app.post(
@@ -41,7 +37,7 @@ export function inventoryRoutes(app: App, deps: Deps): void {
       },
     },
     async (request, reply) => {
-      const { created, item } = await upsertInventoryItem(db, merchantOf(request), request.body, Date.now(), writeOf(request));
+      const { created, item } = await deps.inventory.upsert({ wallet: merchantOf(request), input: request.body, write: writeOf(request) });
       return reply.status(created ? 201 : 200).send({ ok: true, item });
     },
   );

@@ -1,6 +1,5 @@
 /** /api/shop/*: the shop configuration, read with a key, saved from the admin app. */
 import type { Deps } from '../../deps.ts';
-import { getShopConfig, saveShopConfig, toShopConfigView } from '../../domain/shop.ts';
 import { sessionOf } from '../../auth/plugin.ts';
 import { merchantOf } from '../../gateway/plugin.ts';
 import { adminErrors, cookieAuth, keyErrors, security } from '../../contract/common.ts';
@@ -8,8 +7,6 @@ import { SaveShopConfigBody, ShopConfigAnswer, ShopConfigSaved } from '../../con
 import type { App } from '../app-type.ts';
 
 export function shopRoutes(app: App, deps: Deps): void {
-  const { database, config } = deps;
-
   app.get(
     '/api/shop/config',
     {
@@ -21,7 +18,7 @@ export function shopRoutes(app: App, deps: Deps): void {
         response: { 200: ShopConfigAnswer, ...keyErrors() },
       },
     },
-    async (request) => ({ config: await getShopConfig(database.db, merchantOf(request), config.brandName) }),
+    async (request) => deps.shop.config({ wallet: merchantOf(request) }),
   );
 
   app.post(
@@ -40,9 +37,6 @@ export function shopRoutes(app: App, deps: Deps): void {
         },
       },
     },
-    async (request) => {
-      const settings = await saveShopConfig(database.db, sessionOf(request).wallet, request.body);
-      return { ok: true, config: toShopConfigView(settings, config.brandName) };
-    },
+    async (request) => deps.shop.save({ wallet: sessionOf(request).wallet, input: request.body }),
   );
 }

@@ -1,16 +1,11 @@
 /** /api/users/*: user search and presence with a key; the signed-in wallet's own profile and heartbeat. */
 import type { Deps } from '../../deps.ts';
-import { orDegraded } from '../../domain/degraded.ts';
-import { listLiveUsers, searchUsers } from '../../domain/users.ts';
-import { getProfile } from '../../domain/profile.ts';
 import { sessionOf } from '../../auth/plugin.ts';
 import { adminErrors, cookieAuth, keyErrors, security } from '../../contract/common.ts';
 import { HeartbeatBody, LIVE_LIST_CAP, LiveUsers, PRESENCE_RULE, ProfileAnswer, SearchUsersQuery, UpdateProfileBody, UserSearchResult } from '../../contract/users.ts';
 import type { App } from '../app-type.ts';
 
 export function userRoutes(app: App, deps: Deps): void {
-  const db = deps.database.db;
-
   app.get(
     '/api/users/search',
     {
@@ -29,7 +24,7 @@ export function userRoutes(app: App, deps: Deps): void {
         },
       },
     },
-    async (request) => orDegraded(() => searchUsers(deps.users, request.query, Date.now()), { users: [], total: 0 }),
+    async (request) => deps.users.search({ query: request.query }),
   );
 
   app.get(
@@ -47,7 +42,7 @@ export function userRoutes(app: App, deps: Deps): void {
         },
       },
     },
-    async () => orDegraded(async () => ({ live: await listLiveUsers(db, Date.now()) }), { live: [] }),
+    async () => deps.users.live(),
   );
 
   app.get(
@@ -61,7 +56,7 @@ export function userRoutes(app: App, deps: Deps): void {
         response: { 200: ProfileAnswer('The profile (defaults until it is first saved)'), ...adminErrors },
       },
     },
-    async (request) => getProfile(db, sessionOf(request).wallet),
+    async (request) => deps.users.profile({ wallet: sessionOf(request).wallet }),
   );
 
   app.put(

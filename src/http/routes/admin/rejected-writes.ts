@@ -2,9 +2,7 @@
  * Writes acknowledged during a database outage that could never apply (src/journal/journal.ts):
  * shown to their merchant, newest first, rather than dropped silently.
  */
-import { desc, eq } from 'drizzle-orm';
 import type { Deps } from '../../../deps.ts';
-import { rejectedWrites } from '../../../db/schema.ts';
 import { merchantOf } from '../../../gateway/plugin.ts';
 import { adminErrors, cookieAuth } from '../../../contract/common.ts';
 import { RejectedWriteList, RejectedWritesQuery, type JournaledWriteKind } from '../../../contract/rejected-writes.ts';
@@ -28,12 +26,7 @@ export function adminRejectedWriteRoutes(app: App, deps: Deps): void {
       },
     },
     async (request) => {
-      const rows = await deps.database.db
-        .select()
-        .from(rejectedWrites)
-        .where(eq(rejectedWrites.wallet, merchantOf(request)))
-        .orderBy(desc(rejectedWrites.rejectedAt))
-        .limit(request.query.limit ?? 50);
+      const rows = await deps.stores.rejectedWrites.list({ wallet: merchantOf(request), limit: request.query.limit ?? 50 });
       return {
         writes: rows.map((r) => ({
           writeId: r.writeId,

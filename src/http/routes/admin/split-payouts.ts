@@ -4,14 +4,11 @@
  */
 import type { Deps } from '../../../deps.ts';
 import { sessionOf } from '../../../auth/plugin.ts';
-import { getPayoutSettings, setPayoutSettings, type PayoutSettings } from '../../../payments/payouts.ts';
 import { adminErrors, cookieAuth } from '../../../contract/common.ts';
 import { PayoutSettingsAnswer, PayoutSettingsBody } from '../../../contract/split.ts';
 import type { App } from '../../app-type.ts';
 
 export function adminSplitPayoutRoutes(app: App, deps: Deps): void {
-  const db = deps.database.db;
-  const answer = (payouts: PayoutSettings | null) => ({ payouts, automatic: deps.payoutWorker !== undefined });
   const description =
     'Automatic payouts: at most once per payoutIntervalHours, the service releases every recipient of the split whose ' +
     'releasable amount has reached payoutThresholdUsd, paying the gas with its deployer account. automatic is false ' +
@@ -24,7 +21,7 @@ export function adminSplitPayoutRoutes(app: App, deps: Deps): void {
       config: { auth: 'session' },
       schema: { tags: ['admin'], summary: "The merchant's automatic payouts", description, security: cookieAuth, response: { 200: PayoutSettingsAnswer, ...adminErrors } },
     },
-    async (request) => answer(await getPayoutSettings(db, sessionOf(request).wallet)),
+    async (request) => deps.payouts.get({ wallet: sessionOf(request).wallet }),
   );
 
   app.put(
@@ -40,7 +37,7 @@ export function adminSplitPayoutRoutes(app: App, deps: Deps): void {
         response: { 200: PayoutSettingsAnswer, ...adminErrors },
       },
     },
-    async (request) => answer(await setPayoutSettings(db, sessionOf(request).wallet, request.body)),
+    async (request) => deps.payouts.set({ wallet: sessionOf(request).wallet, settings: request.body }),
   );
 
   app.delete(
@@ -49,6 +46,6 @@ export function adminSplitPayoutRoutes(app: App, deps: Deps): void {
       config: { auth: 'session' },
       schema: { tags: ['admin'], summary: 'Turn automatic payouts off', security: cookieAuth, response: { 200: PayoutSettingsAnswer, ...adminErrors } },
     },
-    async (request) => answer(await setPayoutSettings(db, sessionOf(request).wallet, null)),
+    async (request) => deps.payouts.set({ wallet: sessionOf(request).wallet, settings: null }),
   );
 }

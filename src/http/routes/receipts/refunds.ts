@@ -1,8 +1,6 @@
 /** Refunds, from the admin app (session cookie + CSRF): record one, list a receipt's. */
 import type { Deps } from '../../../deps.ts';
 import { sessionOf } from '../../../auth/plugin.ts';
-import { listRefunds, parseRefund, refundChainOf, refundReceipt } from '../../../domain/refunds.ts';
-import { Forbidden } from '../../../domain/errors.ts';
 import { writeOf } from '../../idempotency.ts';
 import { adminErrors, cookieAuth, errorRef } from '../../../contract/common.ts';
 import { ReceiptIdParams } from '../../../contract/receipts.ts';
@@ -10,8 +8,6 @@ import { RefundBody, RefundList, RefundRecorded } from '../../../contract/refund
 import type { App } from '../../app-type.ts';
 
 export function receiptRefundRoutes(app: App, deps: Deps): void {
-  const db = deps.database.db;
-
   app.post(
     '/api/receipts/refund',
     {
@@ -36,13 +32,7 @@ export function receiptRefundRoutes(app: App, deps: Deps): void {
         },
       },
     },
-    async (request) => {
-      const session = sessionOf(request);
-      const parsed = parseRefund(request.body ?? {});
-      if (parsed.wallet !== session.wallet) throw new Forbidden('You can refund only your own receipts');
-      const result = await refundReceipt(db, { ...parsed, by: session.wallet }, refundChainOf(deps.chain, deps.config.confirmations), Date.now(), writeOf(request));
-      return { ok: true, ...result };
-    },
+    async (request) => deps.refunds.record({ by: sessionOf(request).wallet, body: request.body ?? {}, write: writeOf(request) }),
   );
 
   app.get(
@@ -60,9 +50,6 @@ export function receiptRefundRoutes(app: App, deps: Deps): void {
         },
       },
     },
-    async (request) => ({
-      refunds: await listRefunds(db, sessionOf(request).wallet, request.params.id),
-      token: refundChainOf(deps.chain, deps.config.confirmations)?.token ?? null,
-    }),
+    async (request) => deps.refunds.list({ wallet: sessionOf(request).wallet, receiptId: request.params.id }),
   );
 }

@@ -33,7 +33,7 @@ export function receiptTerminalRoutes(app: App, deps: Deps): void {
     async (request) => {
       const wallet = normalizeWallet(sessionOf(request).wallet);
       const receipt = await createTerminalReceipt(
-        { db, receipts: deps.stores.receipts },
+        { db, receipts: deps.stores.receipts, claims: deps.stores.claims },
         config.siteUrl,
         wallet,
         request.body ?? {},
