@@ -17,6 +17,7 @@ import { ShopService } from './domain/shop-service.ts';
 import { RefundService } from './domain/refund-service.ts';
 import { InventoryService } from './domain/inventory-service.ts';
 import { PayoutSettingsService } from './payments/payouts.ts';
+import { TerminalService } from './domain/terminal.ts';
 import { UserDirectory } from './db/user-directory.ts';
 import { createStores, type Stores } from './db/stores.ts';
 import { AuthService } from './auth/sessions.ts';
@@ -61,6 +62,8 @@ export interface Deps {
   refunds: RefundService;
   /** Inventory for the API: listed and upserted by sku (src/domain/inventory-service.ts). */
   inventory: InventoryService;
+  /** POS terminal sales from the admin app (src/domain/terminal.ts TerminalService). */
+  terminal: TerminalService;
   /** The signed-in merchant's automatic payout settings (src/payments/payouts.ts PayoutSettingsService). */
   payouts: PayoutSettingsService;
   auth: AuthService;
@@ -276,6 +279,13 @@ export async function createDeps(config: Config, opts: DepsOptions = {}): Promis
     shop: new ShopService({ db: database.db, brandName: config.brandName }),
     refunds: new RefundService({ db: database.db, claims: stores.claims, chain, confirmations: config.confirmations }),
     inventory: new InventoryService({ db: database.db, claims: stores.claims }),
+    terminal: new TerminalService({
+      db: database.db,
+      receipts: stores.receipts,
+      claims: stores.claims,
+      siteUrl: config.siteUrl,
+      receiptTtlMinutes: config.receiptTtlMinutes,
+    }),
     payouts: new PayoutSettingsService({ db: database.db, automatic: payoutWorker !== undefined }),
     auth,
     chain,

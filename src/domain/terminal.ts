@@ -107,3 +107,30 @@ export async function createTerminalReceipt(
   });
   return createdSaleView(row, siteUrl);
 }
+
+export interface TerminalServiceOptions {
+  db: Db;
+  /** The app's receipts store, which inserts the sale's receipt. */
+  receipts: ReceiptStore;
+  /** The app's write-id claims (stores.claims). */
+  claims: WriteClaims;
+  siteUrl: string;
+  receiptTtlMinutes: number;
+  now?: () => number;
+}
+
+/** POS terminal sales from the admin app, built once per app (src/deps.ts): each handler is one call. */
+export class TerminalService {
+  private readonly now: () => number;
+
+  constructor(private readonly o: TerminalServiceOptions) {
+    this.now = o.now ?? Date.now;
+  }
+
+  /** POST /api/receipts/terminal: the sale's receipt for the signed-in merchant. */
+  async sell(p: { wallet: string; input: TerminalInput; write: Write }): Promise<{ ok: true; receipt: TerminalReceipt }> {
+    const { db, receipts, claims, siteUrl, receiptTtlMinutes } = this.o;
+    const receipt = await createTerminalReceipt({ db, receipts, claims }, siteUrl, p.wallet, p.input, receiptTtlMinutes, this.now(), p.write);
+    return { ok: true, receipt };
+  }
+}

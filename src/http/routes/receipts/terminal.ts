@@ -1,7 +1,6 @@
 /** POS terminal receipts from the admin app (session cookie + CSRF); the service adds the tax line. */
 import type { Deps } from '../../../deps.ts';
 import { sessionOf } from '../../../auth/plugin.ts';
-import { createTerminalReceipt } from '../../../domain/terminal.ts';
 import { normalizeWallet } from '../../../domain/wallet.ts';
 import { writeOf } from '../../idempotency.ts';
 import { adminErrors, cookieAuth } from '../../../contract/common.ts';
@@ -9,9 +8,6 @@ import { TerminalBody, TerminalCreated } from '../../../contract/terminal.ts';
 import type { App } from '../../app-type.ts';
 
 export function receiptTerminalRoutes(app: App, deps: Deps): void {
-  const { database, config } = deps;
-  const db = database.db;
-
   app.post(
     '/api/receipts/terminal',
     {
@@ -30,18 +26,6 @@ export function receiptTerminalRoutes(app: App, deps: Deps): void {
         },
       },
     },
-    async (request) => {
-      const wallet = normalizeWallet(sessionOf(request).wallet);
-      const receipt = await createTerminalReceipt(
-        { db, receipts: deps.stores.receipts, claims: deps.stores.claims },
-        config.siteUrl,
-        wallet,
-        request.body ?? {},
-        config.receiptTtlMinutes,
-        Date.now(),
-        writeOf(request),
-      );
-      return { ok: true, receipt };
-    },
+    async (request) => deps.terminal.sell({ wallet: normalizeWallet(sessionOf(request).wallet), input: request.body ?? {}, write: writeOf(request) }),
   );
 }
