@@ -53,7 +53,7 @@ import { refusalOf } from '../chain/refusals.ts';
 import { sendSerially } from '../chain/wallet-queue.ts';
 import type { Db } from '../db/client.ts';
 import { chainStatus, receipts, receiptTransfers, receiptWatch, sweeps, type SweepAttempt } from '../db/schema.ts';
-import { centsToTokenUnits } from '../domain/money.ts';
+import { centsToTokenUnits } from '../lib/money.ts';
 import { SweepGasLimits } from './sweep-gas.ts';
 import { splitOfReceipt, sweepCall, SweepUnavailable, type SweepCall } from './pay-address.ts';
 import type { ReceiptKey } from './scanner.ts';
