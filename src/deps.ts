@@ -18,7 +18,7 @@ import { RefundService } from './domain/refund-service.ts';
 import { InventoryService } from './domain/inventory-service.ts';
 import { PayoutSettingsService } from './payments/payouts.ts';
 import { TerminalService } from './domain/terminal.ts';
-import { UserDirectory } from './db/user-directory.ts';
+import { UserDirectory } from './domain/user-directory.ts';
 import { createStores, type Stores } from './db/stores.ts';
 import { AuthService } from './auth/sessions.ts';
 import { Purger } from './auth/purge.ts';
@@ -36,7 +36,7 @@ import { createLogger } from './logger.ts';
 import { startChain, type ChainDeps } from './chain/client.ts';
 import { Deployer, deployerOf } from './chain/deployer.ts';
 import { PayoutWorker } from './payments/payout-worker.ts';
-import { keepDevSplitsConsistent, redeployMissingDevSplits } from './chain/dev-reconcile.ts';
+import { keepDevSplitsConsistent, redeployMissingDevSplits } from './payments/dev-reconcile.ts';
 
 export interface Deps {
   config: Config;
@@ -53,7 +53,7 @@ export interface Deps {
   orders: OrderService;
   /**
    * Users for the API: the directory searches read, who is live, the signed-in wallet's profile,
-   * and the writes that refresh the directory (src/db/user-directory.ts).
+   * and the writes that refresh the directory (src/domain/user-directory.ts).
    */
   users: UserDirectory;
   /** The shop configuration: read with a key, saved from the admin app (src/domain/shop-service.ts). */

@@ -3,7 +3,7 @@
  * pre-deployed PaymentSplitter against the recipients, and deploying one server-side when the
  * service has a deployer account (the dev chain's, or SPLIT_DEPLOYER_KEY).
  */
-import { AppError } from '../domain/errors.ts';
+import { AppError } from '../lib/errors.ts';
 import type { SplitChain } from '../domain/split-setup.ts';
 import type { ChainDeps } from './client.ts';
 import type { Deployer } from './deployer.ts';

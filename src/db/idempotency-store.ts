@@ -4,7 +4,8 @@
  * stored before its answer leaves.
  */
 import { and, eq } from 'drizzle-orm';
-import { isDbDown, type Db } from './client.ts';
+import type { Db } from './client.ts';
+import { isDbDown } from '../lib/db-errors.ts';
 import { idempotencyKeys } from './schema.ts';
 
 /** One stored answer, as sent. */

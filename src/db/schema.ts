@@ -211,7 +211,7 @@ export const receipts = pgTable(
     earlyMoneyCheckedAt: ms('early_money_checked_at'),
     /** After this, a receipt with nothing received becomes failed (exception expired). */
     expiresAt: ms('expires_at').notNull(),
-    /** null, underpaid, overpaid, wrong_token, expired or paid_late (src/payments/states.ts). */
+    /** null, underpaid, overpaid, wrong_token, expired or paid_late (src/domain/receipt-states.ts). */
     exception: text('exception').$type<ReceiptException>(),
     /** What the receipt's counted transfers brought, token base units as a decimal string. */
     paidUnits: text('paid_units').notNull().default('0'),

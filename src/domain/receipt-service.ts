@@ -14,9 +14,9 @@
  * Built once per app (src/deps.ts) with its clock, so each route handler is one call.
  */
 import type { Db } from '../db/client.ts';
-import { isDbDown } from '../db/client.ts';
+import { isDbDown } from '../lib/db-errors.ts';
 import type { Journal } from '../journal/journal.ts';
-import { AppError, CommitOutcomeUnknown, DatabaseUnavailable, Forbidden, InvalidInput, NotFound } from './errors.ts';
+import { AppError, CommitOutcomeUnknown, DatabaseUnavailable, Forbidden, InvalidInput, NotFound } from '../lib/errors.ts';
 import {
   checkStatusBody,
   createReceipt,

@@ -8,11 +8,11 @@ import { and, eq } from 'drizzle-orm';
 import type { Db, Tx } from '../db/client.ts';
 import type { ReceiptStore } from '../db/receipt-store.ts';
 import { receipts, type StoredLineItem } from '../db/schema.ts';
-import { CommitOutcomeUnknown, InvalidInput, NotFound } from './errors.ts';
-import { randomText } from './ids.ts';
-import { setsStatus, transition, type ReceiptException, type ReceiptStatus, type TrackingStatus } from '../payments/states.ts';
+import { CommitOutcomeUnknown, InvalidInput, NotFound } from '../lib/errors.ts';
+import { randomText } from '../lib/ids.ts';
+import { setsStatus, transition, type ReceiptException, type ReceiptStatus, type TrackingStatus } from './receipt-states.ts';
 import { applyReceiptEvent } from '../db/receipt-events.ts';
-import { centsToTokenUnits, centsToUsd, ppmToRate, usdToCents } from './money.ts';
+import { centsToTokenUnits, centsToUsd, ppmToRate, usdToCents } from '../lib/money.ts';
 import { claimWrite, type Write } from '../db/write-claims.ts';
 import { canonicalMetadata, parseMetadata, type Metadata } from './metadata.ts';
 import { parseReturnUrl } from './return-url.ts';
@@ -20,7 +20,7 @@ import { isAddress, normalizeWallet } from './wallet.ts';
 
 export type { InsertReceiptParams } from '../db/receipt-store.ts';
 
-export { isSensitiveStatus, isTrackingStatus, TRACKING_STATUSES, type TrackingStatus } from '../payments/states.ts';
+export { isSensitiveStatus, isTrackingStatus, TRACKING_STATUSES, type TrackingStatus } from './receipt-states.ts';
 
 /** A receipt is payable from creation for this long unless its creation says otherwise. */
 export const DEFAULT_TTL_MINUTES = 60;

@@ -6,7 +6,7 @@
 import type { ChainDeps } from '../chain/client.ts';
 import type { Db } from '../db/client.ts';
 import type { WriteClaims } from '../db/write-claims.ts';
-import { Forbidden } from './errors.ts';
+import { Forbidden } from '../lib/errors.ts';
 import { listRefunds, parseRefund, refundChainOf, refundReceipt, type RefundInput, type RefundResult } from './refunds.ts';
 import type { Write } from './writes.ts';
 

@@ -4,9 +4,9 @@
  */
 import type { Db } from '../db/client.ts';
 import { applyReceiptEvent } from '../db/receipt-events.ts';
-import { Forbidden, InvalidInput, NotFound } from './errors.ts';
+import { Forbidden, InvalidInput, NotFound } from '../lib/errors.ts';
 import { WriteClaims, type Write } from '../db/write-claims.ts';
-import { setsStatus, transition, type ReceiptStatus, type SensitiveStatus } from '../payments/states.ts';
+import { setsStatus, transition, type ReceiptStatus, type SensitiveStatus } from './receipt-states.ts';
 
 const SENSITIVE = /^(checkout_success|refund_[a-z0-9_]{1,40})$/;
 

@@ -15,7 +15,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { IdempotencyStore } from '../db/idempotency-store.ts';
-import { Conflict, InvalidInput } from '../domain/errors.ts';
+import { Conflict, InvalidInput } from '../lib/errors.ts';
 import { freshWrite, type Write } from '../domain/writes.ts';
 
 declare module 'fastify' {

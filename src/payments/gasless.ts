@@ -21,11 +21,11 @@ import { paymentForwarderFactoryV2Abi } from '../chain/payment-address.ts';
 import { Deployer, type SignedTx } from '../chain/deployer.ts';
 import type { Db } from '../db/client.ts';
 import { sweeps } from '../db/schema.ts';
-import { AppError, Conflict, InvalidInput } from '../domain/errors.ts';
+import { AppError, Conflict, InvalidInput } from '../lib/errors.ts';
 import { splitOfReceipt, sweepCall, SweepUnavailable } from './pay-address.ts';
 import type { ReceiptRow } from './quote.ts';
 import { amountOf } from './settle.ts';
-import { dueOf, isAwaitingMoney, type ReceiptStatus } from './states.ts';
+import { dueOf, isAwaitingMoney, type ReceiptStatus } from '../domain/receipt-states.ts';
 
 export interface AuthorizationInput {
   from: string;

@@ -11,7 +11,7 @@ import type { Hex } from 'viem';
 import type { ChainDeps } from '../chain/client.ts';
 import type { Db } from '../db/client.ts';
 import { paymentHints } from '../db/schema.ts';
-import { InvalidInput, RateLimited } from '../domain/errors.ts';
+import { InvalidInput, RateLimited } from '../lib/errors.ts';
 import { requestBalanceCheck } from './other-money.ts';
 
 const TX_HASH = /^0x[0-9a-fA-F]{64}$/;

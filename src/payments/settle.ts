@@ -1,6 +1,6 @@
 /**
  * Settles a receipt from the facts the chain holds about its payment address: sums its transfers,
- * asks the state machine (src/payments/states.ts) what that means, and stores the answer with its
+ * asks the state machine (src/domain/receipt-states.ts) what that means, and stores the answer with its
  * history entries (applyReceiptEvent, src/db/receipt-events.ts), its webhook and its effect on
  * stock, in one transaction.
  */
@@ -10,12 +10,12 @@ import { getAddress } from 'viem';
 import type { Tx } from '../db/client.ts';
 import { inventoryItems, receipts, receiptTransfers, receiptWatch, type StoredLineItem } from '../db/schema.ts';
 import { appendHistory, applyReceiptEvent, type ReceiptChange, type ReceiptUpdate } from '../db/receipt-events.ts';
-import { centsToTokenUnits, centsToUsd } from '../domain/money.ts';
+import { centsToTokenUnits, centsToUsd } from '../lib/money.ts';
 import { enqueueEvent, type WebhookEventType } from '../webhooks/outbox.ts';
 import { wrongTokenByBalance } from './other-money.ts';
 import type { ReceiptKey } from './scanner.ts';
 import { watchFrom } from './watch.ts';
-import { chainEvent, dueOf, exceptionOf, transition, type PaymentFacts, type ReceiptEvent, type ReceiptException, type ReceiptStatus, type Transition } from './states.ts';
+import { chainEvent, dueOf, exceptionOf, transition, type PaymentFacts, type ReceiptEvent, type ReceiptException, type ReceiptStatus, type Transition } from '../domain/receipt-states.ts';
 
 type ReceiptRow = typeof receipts.$inferSelect;
 type TransferRow = typeof receiptTransfers.$inferSelect;

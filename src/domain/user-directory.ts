@@ -5,12 +5,12 @@
  * src/domain/users.ts's.
  */
 import { asc, sql } from 'drizzle-orm';
-import { orDegraded } from '../domain/degraded.ts';
-import { getProfile, heartbeat, updateProfile, type HeartbeatInput, type ProfileView } from '../domain/profile.ts';
-import { listLiveUsers, searchUsers, upsertUsers, type SearchParams, type UserView } from '../domain/users.ts';
-import type { Db } from './client.ts';
-import { perDatabase } from './prepared.ts';
-import { users } from './schema.ts';
+import { orDegraded } from './degraded.ts';
+import { getProfile, heartbeat, updateProfile, type HeartbeatInput, type ProfileView } from './profile.ts';
+import { listLiveUsers, searchUsers, upsertUsers, type SearchParams, type UserView } from './users.ts';
+import type { Db } from '../db/client.ts';
+import { perDatabase } from '../db/prepared.ts';
+import { users } from '../db/schema.ts';
 import { SEARCH_SCAN_MAX } from '../contract/users.ts';
 
 /**
