@@ -5,7 +5,7 @@
  * `transition`), applied by the caller's `decide`; this module decides nothing.
  */
 import { and, eq, sql } from 'drizzle-orm';
-import type { HistorySource } from '../contract/receipts.ts';
+import type { HistorySource, ReceiptStatus } from '../contract/receipts.ts';
 import type { Transition } from '../domain/receipt-states.ts';
 import type { Tx } from './client.ts';
 import type { ReceiptRow } from './receipt-store.ts';
@@ -83,7 +83,7 @@ export async function applyReceiptEvent<C extends LockedColumns, D extends Recei
 export async function appendHistory(
   tx: Tx,
   p: { wallet: string; receiptId: string; source: HistorySource; at: number },
-  status: string,
+  status: ReceiptStatus,
   note: string | null,
 ): Promise<void> {
   await tx.execute(sql`

@@ -31,8 +31,6 @@ import {
   TrackedNothing,
   TRACKING_STATUSES,
   type CreateReceiptParams,
-  type CreatedReceipt,
-  type ReceiptStatusView,
   type TrackingStatus,
 } from './receipts.ts';
 import { DEGRADED, orDegraded, type Degraded } from './degraded.ts';
@@ -42,7 +40,7 @@ import type { WriteClaims } from '../db/write-claims.ts';
 import { assertReturnOriginAllowed, parseReturnUrl, type ReturnUrlPolicy } from './return-url.ts';
 import { setSensitiveStatus } from './sensitive-status.ts';
 import { getShopSettings } from './shop.ts';
-import type { Receipt } from '../contract/receipts.ts';
+import type { CreatedReceipt, Receipt, ReceiptStatusView } from '../contract/receipts.ts';
 
 /** How many receipts an export reads at a time: the list's largest page. */
 const EXPORT_PAGE = 200;

@@ -33,8 +33,8 @@ import { isAddress, normalizeWallet } from './wallet.ts';
 import { WriteClaims } from '../db/write-claims.ts';
 import { appendHistory, applyReceiptEvent } from '../db/receipt-events.ts';
 import type { ReceiptRow } from '../db/receipt-store.ts';
-import { transition, type ReceiptStatus } from './receipt-states.ts';
-import type { RefundVerification } from '../contract/receipts.ts';
+import { transition } from './receipt-states.ts';
+import type { ReceiptStatus, RefundVerification } from '../contract/receipts.ts';
 import { freshWrite, type Write } from './writes.ts';
 
 export interface RefundInput {
@@ -49,7 +49,7 @@ export interface RefundInput {
 export interface RefundResult {
   refundId: string;
   refundedUsd: number;
-  status: string;
+  status: ReceiptStatus;
   /** True when the refund's transfer from the merchant's own addresses is CONFIRMATIONS deep. */
   verified: boolean;
   verification: RefundVerification;
@@ -443,7 +443,7 @@ async function storeRefund(
         ? ` in ${p.txHash} (unverified: not sent from the merchant's wallet, split or payment address)`
         : ` in ${p.txHash} log ${proof.logIndex} (${deep ? 'verified' : `verified once ${chain?.confirmations} blocks deep`})`;
   return {
-    transition: full ? transition(receipt.status as ReceiptStatus, { type: 'refunded' }) : null,
+    transition: full ? transition(receipt.status, { type: 'refunded' }) : null,
     note: `refund ${refundId}: ${centsToUsd(p.cents)} USD to ${p.buyer}${where}`,
     receipt,
     already,
@@ -457,11 +457,14 @@ async function refundResultOf(tx: Tx, wallet: string, refundId: string): Promise
   const [refund] = await tx.select().from(refunds).where(and(eq(refunds.wallet, wallet), eq(refunds.id, refundId)));
   if (refund === undefined) throw new NotFound(`Refund ${refundId} not found`);
   const [receipt] = await tx.select({ status: receipts.status }).from(receipts).where(and(eq(receipts.wallet, wallet), eq(receipts.id, refund.receiptId)));
+  // The answer's status is a receipt's (RefundRecorded in src/contract/refunds.ts): a refund whose
+  // receipt is gone has none to give.
+  if (receipt === undefined) throw new NotFound(`Receipt ${refund.receiptId} not found`);
   const [done] = await tx
     .select({ total: sum(refunds.amountCents) })
     .from(refunds)
     .where(and(eq(refunds.wallet, wallet), eq(refunds.receiptId, refund.receiptId)));
-  return { refundId, refundedUsd: centsToUsd(BigInt(done?.total ?? '0')), status: receipt?.status ?? 'unknown', verified: refund.verifiedAt !== null, verification: verificationOf(refund) };
+  return { refundId, refundedUsd: centsToUsd(BigInt(done?.total ?? '0')), status: receipt.status, verified: refund.verifiedAt !== null, verification: verificationOf(refund) };
 }
 
 export async function listRefunds(db: Db, wallet: string, receiptId: string) {

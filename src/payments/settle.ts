@@ -109,8 +109,8 @@ function transferKey(t: Pick<TransferRow, 'transactionHash' | 'logIndex'> | unde
 export function paymentEventData(
   row: ReceiptRow,
   f: Pick<PaymentFacts, 'amount' | 'paid'>,
-  status: string,
-  exception: string | null,
+  status: ReceiptStatus,
+  exception: ReceiptException | null,
   c: Pick<SettleContext, 'token' | 'decimals'>,
 ) {
   const due = dueOf(f.amount, f.paid).toString();
@@ -164,7 +164,7 @@ async function settlementOf(tx: Tx, row: ReceiptRow, c: SettleContext): Promise<
   const initial = row.source === 'terminal' ? 'generated' : 'pending';
   // No money of the token (never any, or a reorganisation withdrew it all): back where it began.
   const event: ReceiptEvent = chainEvent(f) ?? { type: 'withdrawn', initial };
-  const status = row.status as ReceiptStatus;
+  const status = row.status;
   // Several steps at once (with CONFIRMATIONS=1 a transfer is deep when first seen): the history
   // still shows each one the receipt went through.
   const moved = transition(status, event);
@@ -203,7 +203,7 @@ export async function settleReceipt(tx: Tx, key: ReceiptKey, c: SettleContext): 
     return { unswept: 0n, payAddress: null };
   }
   const { facts: f, event, exception, transfers, newest } = settled;
-  const status = row.status as ReceiptStatus;
+  const status = row.status;
   const to = settled.transition?.to ?? status;
   const paidBefore = BigInt(row.paidUnits);
   const chainEntry = { wallet: row.wallet, receiptId: row.id, source: 'chain', at: c.now } as const;
@@ -335,7 +335,7 @@ async function expiryOf(tx: Tx, row: ReceiptRow, now: number, token: string): Pr
     .from(receiptTransfers)
     .where(and(eq(receiptTransfers.wallet, row.wallet), eq(receiptTransfers.receiptId, row.id), eq(receiptTransfers.kind, 'in')));
   if (countedTransfers(transfers, token).length > 0) return null;
-  const expired = transition(row.status as ReceiptStatus, { type: 'expired' });
+  const expired = transition(row.status, { type: 'expired' });
   if (expired === null) return null;
   // Other money found by balance never stops expiry; the receipt keeps wrong_token so the merchant
   // still sees it there and can sweep it.
