@@ -3,6 +3,62 @@
 // `npm run lint`; `npm test` runs it (test/lint.test.ts).
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import boundaries from 'eslint-plugin-boundaries';
+
+// The layers of src (docs/architecture.md "Layers", issue 26 item 3), top to bottom. A folder
+// imports only from the layers below its own: never from its own layer's other folders, never
+// upwards. So no import runs back up and no two folders import each other. The process entries and
+// the composition (src/*.ts: main, app, deps, the CLIs, config, logger) sit on top.
+export const LAYERS = [
+  ['root'],
+  ['http'],
+  ['auth'],
+  ['gateway', 'journal', 'payments'],
+  ['domain'],
+  ['webhooks'],
+  ['workers', 'chain', 'storage'],
+  ['db'],
+  ['lib'],
+  ['contract'],
+];
+
+/** The boundaries/dependencies policies for LAYERS: each folder may import the layers below it. */
+function layerPolicies() {
+  return LAYERS.flatMap((layer, i) => {
+    const below = LAYERS.slice(i + 1).flat();
+    return layer.map((type) => ({ from: { element: { type } }, allow: { to: { element: { types: below } } } }));
+  });
+}
+
+/** The rule that holds every file of src to LAYERS; test/unit/layers.test.ts lints snippets with it alone. */
+export const LAYERS_CONFIG = {
+  // The layers (LAYERS above). A type-only import is let through in any direction: it is erased
+  // when the code runs, so it orders no module loading and makes no cycle; the routes take the
+  // composition's Deps type (src/deps.ts) that way, and a layer names the shapes above it that
+  // it is handed (a pricing line, a transition) without calling into that layer.
+  files: ['src/**/*.ts'],
+  plugins: { boundaries },
+  settings: {
+    'boundaries/elements': [
+      // The first descriptor that matches a file names its element, so src itself comes last.
+      ...LAYERS.flat().filter((type) => type !== 'root').map((type) => ({ type, pattern: `src/${type}`, partialMatch: false })),
+      { type: 'root', pattern: 'src', partialMatch: false },
+    ],
+  },
+  rules: {
+    'boundaries/dependencies': [
+      'error',
+      {
+        default: 'disallow',
+        message: 'Imports run down the layers only (docs/architecture.md, "Layers"; LAYERS in eslint.config.js).',
+        policies: [
+          ...layerPolicies(),
+          { from: { element: { types: LAYERS.flat() } }, allow: { dependency: { kind: 'type' } } },
+        ],
+      },
+    ],
+  },
+};
 
 // The HTTP boundary (docs/architecture.md "The HTTP boundary", issue 26 item 3): route handlers and
 // the rest of the HTTP layer reach the database only through the stores (src/db/*-store.ts, the
@@ -45,10 +101,6 @@ const HTTP_DB_EXCEPTIONS = [
   // Idempotency keys have no store: the plugin reads and writes idempotency_keys itself and tells
   // a database that is away (isDbDown) from a stored answer (issue 26 item 1: a store per table).
   { files: ['src/http/idempotency.ts'], allow: ['drizzle', 'schema', 'client'] },
-  // The error handler maps a database that cannot be reached to 503 by asking the client how the
-  // error looks (isConnectionError, neverReachedServer); the classification is not a leaf module
-  // yet (issue 26 item 3: leaf modules at the bottom).
-  { files: ['src/http/errors.ts'], allow: ['client'] },
   // GET /healthz reads the chain worker's cursor (chain_cursors) with its own query; the scanner,
   // reconcile and early-money each read it the same way, and none is a store yet (issue 26 item 4).
   { files: ['src/http/routes/health.ts'], allow: ['drizzle', 'schema'] },
@@ -104,4 +156,5 @@ export default tseslint.config(
     rules: httpDbBoundary(),
   },
   ...HTTP_DB_EXCEPTIONS.map(({ files, allow }) => ({ files, rules: httpDbBoundary(allow) })),
+  LAYERS_CONFIG,
 );

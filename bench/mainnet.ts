@@ -12,21 +12,31 @@
  *   payments  BENCH_MAINNET_PAYMENTS receipts paid one after the other, a block apart: block →
  *             completed p50 / p95 (the block's timestamp to the `completed` entry of the status
  *             history), and the calls, compute units and bytes over the idle rate, per payment
+ *   dust      BENCH_MAINNET_DUST_ROUNDS rounds of a payment alone, then a stranger's 1-unit dust to
+ *             400 payment addresses of another merchant followed by a payment: the delay is the
+ *             p50 after the dust less the p50 alone (issue 23: at most 2 s), each payment timed
+ *             like the ones above; rounds alternate so that drift in the machine's load falls on
+ *             both
  *
  * Writes bench/results/mainnet-latest.{json,md} (mainnet-quick.* with BENCH_QUICK=1).
  *   BENCH_MAINNET=0            skips this part
  *   BENCH_MAINNET_IDLE_SEC=n   idle seconds measured (default 60; 30 with BENCH_QUICK=1)
  *   BENCH_MAINNET_PAYMENTS=n   payments (default 12; 6 with BENCH_QUICK=1)
+ *   BENCH_MAINNET_DUST_ROUNDS=n  dust rounds (default 5; 2 with BENCH_QUICK=1; 0 skips them)
  * Run alone with `tsx bench/mainnet.ts`; `npm run bench` runs it last.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { and, count, eq, isNull } from 'drizzle-orm';
+import type { Address } from 'viem';
+import { receipts } from '../src/db/schema.ts';
 import { computeUnits } from '../src/chain/compute-units.ts';
 import { ROOT } from '../scripts/service-launcher.ts';
 import { startSim, type ProviderStats, type Sim } from '../test/sim/helpers.ts';
-import { openReceipt, openShop, pay, reaches, startSimApp, type SimApp } from '../test/sim/shop.ts';
+import { openReceipt, openShop, pay, payAndTime, reaches, startSimApp, type SimApp } from '../test/sim/shop.ts';
+import { waitFor } from '../test/helpers/wait.ts';
 import { percentile, type Stats } from './payments.ts';
 import { machine, type Machine } from './bench-run.ts';
 
@@ -34,6 +44,8 @@ import { machine, type Machine } from './bench-run.ts';
 const DAY_SEC = 86_400;
 const WARMUP_SEC = 20;
 const SETTLE_MS = 180_000;
+/** Payment addresses each dust round sends 1 unit to, in one transaction (issue 23). */
+const DUST_ADDRESSES = 400;
 
 export interface Cost {
   seconds: number;
@@ -54,6 +66,8 @@ export interface MainnetReport {
   blockToCompletedMs: Stats;
   samplesMs: number[];
   completed: number;
+  /** Block → completed of payments alone and right after dust, round by round; null when skipped. */
+  dust: { rounds: number; aloneMs: number[]; afterDustMs: number[]; delayP50Ms: number } | null;
 }
 
 function costOf(stats: ProviderStats, seconds: number): Cost {
@@ -112,6 +126,42 @@ async function paymentPhase(sim: Sim, app: SimApp, count: number, idle: MainnetR
   };
 }
 
+/**
+ * DUST_ADDRESSES payment addresses of another merchant are stored first, and the worker has looked
+ * at each for early money (a cost of new receipts, not of dust). Then each round times a payment
+ * alone, sends 1 unit to every one of those addresses in one transaction (a round after the first
+ * dusts receipts already short, which the worker settles again all the same) and times a payment
+ * right after it: what the dust costs another merchant, as test/sim/dust.test.ts measures it once.
+ */
+async function dustPhase(sim: Sim, app: SimApp, rounds: number): Promise<NonNullable<MainnetReport['dust']>> {
+  const victim = await openShop(sim, app.t);
+  const dusted = await openShop(sim, app.t);
+  const targets: Address[] = [];
+  for (let i = 0; i < DUST_ADDRESSES; i++) targets.push((await openReceipt(app.t, dusted, `dust-${i}`, 1)).payTo);
+  await waitFor(
+    async () => {
+      const [left] = await app.t.deps.database.db
+        .select({ n: count() })
+        .from(receipts)
+        .where(and(eq(receipts.wallet, dusted.wallet.toLowerCase()), isNull(receipts.earlyMoneyCheckedAt)));
+      return left!.n === 0 ? true : undefined;
+    },
+    SETTLE_MS,
+    'the early-money look at every dusted address',
+    500,
+  );
+  const aloneMs: number[] = [];
+  const afterDustMs: number[] = [];
+  for (let round = 0; round < rounds; round++) {
+    aloneMs.push((await payAndTime(sim, app.t, victim, `alone-${round}`, 4.2, SETTLE_MS)).ms);
+    await sim.scatter(targets, 1n);
+    afterDustMs.push((await payAndTime(sim, app.t, victim, `after-dust-${round}`, 4.4, SETTLE_MS)).ms);
+    console.log(`dust round ${round + 1} of ${rounds}: alone ${aloneMs.at(-1)} ms, after the dust ${afterDustMs.at(-1)} ms`);
+  }
+  const p50 = (xs: number[]) => percentile([...xs].sort((a, b) => a - b), 50);
+  return { rounds, aloneMs, afterDustMs, delayP50Ms: p50(afterDustMs) - p50(aloneMs) };
+}
+
 export function mainnetMarkdown(r: MainnetReport): string {
   const n = (x: number, d = 0) => x.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
   return [
@@ -131,6 +181,12 @@ export function mainnetMarkdown(r: MainnetReport): string {
     `| compute units per payment (over idle) | ${n(r.payments.computeUnitsPerPayment)} | ≤ 200 |`,
     `| kB of answers per payment (over idle) | ${n(r.payments.kbPerPayment, 1)} | |`,
     `| calls refused by the rate limit, idle / payments | ${r.idle.rateLimitedCalls} / ${r.payments.rateLimitedCalls} | |`,
+    ...(r.dust === null
+      ? []
+      : [
+          `| dust to ${DUST_ADDRESSES} addresses: delay of the next payment, p50 of ${r.dust.rounds} | ${n(r.dust.delayP50Ms / 1000, 1)} s | ≤ 2 s |`,
+          `| payments alone / after dust, block → completed | ${r.dust.aloneMs.map((ms) => n(ms / 1000, 1)).join(', ')} / ${r.dust.afterDustMs.map((ms) => n(ms / 1000, 1)).join(', ')} s | |`,
+        ]),
     '',
     `Idle calls by method over ${n(r.idle.seconds)} s: ${Object.entries(r.idle.methods).map(([m, c]) => `${m} ${c}`).join(', ')}`,
     '',
@@ -161,6 +217,7 @@ export async function benchMainnet(env: NodeJS.ProcessEnv = process.env): Promis
   const quick = ['1', 'true', 'yes'].includes((env.BENCH_QUICK ?? '').toLowerCase());
   const idleSec = Number(env.BENCH_MAINNET_IDLE_SEC?.trim() || (quick ? 30 : 60));
   const count = Number(env.BENCH_MAINNET_PAYMENTS?.trim() || (quick ? 6 : 12));
+  const dustRounds = Number(env.BENCH_MAINNET_DUST_ROUNDS?.trim() || (quick ? 2 : 5));
   if (!Number.isInteger(idleSec) || idleSec < 10 || idleSec > 3600) {
     console.error('BENCH_MAINNET_IDLE_SEC must be whole seconds from 10 to 3600');
     return 1;
@@ -169,7 +226,11 @@ export async function benchMainnet(env: NodeJS.ProcessEnv = process.env): Promis
     console.error('BENCH_MAINNET_PAYMENTS must be a whole number from 2 to 500');
     return 1;
   }
-  console.log(`\nMainnet-shaped simulation: ${WARMUP_SEC} s warm-up, ${idleSec} s idle, ${count} payments`);
+  if (!Number.isInteger(dustRounds) || dustRounds < 0 || dustRounds > 50) {
+    console.error('BENCH_MAINNET_DUST_ROUNDS must be a whole number from 0 to 50');
+    return 1;
+  }
+  console.log(`\nMainnet-shaped simulation: ${WARMUP_SEC} s warm-up, ${idleSec} s idle, ${count} payments, ${dustRounds} dust rounds`);
   const loadAtStart = os.loadavg()[0] ?? 0;
   let sim: Sim | undefined;
   let app: SimApp | undefined;
@@ -180,6 +241,7 @@ export async function benchMainnet(env: NodeJS.ProcessEnv = process.env): Promis
     await new Promise((r) => setTimeout(r, WARMUP_SEC * 1000));
     const idle = await idlePhase(sim, idleSec);
     const paid = await paymentPhase(sim, app, count, idle);
+    const dust = dustRounds === 0 ? null : await dustPhase(sim, app, dustRounds);
     const sorted = [...paid.samples].sort((a, b) => a - b);
     const report: MainnetReport = {
       generatedAt: new Date().toISOString(),
@@ -191,6 +253,7 @@ export async function benchMainnet(env: NodeJS.ProcessEnv = process.env): Promis
       blockToCompletedMs: { p50: percentile(sorted, 50), p95: percentile(sorted, 95), max: sorted.at(-1) ?? NaN },
       samplesMs: paid.samples,
       completed: paid.samples.length,
+      dust,
     };
     const md = mainnetMarkdown(report);
     console.log('\n' + md);

@@ -6,7 +6,7 @@
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { processAlive } from '../src/process-alive.ts';
+import { processAlive } from '../src/lib/process-alive.ts';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 

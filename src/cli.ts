@@ -21,12 +21,12 @@ import type { ChainDeps } from './chain/client.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import type { Database } from './db/client.ts';
 import { DataDirLocked } from './db/data-dir-lock.ts';
-import { AppError } from './domain/errors.ts';
+import { AppError } from './lib/errors.ts';
 import { isAddress } from './domain/wallet.ts';
 import { PRODUCTS, SCOPES, isScope } from './gateway/scopes.ts';
 import type { CreateSubscriptionParams, KeySlot, SubscriptionView } from './gateway/subscriptions.ts';
 import type { ReconcileReport, SplitReconciliation, Totals } from './payments/reconcile.ts';
-import { SERVICE_UMASK } from './data-dir.ts';
+import { SERVICE_UMASK } from './lib/data-dir.ts';
 
 // What a command needs beyond reading its command line (the database, viem, the chain, the dev
 // commands' HTTP client) is imported when that command runs: a typo, --help or products answers

@@ -13,7 +13,7 @@ import { Journal } from './journal/journal.ts';
 import { returnUrlPolicy } from './domain/return-url.ts';
 import { ReceiptService } from './domain/receipt-service.ts';
 import { OrderService } from './domain/orders.ts';
-import { UserDirectory } from './db/user-directory.ts';
+import { UserDirectory } from './domain/user-directory.ts';
 import { createStores, type Stores } from './db/stores.ts';
 import { AuthService } from './auth/sessions.ts';
 import { Purger } from './auth/purge.ts';
@@ -31,7 +31,7 @@ import { createLogger } from './logger.ts';
 import { startChain, type ChainDeps } from './chain/client.ts';
 import { Deployer, deployerOf } from './chain/deployer.ts';
 import { PayoutWorker } from './payments/payout-worker.ts';
-import { keepDevSplitsConsistent, redeployMissingDevSplits } from './chain/dev-reconcile.ts';
+import { keepDevSplitsConsistent, redeployMissingDevSplits } from './payments/dev-reconcile.ts';
 
 export interface Deps {
   config: Config;
@@ -46,7 +46,7 @@ export interface Deps {
   receipts: ReceiptService;
   /** Orders for the API: the rules of src/domain/orders.ts, placed in batches by stores.orders. */
   orders: OrderService;
-  /** The users directory searches read, and the writes that refresh it (src/db/user-directory.ts). */
+  /** The users directory searches read, and the writes that refresh it (src/domain/user-directory.ts). */
   users: UserDirectory;
   auth: AuthService;
   blobs: BlobStore;

@@ -3,7 +3,7 @@
  */
 import { ConfigError, configWarnings, loadConfig } from './config.ts';
 import type { Deps } from './deps.ts';
-import { secureDataDir, SERVICE_UMASK } from './data-dir.ts';
+import { secureDataDir, SERVICE_UMASK } from './lib/data-dir.ts';
 import { DataDirLocked } from './db/data-dir-lock.ts';
 import { portProblem, startChecks } from './start-checks.ts';
 

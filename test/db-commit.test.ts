@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { sql } from 'drizzle-orm';
-import { CommitOutcomeUnknown } from '../src/domain/errors.ts';
+import { CommitOutcomeUnknown } from '../src/lib/errors.ts';
 import { useFreshPostgres } from './helpers/app.ts';
 
 const serverUrl = process.env.DATABASE_URL;

@@ -7,7 +7,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { sql } from 'drizzle-orm';
-import { isDbDown, openDatabase } from '../src/db/client.ts';
+import { openDatabase } from '../src/db/client.ts';
+import { isDbDown } from '../src/lib/db-errors.ts';
 import { keyedMerchant } from './helpers/merchant.ts';
 import { postgresBinDir, usePrivatePostgres } from './helpers/private-postgres.ts';
 import { http, startService, TEST_EDGE_SECRET } from './helpers/service.ts';

@@ -13,7 +13,7 @@ import { and, eq } from 'drizzle-orm';
 import { pino } from 'pino';
 import { openDatabase, type Database } from '../src/db/client.ts';
 import { receipts, receiptStatusHistory, rejectedWrites, webhookEvents, writeIds } from '../src/db/schema.ts';
-import { Conflict, InvalidInput } from '../src/domain/errors.ts';
+import { Conflict, InvalidInput } from '../src/lib/errors.ts';
 import { createReceipt, recordTrackingStatus } from '../src/domain/receipts.ts';
 import { applyEntry, parseEntry } from '../src/journal/entries.ts';
 import { Journal } from '../src/journal/journal.ts';

@@ -1,6 +1,7 @@
 /**
  * The whole tree passes the linter (eslint.config.js: typescript-eslint's recommended rules with
- * type information): no error and no warning. Run as a process (`npm run lint` does the same), so
+ * type information, the HTTP boundary and the layers of src, whose refusals test/unit/layers.test.ts
+ * checks): no error and no warning. Run as a process (`npm run lint` does the same), so
  * it sits in the system tier; type-aware linting of every file takes minutes on a small machine.
  */
 import assert from 'node:assert/strict';

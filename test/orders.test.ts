@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { openDatabase, type Db } from '../src/db/client.ts';
-import { AppError } from '../src/domain/errors.ts';
+import { AppError } from '../src/lib/errors.ts';
 import { OrderService } from '../src/domain/orders.ts';
 import { createStores } from '../src/db/stores.ts';
 import { getSplitConfig, storeSplitConfig } from '../src/domain/splits.ts';

@@ -130,7 +130,7 @@ describe('receipt views stored with the row', () => {
     await db().insert(receipts).values({ ...row!, id: 'without', payToken: 'tok-without', summaryJson: null, stateJson: null, detailJson: null });
     const history = await db().select().from(receiptStatusHistory).where(and(eq(receiptStatusHistory.wallet, wallet), eq(receiptStatusHistory.receiptId, 'with')));
     // As sources the creation uses, so no trigger renders the copy's views.
-    await db().insert(receiptStatusHistory).values(history.map(({ seq: _, ...h }) => ({ ...h, receiptId: 'without', source: 'api' })));
+    await db().insert(receiptStatusHistory).values(history.map(({ seq: _, ...h }) => ({ ...h, receiptId: 'without', source: 'api' as const })));
     await db().update(receiptStatusHistory).set({ source: 'api' }).where(and(eq(receiptStatusHistory.wallet, wallet), eq(receiptStatusHistory.receiptId, 'with')));
     assert.deepEqual(await unrenderedReceipts(db()).then((keys) => keys.filter((k) => k.startsWith(wallet))), [`${wallet} without`]);
     const withText = await t.deps.stores.receipts.detailJson(wallet, 'with', 'Splitline');

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { slotsTaken, takeSlot } from '../src/db/counters.ts';
-import { RateLimited } from '../src/domain/errors.ts';
+import { RateLimited } from '../src/lib/errors.ts';
 import { MAX_SPLIT_DEPLOYS_PER_WALLET_PER_DAY, PLATFORM_COUNTER_WALLET, setUpSplit, type SplitChain } from '../src/domain/split-setup.ts';
 import { MAX_SUBSCRIPTIONS_PER_MERCHANT } from '../src/gateway/subscriptions.ts';
 import { MAX_ENDPOINTS } from '../src/webhooks/endpoints.ts';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { AppError } from '../src/domain/errors.ts';
+import { AppError } from '../src/lib/errors.ts';
 import { saveShopConfig, type ShopConfigInput } from '../src/domain/shop.ts';
 import { randomWallet, startTestApp, type TestApp } from './helpers/app.ts';
 

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { users } from '../src/db/schema.ts';
-import { InvalidInput } from '../src/domain/errors.ts';
-import { SEARCH_SNAPSHOT_MAX_AGE_MS, UserDirectory } from '../src/db/user-directory.ts';
+import { InvalidInput } from '../src/lib/errors.ts';
+import { SEARCH_SNAPSHOT_MAX_AGE_MS, UserDirectory } from '../src/domain/user-directory.ts';
 import { listLiveUsers, searchUsers, searchWindow } from '../src/domain/users.ts';
 import type { Db } from '../src/db/client.ts';
 import { appWithDatabaseAway, randomWallet, startTestApp, type TestApp } from './helpers/app.ts';

@@ -4,8 +4,8 @@
  * A subscription key never opens these routes.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { prependOnRequest } from '../http/route-hooks.ts';
-import { Forbidden, RateLimited, Unauthorized } from '../domain/errors.ts';
+import { prependOnRequest } from '../lib/route-hooks.ts';
+import { Forbidden, RateLimited, Unauthorized } from '../lib/errors.ts';
 import { SESSION_RATE_LIMIT_PER_MINUTE, setRateHeaders } from '../gateway/plugin.ts';
 import type { RateLimiter } from '../gateway/rate-limit.ts';
 import { safeEqual } from '../gateway/keys.ts';

@@ -9,9 +9,9 @@ import { jwtVerify, SignJWT } from 'jose';
 import type { Hex } from 'viem';
 import type { Db } from '../db/client.ts';
 import { authNonces, sessions, userRoles } from '../db/schema.ts';
-import { Forbidden, InvalidInput, Unauthorized } from '../domain/errors.ts';
+import { Forbidden, InvalidInput, Unauthorized } from '../lib/errors.ts';
 import { isAddress, normalizeWallet } from '../domain/wallet.ts';
-import { loginTypedData, loginTypedDataForWallet } from './typed-data.ts';
+import { loginTypedData, loginTypedDataForWallet } from '../contract/typed-data.ts';
 import type { SignatureVerifier } from './signature.ts';
 import type { GrantedRole, Role } from '../contract/roles.ts';
 

@@ -1,5 +1,5 @@
 import { recoverTypedDataAddress, type Hex, type PublicClient } from 'viem';
-import type { loginTypedData } from './typed-data.ts';
+import type { loginTypedData } from '../contract/typed-data.ts';
 
 export type LoginTypedData = ReturnType<typeof loginTypedData>;
 

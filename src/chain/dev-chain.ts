@@ -18,7 +18,7 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import { DEV_ACCOUNT_COUNT, DEV_MNEMONIC } from './dev-accounts.ts';
 import { DevChainStartError } from './errors.ts';
-import { processAlive } from '../process-alive.ts';
+import { processAlive } from '../lib/process-alive.ts';
 
 export const DEV_CHAIN_ID = 31337;
 const ANVIL_PACKAGE = '@foundry-rs/anvil-linux-amd64';

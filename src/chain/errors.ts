@@ -81,6 +81,20 @@ export class SplitReleaseError extends ChainError {
 }
 
 /**
+ * The first error in `err`'s cause chain, `err` itself first, that is a `type`: viem's errors are
+ * told apart by their classes, never by their names. viem's BaseError.walk does this along a chain
+ * of viem errors; this also walks through the errors of ours and of Node that wrap them.
+ */
+export function causeOf<T extends Error>(err: unknown, type: abstract new (...args: never[]) => T): T | undefined {
+  const seen = new Set<unknown>();
+  for (let e: unknown = err; e instanceof Error && !seen.has(e); e = e.cause) {
+    seen.add(e);
+    if (e instanceof type) return e;
+  }
+  return undefined;
+}
+
+/**
  * True when a contract call failed because of what the contract is (it reverted, or answered
  * nothing because no such function exists there), not because the node could not be reached.
  */

@@ -10,6 +10,8 @@
  * LAG_RETRIES times: the next request usually reaches a node that has the block. Any other error,
  * a revert above all, is an answer about the call and is thrown at once.
  */
+import { HttpRequestError } from 'viem';
+
 /**
  * Immediate re-asks of a read that a lagging node could not answer: with one answer in three from
  * such a node, four asks all miss about once in a hundred reads.
@@ -30,7 +32,7 @@ function* causes(err: unknown): Generator<object> {
 /** Whether the node answered with a JSON-RPC error (it has a code), rather than the transport failing. */
 export function isRpcAnswer(err: unknown): boolean {
   for (const e of causes(err)) {
-    if (typeof (e as { code?: unknown }).code === 'number' && (e as { name?: string }).name !== 'HttpRequestError') return true;
+    if (typeof (e as { code?: unknown }).code === 'number' && !(e instanceof HttpRequestError)) return true;
   }
   return false;
 }

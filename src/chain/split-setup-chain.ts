@@ -3,10 +3,12 @@
  * pre-deployed PaymentSplitter against the recipients, and deploying one server-side when the
  * service has a deployer account (the dev chain's, or SPLIT_DEPLOYER_KEY).
  */
-import { AppError } from '../domain/errors.ts';
+import { InsufficientFundsError } from 'viem';
+import { AppError } from '../lib/errors.ts';
 import type { SplitChain } from '../domain/split-setup.ts';
 import type { ChainDeps } from './client.ts';
 import type { Deployer } from './deployer.ts';
+import { causeOf } from './errors.ts';
 import { deploySplit, verifySplitMatches } from './split-contract.ts';
 
 /** The chain could not be asked or did not take the transaction: the admin may retry. */
@@ -35,8 +37,9 @@ export class DeployerUnfunded extends AppError {
 
 /** viem's InsufficientFundsError, or a node's own words for it. */
 function isInsufficientFunds(err: unknown): boolean {
+  if (causeOf(err, InsufficientFundsError) !== undefined) return true;
   for (let e: unknown = err, depth = 0; e instanceof Error && depth < 6; e = e.cause, depth++) {
-    if (e.name === 'InsufficientFundsError' || /insufficient funds|exceeds the balance of the account|OutOfFunds/i.test(e.message)) return true;
+    if (/insufficient funds|exceeds the balance of the account|OutOfFunds/i.test(e.message)) return true;
   }
   return false;
 }

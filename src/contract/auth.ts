@@ -3,7 +3,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { HANDLER_CHECKS, HandlerCheckedWallet, Wallet } from './common.ts';
 import { RoleSchema } from './roles.ts';
 // No imports of its own, so the browser bundle may take it.
-import { EIP712_DOMAIN_TYPE, LOGIN_STATEMENT, LOGIN_TYPES } from '../auth/typed-data.ts';
+import { EIP712_DOMAIN_TYPE, LOGIN_STATEMENT, LOGIN_TYPES } from './typed-data.ts';
 
 export const Session = Type.Object({
   wallet: Wallet,
@@ -16,7 +16,7 @@ export const SessionAnswer = Type.Object(Session.properties, { description: 'The
 
 const TypedField = Type.Object({ name: Type.String(), type: Type.String() });
 
-/** The EIP-712 payload of src/auth/typed-data.ts, as eth_signTypedData_v4 takes it. */
+/** The EIP-712 payload of src/contract/typed-data.ts, as eth_signTypedData_v4 takes it. */
 export const TypedData = Type.Object(
   {
     domain: Type.Object({ name: Type.String({ examples: ['Splitline'] }), version: Type.String({ examples: ['1'] }), chainId: Type.Integer({ examples: [31337] }) }),

@@ -12,7 +12,7 @@ import { Type, type NumberOptions, type Static, type StringOptions, type TRef, t
  * the check answers an error code of its own that the specification names (invalid_wallet
  * rather than invalid_input), or JSON Schema cannot state it exactly (`multipleOf: 0.01` is
  * inexact for binary floats: 19.99 / 0.01 is not a whole number, so a validator would refuse
- * $19.99; src/domain/money.ts checks the decimal text instead). src/http/openapi.ts merges
+ * $19.99; src/lib/money.ts checks the decimal text instead). src/http/openapi.ts merges
  * these keywords into the schema it publishes.
  */
 export const HANDLER_CHECKS = 'x-handler-checks';
@@ -42,7 +42,7 @@ export function answerEnum(values: readonly string[], options: StringOptions = {
   return Type.Unsafe<string>({ ...options, type: 'string', enum: [...values] }) as TUnsafe<string> & { readonly type: 'string' };
 }
 
-/** How a list route answers: JSON (the default), or every row as text/csv (`format=csv`, src/csv.ts). */
+/** How a list route answers: JSON (the default), or every row as text/csv (`format=csv`, src/lib/csv.ts). */
 export const EXPORT_FORMATS = ['json', 'csv'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 
@@ -167,11 +167,11 @@ export function HandlerCheckedWallet(options: StringOptions = {}) {
 
 export const TxHash = Type.String({ pattern: '^0x[0-9a-fA-F]{64}$', description: 'Transaction hash: 0x + 64 hex digits' });
 
-/** The largest amount the server holds, in cents (src/domain/money.ts). */
+/** The largest amount the server holds, in cents (src/lib/money.ts). */
 export const MAX_CENTS = 100_000_000_000_000n;
 const MAX_USD = Number(MAX_CENTS / 100n);
 
-/** A USD amount the server holds in cents: at most two decimals (checked by src/domain/money.ts). */
+/** A USD amount the server holds in cents: at most two decimals (checked by src/lib/money.ts). */
 export function Usd(options: NumberOptions = {}) {
   return Type.Number({ minimum: 0, maximum: MAX_USD, ...options, [HANDLER_CHECKS]: { multipleOf: 0.01 } });
 }

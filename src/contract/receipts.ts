@@ -6,7 +6,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { answerEnum, BaseUnits, Degraded, EXPORT_FORMATS, HANDLER_CHECKS, Nullable, PositiveUsd, ref, stringEnum, TokenUnits, TxHash, Usd, Wallet, WALLET } from './common.ts';
 
 // ---------------------------------------------------------------------------------------------
-// Statuses (the state machine over them is src/payments/states.ts)
+// Statuses (the state machine over them is src/domain/receipt-states.ts)
 
 export const CHAIN_STATUSES = ['tx_mined', 'recipient_validated', 'tx_mismatch', 'completed', 'failed', 'refunded'] as const;
 export const INITIAL_STATUSES = ['pending', 'generated'] as const;

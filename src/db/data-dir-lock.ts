@@ -7,7 +7,7 @@
  */
 import { closeSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import path from 'node:path';
-import { processAlive } from '../process-alive.ts';
+import { processAlive } from '../lib/process-alive.ts';
 
 export class DataDirLocked extends Error {
   constructor(

@@ -29,10 +29,11 @@
  * error propagates and the error handler answers 503 database_unavailable; nothing is acknowledged
  * that was not stored.
  */
-import { CommitOutcomeUnknown, Conflict } from '../domain/errors.ts';
+import { CommitOutcomeUnknown, Conflict } from '../lib/errors.ts';
 import { UNLIMITED } from '../contract/inventory.ts';
 import { GroupCommit, type Settled } from './batch.ts';
-import { isConnectionError, isDbDown, type Db } from './client.ts';
+import { type Db } from './client.ts';
+import { isConnectionError, isDbDown } from '../lib/db-errors.ts';
 import { itemKey, lockStock, readBatch, readUnclaimed, StockMoved, writeStock, type BatchRead, type ItemRef, type ItemRow, type MerchantSetup, type Take } from './order-batch.ts';
 import type { InsertReceiptParams, ReceiptRow, ReceiptStore } from './receipt-store.ts';
 import type { Write, WriteClaims } from './write-claims.ts';

@@ -1,12 +1,12 @@
 /**
  * How a receipt meets an event, for every caller that moves one (tracking and sensitive statuses,
  * the chain's settlement and expiry): lock the row, let the caller's rules decide, store the
- * status, append the history. The rules are the receipt state machine (src/payments/states.ts
+ * status, append the history. The rules are the receipt state machine (src/domain/receipt-states.ts
  * `transition`), applied by the caller's `decide`; this module decides nothing.
  */
 import { and, eq, sql } from 'drizzle-orm';
-import type { HistorySource } from '../contract/receipts.ts';
-import type { Transition } from '../payments/states.ts';
+import type { HistorySource, ReceiptStatus } from '../contract/receipts.ts';
+import type { Transition } from '../domain/receipt-states.ts';
 import type { Tx } from './client.ts';
 import type { ReceiptRow } from './receipt-store.ts';
 import { receipts, receiptStatusHistory } from './schema.ts';
@@ -83,7 +83,7 @@ export async function applyReceiptEvent<C extends LockedColumns, D extends Recei
 export async function appendHistory(
   tx: Tx,
   p: { wallet: string; receiptId: string; source: HistorySource; at: number },
-  status: string,
+  status: ReceiptStatus,
   note: string | null,
 ): Promise<void> {
   await tx.execute(sql`

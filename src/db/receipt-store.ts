@@ -12,9 +12,10 @@
  * change, and a read renders a row stored without them.
  */
 import { and, eq, getTableColumns, or, sql, type SQLChunk } from 'drizzle-orm';
-import { Conflict, NotFound } from '../domain/errors.ts';
+import { Conflict, NotFound } from '../lib/errors.ts';
 import { GroupCommit, LookupBatcher, type Settled } from './batch.ts';
-import { isConnectionError, type Db, type Tx } from './client.ts';
+import { type Db, type Tx } from './client.ts';
+import { isConnectionError } from '../lib/db-errors.ts';
 import { perDatabase } from './prepared.ts';
 import { detailGroup, detailGroupKey, receiptDetailsJson, receiptPageJson } from './receipt-views.ts';
 import { receipts, receiptStatusHistory, writeIds, type StoredLineItem } from './schema.ts';

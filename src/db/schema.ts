@@ -3,7 +3,7 @@
  * can be distributed by that column. Amounts are integer cents or token base units.
  */
 import { sql, type SQL } from 'drizzle-orm';
-import { AWAITING_STATUSES, REFUND_STATUS_PREFIX } from '../contract/receipts.ts';
+import { AWAITING_STATUSES, REFUND_STATUS_PREFIX, type HistorySource, type ReceiptException, type ReceiptStatus } from '../contract/receipts.ts';
 import type { SPLIT_TRANSACTION_KINDS } from '../contract/split.ts';
 import {
   bigint,
@@ -45,8 +45,6 @@ export interface StoredLineItem {
   sku?: string;
   kind?: 'item' | 'tax' | 'fee';
 }
-
-export type ReceiptException = 'underpaid' | 'overpaid' | 'wrong_token' | 'expired' | 'paid_late';
 
 export interface TaxJurisdiction {
   code: string;
@@ -130,7 +128,7 @@ export const receipts = pgTable(
     /** Unguessable token that the public payment URL carries. */
     payToken: text('pay_token').notNull(),
     source: text('source').$type<'api' | 'order' | 'terminal'>().notNull(),
-    status: text('status').notNull(),
+    status: text('status').$type<ReceiptStatus>().notNull(),
     currency: text('currency').notNull(),
     totalCents: bigint('total_cents', { mode: 'bigint' }).notNull(),
     lineItems: jsonb('line_items').$type<StoredLineItem[]>().notNull(),
@@ -211,7 +209,7 @@ export const receipts = pgTable(
     earlyMoneyCheckedAt: ms('early_money_checked_at'),
     /** After this, a receipt with nothing received becomes failed (exception expired). */
     expiresAt: ms('expires_at').notNull(),
-    /** null, underpaid, overpaid, wrong_token, expired or paid_late (src/payments/states.ts). */
+    /** null, underpaid, overpaid, wrong_token, expired or paid_late (src/domain/receipt-states.ts). */
     exception: text('exception').$type<ReceiptException>(),
     /** What the receipt's counted transfers brought, token base units as a decimal string. */
     paidUnits: text('paid_units').notNull().default('0'),
@@ -242,9 +240,9 @@ export const receiptStatusHistory = pgTable(
     seq: bigserial('seq', { mode: 'number' }).primaryKey(),
     wallet: text('wallet').notNull(),
     receiptId: text('receipt_id').notNull(),
-    status: text('status').notNull(),
-    /** Who moved it: api, order, terminal, tracking, admin, chain, journal replay... */
-    source: text('source').notNull(),
+    status: text('status').$type<ReceiptStatus>().notNull(),
+    /** Who moved it: api, order, terminal, tracking, admin, chain. */
+    source: text('source').$type<HistorySource>().notNull(),
     note: text('note'),
     at: ms('at').notNull(),
     /**

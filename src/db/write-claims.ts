@@ -10,7 +10,7 @@
  * (src/db/receipt-store.ts), are one round trip.
  */
 import { lt, sql, type Placeholder, type SQL } from 'drizzle-orm';
-import { Conflict } from '../domain/errors.ts';
+import { Conflict } from '../lib/errors.ts';
 import { rowsOf } from './rows.ts';
 import type { Tx } from './client.ts';
 import { idempotencyKeys, writeIds } from './schema.ts';

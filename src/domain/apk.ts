@@ -2,7 +2,7 @@
  * Signed APK distribution rules: which brand packages a container may serve, how a brand maps to
  * a stored name, and what an upload must look like.
  */
-import { InvalidInput, NotFound } from './errors.ts';
+import { InvalidInput, NotFound } from '../lib/errors.ts';
 
 const APP_NAME = /^[a-z0-9-]{1,64}$/;
 export const APK_CONTENT_TYPE = 'application/vnd.android.package-archive';

@@ -2,7 +2,7 @@
  * Degraded answers (DESIGN.md "Degraded mode"): while the database is unreachable, a list read
  * answers empty and says so, rather than failing or claiming there is nothing.
  */
-import { isDbDown } from '../db/client.ts';
+import { isDbDown } from '../lib/db-errors.ts';
 
 /** What a degraded answer adds: the database is unreachable, and what is shown may be incomplete. */
 export const DEGRADED = Object.freeze({ degraded: true as const, reason: 'database_unavailable' as const });

@@ -6,9 +6,9 @@ import { and, asc, eq, getTableColumns, sql } from 'drizzle-orm';
 import type { PgUpdateSetSource } from 'drizzle-orm/pg-core';
 import type { Db, Tx } from '../db/client.ts';
 import { inventoryItems } from '../db/schema.ts';
-import { newId } from './ids.ts';
-import { InvalidInput } from './errors.ts';
-import { centsToUsd, usdToCents } from './money.ts';
+import { newId } from '../lib/ids.ts';
+import { InvalidInput } from '../lib/errors.ts';
+import { centsToUsd, usdToCents } from '../lib/money.ts';
 import { claimWrite } from '../db/write-claims.ts';
 import { freshWrite, type Write } from './writes.ts';
 

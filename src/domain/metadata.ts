@@ -5,7 +5,7 @@
  * JSON Schema's maxLength do.
  */
 import { MAX_METADATA_KEY_LENGTH, MAX_METADATA_KEYS, MAX_METADATA_VALUE_LENGTH, type Metadata } from '../contract/receipts.ts';
-import { InvalidInput } from './errors.ts';
+import { InvalidInput } from '../lib/errors.ts';
 
 export type { Metadata };
 

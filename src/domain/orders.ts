@@ -8,10 +8,10 @@
  */
 import type { ItemRef, ItemRow, MerchantSetup } from '../db/order-batch.ts';
 import type { BatchOrder, BatchStock, OrderDecision, OrderStore } from '../db/order-store.ts';
-import { newId } from './ids.ts';
-import { Conflict, InvalidInput, SplitRequired } from './errors.ts';
+import { newId } from '../lib/ids.ts';
+import { Conflict, InvalidInput, SplitRequired } from '../lib/errors.ts';
 import { UNLIMITED } from './inventory.ts';
-import { rateToPpm } from './money.ts';
+import { rateToPpm } from '../lib/money.ts';
 import { mergeLines, priceOrder, resolveTax, type OrderLine, type ResolvedTax } from './pricing.ts';
 import { createdSaleView, expiryOf, MAX_LINE_ITEMS, newPayToken, receiptRequestHash, type CreatedSale, type InsertReceiptParams } from './receipts.ts';
 import { parseMetadata, type Metadata } from './metadata.ts';

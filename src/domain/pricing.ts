@@ -4,8 +4,8 @@
  * (never per line, so a receipt's tax does not drift with the number of lines).
  */
 import type { StoredLineItem, TaxJurisdiction } from '../db/schema.ts';
-import { InvalidInput } from './errors.ts';
-import { bpsOf, MAX_CENTS, rateToPpm, taxCents } from './money.ts';
+import { InvalidInput } from '../lib/errors.ts';
+import { bpsOf, MAX_CENTS, rateToPpm, taxCents } from '../lib/money.ts';
 
 /** Most units of one sku in one order, after duplicates are merged. */
 import { MAX_ORDER_QTY } from '../contract/orders.ts';

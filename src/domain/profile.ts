@@ -4,7 +4,7 @@
 import { eq } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
 import { users } from '../db/schema.ts';
-import { AppError, InvalidInput } from './errors.ts';
+import { AppError, InvalidInput } from '../lib/errors.ts';
 import { isPresent, parseUserRecord, PRESENCE_WINDOW_MS } from './users.ts';
 
 const PROFILE_FIELDS = ['displayName', 'pfpUrl', 'spacePublic', 'spaceUrl', 'domains', 'platforms', 'languages', 'platform'] as const;

@@ -14,9 +14,9 @@
  * Built once per app (src/deps.ts) with its clock, so each route handler is one call.
  */
 import type { Db } from '../db/client.ts';
-import { isDbDown } from '../db/client.ts';
+import { isDbDown } from '../lib/db-errors.ts';
 import type { Journal } from '../journal/journal.ts';
-import { AppError, CommitOutcomeUnknown, DatabaseUnavailable, Forbidden, InvalidInput, NotFound } from './errors.ts';
+import { AppError, CommitOutcomeUnknown, DatabaseUnavailable, Forbidden, InvalidInput, NotFound } from '../lib/errors.ts';
 import {
   checkStatusBody,
   createReceipt,
@@ -31,8 +31,6 @@ import {
   TrackedNothing,
   TRACKING_STATUSES,
   type CreateReceiptParams,
-  type CreatedReceipt,
-  type ReceiptStatusView,
   type TrackingStatus,
 } from './receipts.ts';
 import { DEGRADED, orDegraded, type Degraded } from './degraded.ts';
@@ -41,7 +39,7 @@ import type { ReceiptPage, ReceiptStore } from '../db/receipt-store.ts';
 import { assertReturnOriginAllowed, parseReturnUrl, type ReturnUrlPolicy } from './return-url.ts';
 import { setSensitiveStatus } from './sensitive-status.ts';
 import { getShopSettings } from './shop.ts';
-import type { Receipt } from '../contract/receipts.ts';
+import type { CreatedReceipt, Receipt, ReceiptStatusView } from '../contract/receipts.ts';
 
 /** How many receipts an export reads at a time: the list's largest page. */
 const EXPORT_PAGE = 200;

@@ -8,11 +8,11 @@ import { and, eq } from 'drizzle-orm';
 import type { Db, Tx } from '../db/client.ts';
 import type { ReceiptStore } from '../db/receipt-store.ts';
 import { receipts, type StoredLineItem } from '../db/schema.ts';
-import { CommitOutcomeUnknown, InvalidInput, NotFound } from './errors.ts';
-import { randomText } from './ids.ts';
-import { setsStatus, transition, type ReceiptException, type ReceiptStatus, type TrackingStatus } from '../payments/states.ts';
+import { CommitOutcomeUnknown, InvalidInput, NotFound } from '../lib/errors.ts';
+import { randomText } from '../lib/ids.ts';
+import { setsStatus, transition, type ReceiptException, type ReceiptStatus, type TrackingStatus } from './receipt-states.ts';
 import { applyReceiptEvent } from '../db/receipt-events.ts';
-import { centsToTokenUnits, centsToUsd, ppmToRate, usdToCents } from './money.ts';
+import { centsToTokenUnits, centsToUsd, ppmToRate, usdToCents } from '../lib/money.ts';
 import { claimWrite, type Write } from '../db/write-claims.ts';
 import { canonicalMetadata, parseMetadata, type Metadata } from './metadata.ts';
 import { parseReturnUrl } from './return-url.ts';
@@ -20,11 +20,11 @@ import { isAddress, normalizeWallet } from './wallet.ts';
 
 export type { InsertReceiptParams } from '../db/receipt-store.ts';
 
-export { isSensitiveStatus, isTrackingStatus, TRACKING_STATUSES, type TrackingStatus } from '../payments/states.ts';
+export { isSensitiveStatus, isTrackingStatus, TRACKING_STATUSES, type TrackingStatus } from './receipt-states.ts';
 
 /** A receipt is payable from creation for this long unless its creation says otherwise. */
 export const DEFAULT_TTL_MINUTES = 60;
-import { MAX_EXPIRES_IN_MINUTES, MAX_LINE_ITEMS, RECEIPT_ID } from '../contract/receipts.ts';
+import { MAX_EXPIRES_IN_MINUTES, MAX_LINE_ITEMS, RECEIPT_ID, type CreatedReceipt, type HistorySource, type ReceiptStatusView } from '../contract/receipts.ts';
 export { MAX_EXPIRES_IN_MINUTES, MAX_LINE_ITEMS, RECEIPT_ID };
 
 export interface LineItemInput {
@@ -55,7 +55,7 @@ export interface ReceiptView {
   lineItems: LineItemView[];
   createdAt: number;
   brandName: string;
-  status: string;
+  status: ReceiptStatus;
   exception: ReceiptException | null;
   expiresAt: number;
   amountPaid: string;
@@ -89,7 +89,7 @@ export interface ReceiptDetail extends ReceiptView {
   transactionHash?: string;
   transactionTimestamp?: number;
   /** `count`: how many times the entry was recorded, when more than once (a repeated tracking status). */
-  statusHistory: { status: string; at: number; source: string; count?: number }[];
+  statusHistory: { status: ReceiptStatus; at: number; source: HistorySource; count?: number }[];
 }
 
 /** The refund fields of a detail, beside ReceiptDetail's; see detailJson. */
@@ -101,32 +101,6 @@ export interface ReceiptRefunds {
 
 /** The refund fields of a receipt still in the journal: it has neither refunds nor transfers yet. */
 export const NO_REFUNDS: Readonly<ReceiptRefunds> = Object.freeze({ refundedUsd: 0, payer: null, refunds: [] });
-
-export interface ReceiptStatusView {
-  id: string;
-  status: string;
-  transactionHash: string | null;
-  currency: string;
-  amount: number;
-  amountUsd: number;
-  exception: ReceiptException | null;
-  expiresAt: number;
-  amountPaid: string;
-  amountDue: string;
-  totalBaseUnits: string;
-  amountPaidBaseUnits: string;
-  amountDueBaseUnits: string;
-  decimals: number;
-  token: string | null;
-  metadata: Metadata;
-  returnUrl: string | null;
-}
-
-export interface CreatedReceipt {
-  id: string;
-  paymentUrl: string;
-  status: string;
-}
 
 type ReceiptRow = typeof receipts.$inferSelect;
 
@@ -184,7 +158,7 @@ export interface CreatedSale {
   currency: string;
   lineItems: LineItemView[];
   createdAt: number;
-  status: string;
+  status: ReceiptStatus;
   paymentUrl: string;
   jurisdictionCode: string | null;
   taxRate: number;
@@ -382,7 +356,7 @@ export async function recordTrackingStatus(
   db: Db,
   p: { wallet: string; receiptId: string; status: TrackingStatus; at?: number },
   write?: Write,
-): Promise<{ status: string }> {
+): Promise<{ status: ReceiptStatus }> {
   const at = p.at ?? Date.now();
   // Whether the transaction found the receipt, known before its COMMIT is sent.
   let found: boolean | undefined;
@@ -425,7 +399,7 @@ export class TrackedNothing extends NotFound {
 export async function applyTrackingStatus(
   tx: Tx,
   p: { wallet: string; receiptId: string; status: TrackingStatus; at: number },
-): Promise<{ status: string }> {
+): Promise<{ status: ReceiptStatus }> {
   const answer = await trackingStatusOrNull(tx, p);
   if (answer === null) throw new NotFound(`Receipt ${p.receiptId} not found`);
   return answer;
@@ -440,7 +414,7 @@ export async function applyTrackingStatus(
 async function trackingStatusOrNull(
   tx: Tx,
   p: { wallet: string; receiptId: string; status: TrackingStatus; at: number },
-): Promise<{ status: string } | null> {
+): Promise<{ status: ReceiptStatus } | null> {
   const { row, change } = await applyReceiptEvent(tx, {
     wallet: p.wallet,
     receiptId: p.receiptId,
@@ -449,7 +423,7 @@ async function trackingStatusOrNull(
     columns: 'status',
     decide(found) {
       // An unknown receipt decides as an unpaid one would; its statements match no row.
-      const current = (found?.status ?? 'pending') as ReceiptStatus;
+      const current = (found?.status ?? 'pending');
       const t = transition(current, { type: 'tracking', status: p.status });
       return { transition: t, note: setsStatus(t) ? null : `recorded only; receipt is ${current}` };
     },

@@ -25,13 +25,13 @@ import type { ChainDeps } from '../chain/client.ts';
 import { ChainUnavailable } from '../chain/split-setup-chain.ts';
 import type { Db, Tx } from '../db/client.ts';
 import { receipts, receiptStatusHistory, refunds, splitVersions, type RefundItem } from '../db/schema.ts';
-import { newId } from './ids.ts';
+import { newId } from '../lib/ids.ts';
 import { enqueueEvent } from '../webhooks/outbox.ts';
-import { AppError, InvalidInput, NotFound } from './errors.ts';
-import { centsToTokenUnits, centsToUsd, usdToCents } from './money.ts';
+import { AppError, InvalidInput, NotFound } from '../lib/errors.ts';
+import { centsToTokenUnits, centsToUsd, usdToCents } from '../lib/money.ts';
 import { isAddress, normalizeWallet } from './wallet.ts';
 import { claimWrite } from '../db/write-claims.ts';
-import type { RefundVerification } from '../contract/receipts.ts';
+import type { ReceiptStatus, RefundVerification } from '../contract/receipts.ts';
 import { freshWrite, type Write } from './writes.ts';
 
 export interface RefundInput {
@@ -46,7 +46,7 @@ export interface RefundInput {
 export interface RefundResult {
   refundId: string;
   refundedUsd: number;
-  status: string;
+  status: ReceiptStatus;
   /** True when the refund's transfer from the merchant's own addresses is CONFIRMATIONS deep. */
   verified: boolean;
   verification: RefundVerification;
@@ -434,11 +434,14 @@ async function refundResultOf(tx: Tx, wallet: string, refundId: string): Promise
   const [refund] = await tx.select().from(refunds).where(and(eq(refunds.wallet, wallet), eq(refunds.id, refundId)));
   if (refund === undefined) throw new NotFound(`Refund ${refundId} not found`);
   const [receipt] = await tx.select({ status: receipts.status }).from(receipts).where(and(eq(receipts.wallet, wallet), eq(receipts.id, refund.receiptId)));
+  // The answer's status is a receipt's (RefundRecorded in src/contract/refunds.ts): a refund whose
+  // receipt is gone has none to give.
+  if (receipt === undefined) throw new NotFound(`Receipt ${refund.receiptId} not found`);
   const [done] = await tx
     .select({ total: sum(refunds.amountCents) })
     .from(refunds)
     .where(and(eq(refunds.wallet, wallet), eq(refunds.receiptId, refund.receiptId)));
-  return { refundId, refundedUsd: centsToUsd(BigInt(done?.total ?? '0')), status: receipt?.status ?? 'unknown', verified: refund.verifiedAt !== null, verification: verificationOf(refund) };
+  return { refundId, refundedUsd: centsToUsd(BigInt(done?.total ?? '0')), status: receipt.status, verified: refund.verifiedAt !== null, verification: verificationOf(refund) };
 }
 
 export async function listRefunds(db: Db, wallet: string, receiptId: string) {

@@ -9,7 +9,7 @@
  *   so an origin the shop removes stops being linked to at once.
  * docs/decisions.md "returnUrl" says why the shop's embed origins are the list.
  */
-import { InvalidInput } from './errors.ts';
+import { InvalidInput } from '../lib/errors.ts';
 
 export const MAX_RETURN_URL_LENGTH = 2048;
 

@@ -4,9 +4,9 @@
  */
 import type { Db } from '../db/client.ts';
 import { applyReceiptEvent } from '../db/receipt-events.ts';
-import { Forbidden, InvalidInput, NotFound } from './errors.ts';
+import { Forbidden, InvalidInput, NotFound } from '../lib/errors.ts';
 import { claimWrite, type Write } from '../db/write-claims.ts';
-import { setsStatus, transition, type ReceiptStatus, type SensitiveStatus } from '../payments/states.ts';
+import { setsStatus, transition, type SensitiveStatus } from './receipt-states.ts';
 
 const SENSITIVE = /^(checkout_success|refund_[a-z0-9_]{1,40})$/;
 
@@ -31,7 +31,7 @@ export async function setSensitiveStatus(
       decide(row) {
         if (row === undefined) throw new NotFound(`Receipt ${p.receiptId} not found`);
         // Once money has arrived, only the chain moves the receipt: the status is kept in the history.
-        const t = transition(row.status as ReceiptStatus, { type: 'sensitive', status });
+        const t = transition(row.status, { type: 'sensitive', status });
         return { transition: t, note: setsStatus(t) ? `set by ${p.by}` : `set by ${p.by}; recorded only, the receipt is ${row.status}` };
       },
     });

@@ -5,8 +5,8 @@
 import { eq } from 'drizzle-orm';
 import type { Tx } from '../db/client.ts';
 import { shopConfigs, type TaxJurisdiction } from '../db/schema.ts';
-import { InvalidInput } from './errors.ts';
-import { bpsToPct, pctToBps, ppmToRate, rateToPpm } from './money.ts';
+import { InvalidInput } from '../lib/errors.ts';
+import { bpsToPct, pctToBps, ppmToRate, rateToPpm } from '../lib/money.ts';
 import { normalizeWallet } from './wallet.ts';
 
 import { MAX_COMPONENTS, MAX_EMBED_ORIGINS, MAX_JURISDICTIONS } from '../contract/shop.ts';

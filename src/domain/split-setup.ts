@@ -6,7 +6,7 @@ import { eq } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
 import { splitConfigs, splitVersions, type SplitRecipient } from '../db/schema.ts';
 import { purgeDailyCounters, takeSlot } from '../db/counters.ts';
-import { Conflict, Forbidden, InvalidInput, RateLimited } from './errors.ts';
+import { Conflict, Forbidden, InvalidInput, RateLimited } from '../lib/errors.ts';
 import { parseSplitRecipients, type SplitView } from './splits.ts';
 import { isAddress, normalizeWallet } from './wallet.ts';
 

@@ -6,7 +6,7 @@
 import { and, desc, eq, or, sql } from 'drizzle-orm';
 import type { Tx } from '../db/client.ts';
 import { splitTransactions } from '../db/schema.ts';
-import { USDC_DECIMALS } from './money.ts';
+import { USDC_DECIMALS } from '../lib/money.ts';
 import { normalizeWallet } from './wallet.ts';
 
 /** A merchant's history can grow without bound; the list shows the newest 200. */

@@ -11,7 +11,7 @@
 import { and, desc, eq, sql } from 'drizzle-orm';
 import type { Db, Tx } from '../db/client.ts';
 import { receipts, splitConfigs, splitVersions, type SplitRecipient } from '../db/schema.ts';
-import { AppError, Conflict, InvalidInput } from './errors.ts';
+import { AppError, Conflict, InvalidInput } from '../lib/errors.ts';
 import { checkRecipients, checkSplitAddress, splitContractFor, type DeployCaller, type PlatformShare, type SplitChain } from './split-setup.ts';
 import { normalizeWallet } from './wallet.ts';
 

@@ -4,7 +4,7 @@
 import { eq } from 'drizzle-orm';
 import type { Tx } from '../db/client.ts';
 import { splitConfigs, type SplitRecipient } from '../db/schema.ts';
-import { InvalidInput } from './errors.ts';
+import { InvalidInput } from '../lib/errors.ts';
 import { isAddress, normalizeWallet } from './wallet.ts';
 
 export interface SplitView {

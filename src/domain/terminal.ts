@@ -2,10 +2,10 @@
  * POS terminal receipts: a keypad amount plus the tax line the service computes, for the signed-in
  * merchant. They start `generated` and are paid through the same payment page as any receipt.
  */
-import { newId } from './ids.ts';
+import { newId } from '../lib/ids.ts';
 import type { Db } from '../db/client.ts';
-import { InvalidInput, SplitRequired } from './errors.ts';
-import { usdToCents } from './money.ts';
+import { InvalidInput, SplitRequired } from '../lib/errors.ts';
+import { usdToCents } from '../lib/money.ts';
 import { priceOrder, resolveTax } from './pricing.ts';
 import type { ReceiptStore } from '../db/receipt-store.ts';
 import { createdSaleView, expiryOf, findReceipt, newPayToken, type CreatedSale } from './receipts.ts';

@@ -4,9 +4,9 @@
  */
 import { asc, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
 import type { Tx } from '../db/client.ts';
-import type { UserDirectory } from '../db/user-directory.ts';
+import type { UserDirectory } from './user-directory.ts';
 import { users } from '../db/schema.ts';
-import { InvalidInput } from './errors.ts';
+import { InvalidInput } from '../lib/errors.ts';
 import { isAddress, normalizeWallet } from './wallet.ts';
 
 /** Presence window: a heartbeat older than this means the user has gone. */

@@ -9,7 +9,7 @@
  * address: junk then costs every client's *junk* budget, never their valid requests.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { RateLimited } from '../domain/errors.ts';
+import { RateLimited } from '../lib/errors.ts';
 import { budgetAddress } from './client-address.ts';
 import type { RateDecision, RateLimiter } from './rate-limit.ts';
 

@@ -13,8 +13,8 @@
 import { open as openFile, readFile, rename, rm } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import type { Db } from '../db/client.ts';
-import { isConnectionError } from '../db/client.ts';
-import { DatabaseUnavailable } from '../domain/errors.ts';
+import { isConnectionError } from '../lib/db-errors.ts';
+import { DatabaseUnavailable } from '../lib/errors.ts';
 import { hashKey, looksLikeKey } from './keys.ts';
 import { findActiveKey, type Principal } from './subscriptions.ts';
 

@@ -6,8 +6,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { prependOnRequest } from '../http/route-hooks.ts';
-import { Forbidden, RateLimited, Unauthorized } from '../domain/errors.ts';
+import { prependOnRequest } from '../lib/route-hooks.ts';
+import { Forbidden, RateLimited, Unauthorized } from '../lib/errors.ts';
 import { Budgets, setRateHeaders } from './budgets.ts';
 import type { KeyResolver } from './key-resolver.ts';
 import { looksLikeKey, safeEqual } from './keys.ts';

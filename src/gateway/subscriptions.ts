@@ -6,10 +6,10 @@ import { and, desc, eq, isNull } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
 import { releaseSlot, takeSlot } from '../db/counters.ts';
 import { subscriptionKeys, subscriptions } from '../db/schema.ts';
-import { Forbidden, InvalidInput, NotFound } from '../domain/errors.ts';
+import { Forbidden, InvalidInput, NotFound } from '../lib/errors.ts';
 import { normalizeWallet, isAddress } from '../domain/wallet.ts';
 import { generateKey, hashKey, keyPrefix } from './keys.ts';
-import { newId } from '../domain/ids.ts';
+import { newId } from '../lib/ids.ts';
 import { DEFAULT_PRODUCT, GRANTED_SCOPES, PRODUCTS, isScope, type Scope } from './scopes.ts';
 
 export type KeySlot = 'primary' | 'secondary';

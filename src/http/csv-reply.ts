@@ -1,4 +1,4 @@
-/** Sends an export as a text/csv download (src/csv.ts writes it). */
+/** Sends an export as a text/csv download (src/lib/csv.ts writes it). */
 import { Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
 

@@ -4,8 +4,8 @@
  */
 import type { FastifyError, FastifyInstance } from 'fastify';
 import type { IncomingMessage } from 'node:http';
-import { AppError, CommitOutcomeUnknown } from '../domain/errors.ts';
-import { isConnectionError, neverReachedServer } from '../db/client.ts';
+import { AppError, CommitOutcomeUnknown } from '../lib/errors.ts';
+import { isConnectionError, neverReachedServer } from '../lib/db-errors.ts';
 import { unknownQueryMessage } from './strict-query.ts';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);

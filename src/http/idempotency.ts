@@ -16,9 +16,9 @@ import { and, eq } from 'drizzle-orm';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { Db } from '../db/client.ts';
-import { isDbDown } from '../db/client.ts';
+import { isDbDown } from '../lib/db-errors.ts';
 import { idempotencyKeys } from '../db/schema.ts';
-import { Conflict, InvalidInput } from '../domain/errors.ts';
+import { Conflict, InvalidInput } from '../lib/errors.ts';
 import { freshWrite, type Write } from '../domain/writes.ts';
 
 declare module 'fastify' {

@@ -20,7 +20,7 @@
 import type { ServerOptions } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
-import { InvalidInput } from '../domain/errors.ts';
+import { InvalidInput } from '../lib/errors.ts';
 import { errorRef } from './schemas.ts';
 import { jsonHeaders } from './security-headers.ts';
 

@@ -19,7 +19,7 @@
 import swagger, { type FastifyDynamicSwaggerOptions, type SwaggerTransform, type SwaggerTransformObject } from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyContextConfig, FastifyInstance, FastifySchema } from 'fastify';
-import { NotFound } from '../domain/errors.ts';
+import { NotFound } from '../lib/errors.ts';
 import { IDEMPOTENCY_HEADER } from './idempotency.ts';
 import { sample, type Schema } from './openapi-examples.ts';
 import { ERROR_CODES, HANDLER_CHECKS, type ErrorCode } from './schemas.ts';

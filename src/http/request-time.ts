@@ -11,7 +11,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { finished, Transform, type Readable, type TransformCallback } from 'node:stream';
-import { AppError } from '../domain/errors.ts';
+import { AppError } from '../lib/errors.ts';
 import { answerAndClose, rawAnswer, REQUEST_TIMEOUT } from './limits.ts';
 
 export class RequestTimeout extends AppError {

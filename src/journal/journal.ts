@@ -16,10 +16,10 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Database } from '../db/client.ts';
 import type { ReceiptStore } from '../db/receipt-store.ts';
-import { isDbDown } from '../db/client.ts';
-import { AppError, Conflict, InvalidInput, JournalUnavailable, NotFound } from '../domain/errors.ts';
+import { isDbDown } from '../lib/db-errors.ts';
+import { AppError, Conflict, InvalidInput, JournalUnavailable, NotFound } from '../lib/errors.ts';
 import type { Write } from '../domain/writes.ts';
-import { centsToUsd } from '../domain/money.ts';
+import { centsToUsd } from '../lib/money.ts';
 import {
   isTrackingStatus,
   lineItemViews,

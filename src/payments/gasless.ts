@@ -21,11 +21,11 @@ import { paymentForwarderFactoryV2Abi } from '../chain/payment-address.ts';
 import { Deployer, type SignedTx } from '../chain/deployer.ts';
 import type { Db } from '../db/client.ts';
 import { sweeps } from '../db/schema.ts';
-import { AppError, Conflict, InvalidInput } from '../domain/errors.ts';
+import { AppError, Conflict, InvalidInput } from '../lib/errors.ts';
 import { splitOfReceipt, sweepCall, SweepUnavailable } from './pay-address.ts';
 import type { ReceiptRow } from './quote.ts';
 import { amountOf } from './settle.ts';
-import { dueOf, isAwaitingMoney, type ReceiptStatus } from './states.ts';
+import { dueOf, isAwaitingMoney } from '../domain/receipt-states.ts';
 
 export interface AuthorizationInput {
   from: string;
@@ -110,7 +110,7 @@ export async function relayAuthorization(
     throw new AppError(503, 'chain_unavailable', `The node did not answer for the token's EIP-712 domain: ${shortReason(err)}`);
   });
   if (domain === null) throw new Conflict(`The token ${chain.usdc.address} does not support EIP-3009 authorizations; pay with a token transfer`, 'gasless_unavailable');
-  const status = row.status as ReceiptStatus;
+  const status = row.status;
   const due = dueOf(amountOf(row, chain.usdc.decimals), BigInt(row.paidUnits));
   if (!isAwaitingMoney(status) && status !== 'tx_mismatch') throw new Conflict(`This receipt is ${status}: nothing to pay`, 'nothing_due');
   if (due === 0n) throw new Conflict('Nothing is due on this receipt', 'nothing_due');

@@ -7,11 +7,11 @@
  * another's.
  */
 import { and, asc, eq, isNull, sql } from 'drizzle-orm';
-import type { Hex } from 'viem';
+import { TransactionReceiptNotFoundError, type Hex } from 'viem';
 import type { ChainDeps } from '../chain/client.ts';
 import type { Db } from '../db/client.ts';
 import { paymentHints } from '../db/schema.ts';
-import { InvalidInput, RateLimited } from '../domain/errors.ts';
+import { InvalidInput, RateLimited } from '../lib/errors.ts';
 import { requestBalanceCheck } from './other-money.ts';
 
 const TX_HASH = /^0x[0-9a-fA-F]{64}$/;
@@ -55,7 +55,7 @@ export async function followHints(db: Db, chain: ChainDeps, scanned: bigint, now
     .limit(HINTS_PER_PASS);
   for (const h of due) {
     const mined = await chain.publicClient.getTransactionReceipt({ hash: h.transactionHash as Hex }).catch((err: unknown) => {
-      if ((err as { name?: string }).name === 'TransactionReceiptNotFoundError') return null;
+      if (err instanceof TransactionReceiptNotFoundError) return null;
       throw err;
     });
     const outcome = mined !== null && mined.blockNumber <= scanned ? 'mined' : mined === null && now - h.createdAt > HINT_TIMEOUT_MS ? 'not_found' : null;

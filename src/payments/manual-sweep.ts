@@ -14,7 +14,7 @@ import type { ChainDeps } from '../chain/client.ts';
 import { isContractRefusal } from '../chain/errors.ts';
 import { NATIVE_TOKEN } from '../chain/payment-address.ts';
 import type { Tx } from '../db/client.ts';
-import { AppError, InvalidInput, NotFound } from '../domain/errors.ts';
+import { AppError, InvalidInput, NotFound } from '../lib/errors.ts';
 import { findReceipt } from '../domain/receipts.ts';
 import { sweepCall, SweepUnavailable } from './pay-address.ts';
 import { payToOf } from './quote.ts';

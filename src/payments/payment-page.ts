@@ -11,9 +11,10 @@ import type { Hex } from 'viem';
 import type { ChainDeps } from '../chain/client.ts';
 import type { Deployer } from '../chain/deployer.ts';
 import type { PaymentView } from '../contract/pay.ts';
+import type { ReceiptStatus } from '../contract/receipts.ts';
 import type { Db } from '../db/client.ts';
-import { AppError, NotFound, RateLimited } from '../domain/errors.ts';
-import { centsToUsd } from '../domain/money.ts';
+import { AppError, NotFound, RateLimited } from '../lib/errors.ts';
+import { centsToUsd } from '../lib/money.ts';
 import { lineItemViews, recordTrackingStatus, type TrackingStatus } from '../domain/receipts.ts';
 import { returnUrlShown } from '../domain/return-url.ts';
 import { brandOf, getShopSettings } from '../domain/shop.ts';
@@ -139,7 +140,7 @@ export class PaymentPage {
    * receipt gets the answer an unpaid receipt gives (the status sent): no credential beyond the
    * URL, so the answer tells nothing about which receipts exist.
    */
-  async track(p: PaymentUrl & { status: TrackingStatus }): Promise<{ status: string }> {
+  async track(p: PaymentUrl & { status: TrackingStatus }): Promise<{ status: ReceiptStatus }> {
     try {
       const row = await this.#receipt(p);
       return await recordTrackingStatus(this.o.db, { wallet: row.wallet, receiptId: row.id, status: p.status });
@@ -150,7 +151,7 @@ export class PaymentPage {
   }
 
   /** POST /api/pay/:id/transaction: where to look for the payment sooner (a hint, never attribution). */
-  async hint(p: PaymentUrl & { transactionHash: string }): Promise<{ status: string }> {
+  async hint(p: PaymentUrl & { transactionHash: string }): Promise<{ status: ReceiptStatus }> {
     this.#chain();
     const row = await this.#receipt(p);
     await recordHint(this.o.db, { wallet: row.wallet, receiptId: row.id, hash: p.transactionHash, now: this.now() });

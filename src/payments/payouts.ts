@@ -18,8 +18,8 @@ import type { Deployer } from '../chain/deployer.ts';
 import { release } from '../chain/split-contract.ts';
 import type { Db, Tx } from '../db/client.ts';
 import { splitPayouts, splitVersions } from '../db/schema.ts';
-import { centsToUsd, usdToCents } from '../domain/money.ts';
-import { InvalidInput } from '../domain/errors.ts';
+import { centsToUsd, usdToCents } from '../lib/money.ts';
+import { InvalidInput } from '../lib/errors.ts';
 import { normalizeWallet } from '../domain/wallet.ts';
 import { readSplitBalances } from './split-balances.ts';
 

@@ -7,11 +7,11 @@ import { and, eq } from 'drizzle-orm';
 import type { ChainDeps } from '../chain/client.ts';
 import type { Tx } from '../db/client.ts';
 import { receipts } from '../db/schema.ts';
-import { NotFound } from '../domain/errors.ts';
+import { NotFound } from '../lib/errors.ts';
 import { getSplitConfig } from '../domain/splits.ts';
 import { payAddressOf, splitOfReceipt } from './pay-address.ts';
 import { amountOf } from './settle.ts';
-import { dueOf } from './states.ts';
+import { dueOf } from '../domain/receipt-states.ts';
 
 export interface PaymentQuote {
   chainId: number;

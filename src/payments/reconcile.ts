@@ -18,7 +18,7 @@ import { erc20Abi, getAddress, type Address } from 'viem';
 import type { ChainDeps } from '../chain/client.ts';
 import type { Tx } from '../db/client.ts';
 import { chainCursors, splitTransactions, splitVersions } from '../db/schema.ts';
-import { NotFound } from '../domain/errors.ts';
+import { NotFound } from '../lib/errors.ts';
 import { normalizeWallet } from '../domain/wallet.ts';
 import { CURSOR } from './scanner.ts';
 import { totalReleasedAbi } from './split-balances.ts';

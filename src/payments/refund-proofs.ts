@@ -23,7 +23,7 @@ import type { Logger } from 'pino';
 import type { ChainDeps } from '../chain/client.ts';
 import type { Db, Tx } from '../db/client.ts';
 import { chainBlocks, receipts, refunds } from '../db/schema.ts';
-import { centsToUsd } from '../domain/money.ts';
+import { centsToUsd } from '../lib/money.ts';
 import { deepEnough, refundChainOf, refundSenders, verificationOf, type RefundTransaction, type TokenTransfer } from '../domain/refunds.ts';
 import { enqueueEvent } from '../webhooks/outbox.ts';
 import { CURSOR, REORG_WINDOW } from './scanner.ts';

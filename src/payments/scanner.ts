@@ -78,7 +78,7 @@
  * there is none: a fresh install reads nothing of the past.
  */
 import { and, desc, eq, gt, inArray, isNotNull, lt, min, sql } from 'drizzle-orm';
-import { decodeEventLog, getAbiItem, toEventSelector, type Hex } from 'viem';
+import { decodeEventLog, getAbiItem, ResponseBodyTooLargeError, toEventSelector, type Hex } from 'viem';
 import { erc20Abi } from 'viem';
 import type { Logger } from 'pino';
 import type { ChainDeps } from '../chain/client.ts';
@@ -880,8 +880,8 @@ export function refusal(err: unknown): Refusal | null {
   let data: unknown;
   while (e !== null && typeof e === 'object' && !seen.has(e)) {
     seen.add(e);
-    const o = e as { name?: string; code?: number; status?: number; message?: string; details?: string; shortMessage?: string; data?: unknown; cause?: unknown };
-    if (o.name === 'ResponseBodyTooLargeError' || o.code === -32005 || o.status === 413) refused = true;
+    const o = e as { code?: number; status?: number; message?: string; details?: string; shortMessage?: string; data?: unknown; cause?: unknown };
+    if (e instanceof ResponseBodyTooLargeError || o.code === -32005 || o.status === 413) refused = true;
     for (const t of [o.details, o.shortMessage, o.message]) if (typeof t === 'string') texts.push(t);
     if (o.data !== undefined && data === undefined) data = o.data;
     e = o.cause;

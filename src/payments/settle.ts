@@ -1,6 +1,6 @@
 /**
  * Settles a receipt from the facts the chain holds about its payment address: sums its transfers,
- * asks the state machine (src/payments/states.ts) what that means, and stores the answer with its
+ * asks the state machine (src/domain/receipt-states.ts) what that means, and stores the answer with its
  * history entries (applyReceiptEvent, src/db/receipt-events.ts), its webhook and its effect on
  * stock, in one transaction.
  */
@@ -10,12 +10,12 @@ import { getAddress } from 'viem';
 import type { Tx } from '../db/client.ts';
 import { inventoryItems, receipts, receiptTransfers, receiptWatch, type StoredLineItem } from '../db/schema.ts';
 import { appendHistory, applyReceiptEvent, type ReceiptChange, type ReceiptUpdate } from '../db/receipt-events.ts';
-import { centsToTokenUnits, centsToUsd } from '../domain/money.ts';
+import { centsToTokenUnits, centsToUsd } from '../lib/money.ts';
 import { enqueueEvent, type WebhookEventType } from '../webhooks/outbox.ts';
 import { wrongTokenByBalance } from './other-money.ts';
 import type { ReceiptKey } from './scanner.ts';
 import { watchFrom } from './watch.ts';
-import { chainEvent, dueOf, exceptionOf, transition, type PaymentFacts, type ReceiptEvent, type ReceiptException, type ReceiptStatus, type Transition } from './states.ts';
+import { chainEvent, dueOf, exceptionOf, transition, type PaymentFacts, type ReceiptEvent, type ReceiptException, type ReceiptStatus, type Transition } from '../domain/receipt-states.ts';
 
 type ReceiptRow = typeof receipts.$inferSelect;
 type TransferRow = typeof receiptTransfers.$inferSelect;
@@ -109,8 +109,8 @@ function transferKey(t: Pick<TransferRow, 'transactionHash' | 'logIndex'> | unde
 export function paymentEventData(
   row: ReceiptRow,
   f: Pick<PaymentFacts, 'amount' | 'paid'>,
-  status: string,
-  exception: string | null,
+  status: ReceiptStatus,
+  exception: ReceiptException | null,
   c: Pick<SettleContext, 'token' | 'decimals'>,
 ) {
   const due = dueOf(f.amount, f.paid).toString();
@@ -164,7 +164,7 @@ async function settlementOf(tx: Tx, row: ReceiptRow, c: SettleContext): Promise<
   const initial = row.source === 'terminal' ? 'generated' : 'pending';
   // No money of the token (never any, or a reorganisation withdrew it all): back where it began.
   const event: ReceiptEvent = chainEvent(f) ?? { type: 'withdrawn', initial };
-  const status = row.status as ReceiptStatus;
+  const status = row.status;
   // Several steps at once (with CONFIRMATIONS=1 a transfer is deep when first seen): the history
   // still shows each one the receipt went through.
   const moved = transition(status, event);
@@ -203,7 +203,7 @@ export async function settleReceipt(tx: Tx, key: ReceiptKey, c: SettleContext): 
     return { unswept: 0n, payAddress: null };
   }
   const { facts: f, event, exception, transfers, newest } = settled;
-  const status = row.status as ReceiptStatus;
+  const status = row.status;
   const to = settled.transition?.to ?? status;
   const paidBefore = BigInt(row.paidUnits);
   const chainEntry = { wallet: row.wallet, receiptId: row.id, source: 'chain', at: c.now } as const;
@@ -335,7 +335,7 @@ async function expiryOf(tx: Tx, row: ReceiptRow, now: number, token: string): Pr
     .from(receiptTransfers)
     .where(and(eq(receiptTransfers.wallet, row.wallet), eq(receiptTransfers.receiptId, row.id), eq(receiptTransfers.kind, 'in')));
   if (countedTransfers(transfers, token).length > 0) return null;
-  const expired = transition(row.status as ReceiptStatus, { type: 'expired' });
+  const expired = transition(row.status, { type: 'expired' });
   if (expired === null) return null;
   // Other money found by balance never stops expiry; the receipt keeps wrong_token so the merchant
   // still sees it there and can sweep it.

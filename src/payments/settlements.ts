@@ -15,11 +15,11 @@
 import { and, asc, eq, gte, lt, sql } from 'drizzle-orm';
 import type { Tx } from '../db/client.ts';
 import { splitTransactions, type SplitRecipient } from '../db/schema.ts';
-import { InvalidInput } from '../domain/errors.ts';
+import { InvalidInput } from '../lib/errors.ts';
 import { getSplitConfig } from '../domain/splits.ts';
 import { splitAddressesOf } from '../domain/split-versions.ts';
 import { normalizeWallet } from '../domain/wallet.ts';
-import { csvDocument, type CsvColumn } from '../csv.ts';
+import { csvDocument, type CsvColumn } from '../lib/csv.ts';
 
 const TOTAL_SHARES = 10_000n;
 /** The most transfers one report lists: a longer period is asked for in parts. */
@@ -222,7 +222,7 @@ export async function merchantSettlement(db: Tx, merchant: string, q: Settlement
   };
 }
 
-/** The report's lines as CSV (src/csv.ts), one column per recipient's share, in base units. */
+/** The report's lines as CSV (src/lib/csv.ts), one column per recipient's share, in base units. */
 export function settlementCsv(s: Settlement): string {
   const columns: CsvColumn<SettlementLine>[] = [
     { name: 'timestamp', value: (l) => new Date(l.timestamp).toISOString() },

@@ -11,7 +11,7 @@ import { SplitReadError, isContractRefusal } from '../chain/errors.ts';
 import { paymentSplitterAbi, readSplit, type SplitPayee } from '../chain/split-contract.ts';
 import { ChainUnavailable } from '../chain/split-setup-chain.ts';
 import type { Tx } from '../db/client.ts';
-import { NotFound } from '../domain/errors.ts';
+import { NotFound } from '../lib/errors.ts';
 import { getSplitConfig } from '../domain/splits.ts';
 import { splitAddressesOf } from '../domain/split-versions.ts';
 

@@ -34,8 +34,10 @@
  *     and only a sweep of other money (ETH, another token) has its transaction's receipt read.
  *     The base fee comes with the header the worker's pass read; the priority fee is asked once a
  *     minute, the deployer's balance every 30 s (less what sends may have spent meanwhile, and
- *     every run while sweeps wait for gas). The address's balance and the gas estimate are read
- *     at the block the scan read (src/chain/lagging-nodes.ts).
+ *     every run while sweeps wait for gas). The address's balance is read at the block the scan
+ *     read (src/chain/lagging-nodes.ts). The gas limit is estimated once per kind of sweep
+ *     (factory, token, deploying the forwarder or not) and every ten minutes, and again after a
+ *     sweep reverts (src/payments/sweep-gas.ts).
  *
  * The transaction is any contract call: a target (the receipt's factory) and its calldata, so a
  * factory version with another sweep function needs only another sweepCall (src/payments/pay-address.ts).
@@ -51,7 +53,8 @@ import { refusalOf } from '../chain/refusals.ts';
 import { sendSerially } from '../chain/wallet-queue.ts';
 import type { Db } from '../db/client.ts';
 import { chainStatus, receipts, receiptTransfers, receiptWatch, sweeps, type SweepAttempt } from '../db/schema.ts';
-import { centsToTokenUnits } from '../domain/money.ts';
+import { centsToTokenUnits } from '../lib/money.ts';
+import { SweepGasLimits } from './sweep-gas.ts';
 import { splitOfReceipt, sweepCall, SweepUnavailable, type SweepCall } from './pay-address.ts';
 import type { ReceiptKey } from './scanner.ts';
 import { keysJson } from './watch.ts';
@@ -109,8 +112,6 @@ export const MAX_IN_FLIGHT = 16;
 const SENDS_PER_RUN = 32;
 /** A pending sweep whose nonce the chain used, none of its own transactions found after this many blocks, is lost. */
 const LOST_AFTER_BLOCKS = 12n;
-/** Gas limit margin over the estimate: a top-up between the estimate and the block changes the cost. */
-const GAS_MARGIN_PER_CENT = 130n;
 /** Gas of a sweep for the deployer-low rule (a first sweep that deploys the forwarder costs about this). */
 const SWEEP_GAS = 150_000n;
 /** The deployer is low when it cannot pay the sweeps owed now plus this many more. */
@@ -161,6 +162,8 @@ export class Sweeper {
   private published: string | undefined;
   private sent = 0;
   private last: SweepHealth = { waitingForGas: 0, atFeeCap: 0, deployerBalanceWei: null, deployerLow: false };
+  /** Gas limits per kind of sweep, from the node's estimates (src/payments/sweep-gas.ts). */
+  readonly gasLimits = new SweepGasLimits();
 
   constructor(private readonly o: SweeperOptions) {}
 
@@ -502,6 +505,11 @@ export class Sweeper {
   }
 
   private async markMined(row: SweepRow, hash: string, block: bigint, status: 'success' | 'reverted'): Promise<void> {
+    if (status === 'reverted') {
+      // Its money is still at the address, so it is owed again; its gas limit may be what failed.
+      this.gasLimits.forget(row.target, row.token);
+      this.o.logger.warn({ wallet: row.wallet, receiptId: row.receiptId, tx: hash, gas: row.gas.toString() }, 'sweep reverted; the next is sent with a fresh gas estimate');
+    }
     await this.o.db
       .update(sweeps)
       .set({ state: 'mined', minedHash: hash, minedBlock: block, atFeeCap: false, updatedAt: Date.now() })
@@ -633,8 +641,10 @@ export class Sweeper {
     const balance = await this.balanceAt(token, need.payAddress as Address, s.scanned);
     if (balance === 0n) return 'skip';
     const call = sweepTransactionOf(sweep);
-    const estimate = await fromAnyNode(() => this.rpc(() => chain.publicClient.estimateGas({ account: account.address, to: call.target, data: call.data, blockNumber: s.scanned })));
-    const gas = (estimate * GAS_MARGIN_PER_CENT) / 100n;
+    const kind = { target: call.target, token, deploys: !(await this.sweptBefore(need)) };
+    const gas = await this.gasLimits.limit(kind, () =>
+      fromAnyNode(() => this.rpc(() => chain.publicClient.estimateGas({ account: account.address, to: call.target, data: call.data, blockNumber: s.scanned }))),
+    );
     if (gas * fees.maxFeePerGas > s.spendable) return 'no_gas';
 
     const result = await sendSerially(chain.walletClient!, async () => {
@@ -690,6 +700,16 @@ export class Sweeper {
     });
     if (result === 'sent') this.spend(s, gas * fees.maxFeePerGas);
     return result;
+  }
+
+  /** Whether a sweep already moved the receipt's money out of its address (so its forwarder is deployed). */
+  private async sweptBefore(key: ReceiptKey): Promise<boolean> {
+    const [row] = await this.o.db
+      .select({ one: sql<number>`1` })
+      .from(receiptTransfers)
+      .where(and(eq(receiptTransfers.wallet, key.wallet), eq(receiptTransfers.receiptId, key.receiptId), eq(receiptTransfers.kind, 'sweep')))
+      .limit(1);
+    return row !== undefined;
   }
 
   /** The token balance at an address at a block (src/chain/lagging-nodes.ts); the zero address means native ETH. */

@@ -28,7 +28,7 @@ import type { ChainDeps } from '../chain/client.ts';
 import type { Db } from '../db/client.ts';
 import { rowsOf } from '../db/rows.ts';
 import { receiptCanExpire, receipts, receiptWatch } from '../db/schema.ts';
-import { centsToTokenUnits } from '../domain/money.ts';
+import { centsToTokenUnits } from '../lib/money.ts';
 import { LeasedLoop } from '../workers/leased-loop.ts';
 import { followHints } from './hints.ts';
 import { BALANCE_CHECKS_PER_PASS, balanceTokensOf, checkOtherMoney, checkRequestedBalances } from './other-money.ts';

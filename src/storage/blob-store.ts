@@ -4,7 +4,7 @@
  * A write replaces the stored blob only once every byte arrived and passed the checks.
  */
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
-import { AppError } from '../domain/errors.ts';
+import { AppError } from '../lib/errors.ts';
 
 export interface BlobInfo {
   size: number;

@@ -4,8 +4,8 @@ import { and, desc, eq, isNull } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
 import { releaseSlot, takeSlot } from '../db/counters.ts';
 import { webhookEndpoints } from '../db/schema.ts';
-import { InvalidInput, NotFound } from '../domain/errors.ts';
-import { newId } from '../domain/ids.ts';
+import { InvalidInput, NotFound } from '../lib/errors.ts';
+import { newId } from '../lib/ids.ts';
 import { assertPublicUrl, type UrlPolicy } from './ssrf.ts';
 
 export { WEBHOOK_EVENT_TYPES as WEBHOOK_EVENTS } from './outbox.ts';

@@ -13,7 +13,7 @@
 import { and, eq, gte, ne, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
 import { webhookEvents } from '../db/schema.ts';
-import { InvalidInput, NotFound } from '../domain/errors.ts';
+import { InvalidInput, NotFound } from '../lib/errors.ts';
 import { EVENT_RETENTION_DAYS, EVENT_RETENTION_MS, type Event } from '../contract/events.ts';
 import { TEST_EVENT_TYPE, type WebhookEventType } from '../contract/webhooks.ts';
 

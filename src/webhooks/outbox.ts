@@ -6,8 +6,8 @@ import { and, asc, desc, eq, isNull, lte, notInArray, sql } from 'drizzle-orm';
 import type { Db, Tx } from '../db/client.ts';
 import { rowsOf } from '../db/rows.ts';
 import { webhookAttempts, webhookDeliveries, webhookEndpoints, webhookEvents } from '../db/schema.ts';
-import { NotFound } from '../domain/errors.ts';
-import { newId } from '../domain/ids.ts';
+import { NotFound } from '../lib/errors.ts';
+import { newId } from '../lib/ids.ts';
 import { explainDeliveryError } from './errors.ts';
 
 import { TEST_EVENT_TYPE, type WebhookEventType } from '../contract/webhooks.ts';

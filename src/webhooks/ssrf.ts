@@ -5,7 +5,7 @@
  */
 import { lookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
-import { InvalidInput } from '../domain/errors.ts';
+import { InvalidInput } from '../lib/errors.ts';
 
 /**
  * Every range of IANA's IPv4 and IPv6 Special-Purpose Address Registries (as of 2025), plus

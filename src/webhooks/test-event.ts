@@ -6,8 +6,8 @@
 import { and, eq, isNull } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
 import { webhookDeliveries, webhookEndpoints, webhookEvents } from '../db/schema.ts';
-import { Conflict, NotFound } from '../domain/errors.ts';
-import { newId } from '../domain/ids.ts';
+import { Conflict, NotFound } from '../lib/errors.ts';
+import { newId } from '../lib/ids.ts';
 import { TEST_EVENT_TYPE } from './outbox.ts';
 
 /**

@@ -14,7 +14,8 @@
  *   runs without it; `leaderUntil` tells a pass how long it may still act.
  */
 import type { Logger } from 'pino';
-import { isDbDown, type Db } from '../db/client.ts';
+import { type Db } from '../db/client.ts';
+import { isDbDown } from '../lib/db-errors.ts';
 import { acquireLease, releaseLease } from './lease.ts';
 
 export interface LeasedLoopOptions {

@@ -11,6 +11,7 @@ import { receipts } from '../../src/db/schema.ts';
 import { saveShopConfig } from '../../src/domain/shop.ts';
 import { randomWallet } from '../helpers/app.ts';
 import { RENDER_MS, screenshot, skipReason, startHarness, type Harness } from './harness.ts';
+import type { ReceiptStatus } from '../../src/contract/receipts.ts';
 
 if (skipReason) console.log(skipReason);
 
@@ -32,7 +33,7 @@ describe('payment page: Back to shop', { skip: skipReason }, () => {
   });
 
   /** A receipt with RETURN, set to `status` (and exception) in the database as the chain worker would; its page's path. */
-  async function receipt(id: string, change?: { status: string; exception?: 'expired' | null; returnUrl?: string }): Promise<string> {
+  async function receipt(id: string, change?: { status: ReceiptStatus; exception?: 'expired' | null; returnUrl?: string }): Promise<string> {
     const res = await h.t.call(key, 'POST', '/api/receipts', { id, lineItems: [{ label: 'Coffee', priceUsd: 3.5 }], totalUsd: 3.5, returnUrl: RETURN });
     assert.equal(res.status, 201, JSON.stringify(res.body));
     if (change !== undefined) {

@@ -11,7 +11,7 @@ import { createWalletClient, erc20Abi, getAddress, http, type Address } from 'vi
 import { DEV_USDC_PER_ACCOUNT, devAccount } from '../../src/chain/dev-accounts.ts';
 import type { ChainDeps } from '../../src/chain/client.ts';
 import { testUsdcAbi } from '../../src/chain/test-usdc.ts';
-import { processAlive } from '../../src/process-alive.ts';
+import { processAlive } from '../../src/lib/process-alive.ts';
 import { CHAIN_WAIT_MS, startTestChain, tempDataDir, type TestChain } from './helpers.ts';
 import { eventually, waitFor } from '../helpers/wait.ts';
 

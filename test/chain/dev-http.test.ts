@@ -8,7 +8,7 @@ import { encodeFunctionData, erc20Abi, getAddress, parseEther, type Hex } from '
 import { devAccount, DEV_DEPLOYER_INDEX } from '../../src/chain/dev-accounts.ts';
 import { eq } from 'drizzle-orm';
 import type { ChainDeps } from '../../src/chain/client.ts';
-import { redeployMissingDevSplits } from '../../src/chain/dev-reconcile.ts';
+import { redeployMissingDevSplits } from '../../src/payments/dev-reconcile.ts';
 import { deploySplit, verifySplitMatches } from '../../src/chain/split-contract.ts';
 import { splitConfigs } from '../../src/db/schema.ts';
 import { randomWallet, startTestApp, type TestApp } from '../helpers/app.ts';

@@ -12,6 +12,7 @@ import { RECEIPT_STATUSES, isAwaitingMoney } from '../../src/contract/receipts.t
 import { ChainWorker, EXPIRE_PER_PASS } from '../../src/payments/worker.ts';
 import { randomWallet } from '../helpers/app.ts';
 import { PLATFORM, useChainApp } from './helpers.ts';
+import type { ReceiptStatus } from '../../src/contract/receipts.ts';
 
 // No background workers: each test runs its passes itself.
 const f = useChainApp({ CONFIRMATIONS: '1', PLATFORM_RECIPIENT_ADDRESS: PLATFORM });
@@ -34,7 +35,7 @@ async function receipt(m: { wallet: string; key: string }, id: string): Promise<
 }
 
 /** Copies of a stored receipt with the given ids, statuses and expiry, inserted as they are. */
-async function insertCopies(from: ReceiptRow, rows: { id: string; status: string; exception?: ReceiptRow['exception']; expiresAt: number }[]): Promise<void> {
+async function insertCopies(from: ReceiptRow, rows: { id: string; status: ReceiptStatus; exception?: ReceiptRow['exception']; expiresAt: number }[]): Promise<void> {
   // Without the summary and write id of the receipt they copy: those name it.
   const values = rows.map((r) => ({ ...from, ...r, exception: r.exception ?? null, payToken: `${from.payToken}-${r.id}`, summaryJson: null, stateJson: null, detailJson: null, writeId: null }));
   // In batches: PostgreSQL takes at most 65,535 parameters in one statement.
@@ -50,8 +51,8 @@ test('more receipts that can never expire than a pass expires do not hold back o
   const never = Array.from({ length: EXPIRE_PER_PASS + 50 }, (_, i) =>
     // Only another token arrived, or refunded while unpaid: nothing received, no money awaited.
     i % 2 === 0
-      ? { id: `never-${i}`, status: 'tx_mismatch', exception: 'wrong_token' as const, expiresAt: now - 30 * DAY + i }
-      : { id: `never-${i}`, status: 'refunded', expiresAt: now - 30 * DAY + i },
+      ? { id: `never-${i}`, status: 'tx_mismatch' as const, exception: 'wrong_token' as const, expiresAt: now - 30 * DAY + i }
+      : { id: `never-${i}`, status: 'refunded' as const, expiresAt: now - 30 * DAY + i },
   );
   await insertCopies(from, never);
   // Made after them and due after them, so that they come first whichever way the rows are read.
@@ -80,7 +81,7 @@ test('the receipts that expire are exactly those whose status awaits money', asy
   const now = Date.now();
   const m = await merchant();
   const from = await receipt(m, 'template');
-  const statuses = [...RECEIPT_STATUSES, 'refund_partial', 'refund_requested'];
+  const statuses: ReceiptStatus[] = [...RECEIPT_STATUSES, 'refund_partial', 'refund_requested'];
   await insertCopies(from, statuses.map((status) => ({ id: `st-${status}`, status, expiresAt: now - DAY })));
 
   await worker().pass(now);

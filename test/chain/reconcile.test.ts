@@ -11,7 +11,7 @@ import { erc20Abi, type Hex } from 'viem';
 import { devAccount } from '../../src/chain/dev-accounts.ts';
 import { paymentSplitterAbi } from '../../src/chain/split-contract.ts';
 import { splitTransactions } from '../../src/db/schema.ts';
-import { NotFound } from '../../src/domain/errors.ts';
+import { NotFound } from '../../src/lib/errors.ts';
 import { reconcileSplits, type SplitReconciliation } from '../../src/payments/reconcile.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { admin, signIn } from '../helpers/session.ts';

@@ -10,7 +10,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { and, eq } from 'drizzle-orm';
-import { createPublicClient, erc20Abi, http, type Address, type Hex } from 'viem';
+import { createPublicClient, erc20Abi, http, HttpRequestError, ResponseBodyTooLargeError, type Address, type Hex } from 'viem';
 import { devAccount } from '../../src/chain/dev-accounts.ts';
 import type { ChainDeps } from '../../src/chain/client.ts';
 import { computeUnits } from '../../src/chain/compute-units.ts';
@@ -363,7 +363,10 @@ describe('what counts as a refusal', () => {
     });
     assert.deepEqual(refusal(alchemy)?.suggested, { from: 256n, to: 2303n });
     assert.notEqual(refusal(Object.assign(new Error('HTTP request failed.'), { status: 413 })), null);
-    assert.notEqual(refusal(Object.assign(new Error('HTTP response body exceeded the size limit.'), { name: 'ResponseBodyTooLargeError' })), null);
+    // viem's own error for a body over the transport's limit, told by its class: its words match no refusal text.
+    const tooLarge = new ResponseBodyTooLargeError({ maxSize: 10_000_000, size: 12_000_000 });
+    assert.notEqual(refusal(tooLarge), null);
+    assert.notEqual(refusal(new HttpRequestError({ url: 'http://127.0.0.1:8545', cause: tooLarge })), null, 'also as the cause of the request failing');
     assert.notEqual(refusal(new Error('eth_getLogs block range too large, max 500')), null);
     assert.equal(refusal(Object.assign(new Error('HTTP request failed.'), { status: 503 })), null);
     assert.equal(refusal(Object.assign(new Error('rate limited'), { status: 429 })), null);

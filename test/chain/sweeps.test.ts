@@ -15,6 +15,7 @@ import { devAccount, DEV_DEPLOYER_INDEX } from '../../src/chain/dev-accounts.ts'
 import type { ChainDeps, ChainPublicClient, ChainWalletClient } from '../../src/chain/client.ts';
 import { paymentForwarderFactoryAbi } from '../../src/chain/payment-address.ts';
 import { chainNonces, receipts, receiptTransfers, receiptWatch } from '../../src/db/schema.ts';
+import { sweepCall } from '../../src/payments/pay-address.ts';
 import { sweepsOf } from '../../src/payments/sweeper.ts';
 import { ChainWorker } from '../../src/payments/worker.ts';
 import { admin, newAccount, signIn } from '../helpers/session.ts';
@@ -474,5 +475,101 @@ describe('a node behind answers the balance read', () => {
     assert.equal(followed?.minedHash, sent.attempts[0]!.hash);
     assert.deepEqual(await swept(r.payTo), [2_000_000n]);
     assert.equal((await status(sh, 'followed-by-logs')).status, 'completed');
+  });
+});
+
+describe('gas limits', () => {
+  /** A worker of its own: its sweeper has learnt no gas limit yet, as after a restart. */
+  const freshWorker = () => new ChainWorker({ db: db(), chain: f.tc.chain, logger: testLogger(), confirmations: 1, platformRecipient: PLATFORM, startBlock: 0n });
+
+  /** Passes until the receipt completes: two on a quiet machine (the payment's, then the sweep's); a pass's time budget may need more. */
+  async function stepUntilCompleted(w: ChainWorker, sh: Shop, id: string): Promise<void> {
+    let now = '';
+    for (let passes = 0; passes < 6 && now !== 'completed'; passes++) {
+      await step(w);
+      now = (await status(sh, id)).status;
+    }
+    assert.equal(now, 'completed', id);
+  }
+
+  /** Passes until the address's sweeps are mined, `count` of them. */
+  async function stepUntilSwept(w: ChainWorker, payTo: Hex, count: number): Promise<void> {
+    let mined = 0;
+    for (let passes = 0; passes < 6 && mined < count; passes++) {
+      await step(w);
+      mined = (await sweepsOf(db(), payTo)).filter((x) => x.state === 'mined').length;
+    }
+    assert.equal(mined, count, `${payTo}'s sweeps mined`);
+  }
+
+  test('one estimate per kind of sweep: three fresh addresses share one, a second sweep of an address (its forwarder there) makes another', async () => {
+    const sh = await shop();
+    const w = freshWorker();
+    const rs = await Promise.all([1, 2, 3].map((i) => receipt(sh, `gas-kind-${i}`, 3)));
+    await stepToHead(w);
+    for (const [i, r] of rs.entries()) {
+      await payMined(i + 1, r.payTo, 2_000_000n);
+      await stepUntilSwept(w, r.payTo, 1);
+    }
+    assert.equal(w.sweeper.gasLimits.estimates, 1, 'the first fresh address was estimated; the others used its limit');
+    const limits = (await Promise.all(rs.map((r) => sweepsOf(db(), r.payTo)))).map((rows) => rows[0]!.gas);
+    assert.deepEqual(limits, [limits[0]!, limits[0]!, limits[0]!]);
+    // The rest of one receipt: its forwarder is deployed, so this sweep is of another kind.
+    await payMined(4, rs[0]!.payTo, 1_000_000n);
+    await stepUntilCompleted(w, sh, 'gas-kind-1');
+    assert.equal(w.sweeper.gasLimits.estimates, 2);
+    const [first, second] = await sweepsOf(db(), rs[0]!.payTo);
+    assert.ok(second!.gas < first!.gas, `a sweep through a deployed forwarder needs less gas (${second!.gas} < ${first!.gas})`);
+    for (const r of rs.slice(1)) assert.deepEqual(await swept(r.payTo), [2_000_000n]);
+    assert.deepEqual(await swept(rs[0]!.payTo), [2_000_000n, 1_000_000n]);
+  });
+
+  test("a stranger's empty sweep deploys a forwarder early: the limit learnt there is too low for a fresh address, whose sweep reverts; the next is estimated afresh and moves the money", async () => {
+    const sh = await shop();
+    const w = freshWorker();
+    const early = await receipt(sh, 'gas-early', 2);
+    const fresh = await receipt(sh, 'gas-fresh', 3);
+    await stepToHead(w);
+    // Anyone may call the factory's sweep: on an empty address it only deploys the forwarder, and
+    // no transfer tells the service so.
+    const [row] = await db().select().from(receipts).where(and(eq(receipts.wallet, sh.wallet), eq(receipts.id, 'gas-early')));
+    const call = sweepCall(f.tc.chain, row!, sh.split, usdc());
+    const stranger = buyer(7);
+    const deployHash = await stranger.writeContract({ address: call.factory, abi: call.abi, functionName: call.functionName, args: call.args });
+    assert.equal((await f.tc.chain.publicClient.waitForTransactionReceipt({ hash: deployHash })).status, 'success');
+    assert.notEqual(await f.tc.chain.publicClient.getCode({ address: early.payTo }), undefined, 'the forwarder is deployed');
+
+    await payMined(1, early.payTo, 2_000_000n);
+    await stepUntilCompleted(w, sh, 'gas-early');
+    assert.equal(w.sweeper.gasLimits.estimates, 1);
+
+    // The fresh address's sweep gets the limit of a deployed forwarder: it runs out of gas.
+    await payMined(2, fresh.payTo, 3_000_000n);
+    let [failed] = await sweepsOf(db(), fresh.payTo);
+    for (let passes = 0; passes < 6 && failed === undefined; passes++) {
+      await step(w);
+      [failed] = await sweepsOf(db(), fresh.payTo);
+    }
+    assert.ok(failed !== undefined, 'a sweep was sent');
+    const mined = await f.tc.chain.publicClient.waitForTransactionReceipt({ hash: failed.attempts[0]!.hash as Hex });
+    assert.equal(mined.status, 'reverted', `${failed.gas} gas is too little to deploy a forwarder`);
+    assert.equal(await balance(fresh.payTo), 3_000_000n, 'the money is still at the address');
+
+    // No transfer shows for it; once it is due for replacement its receipt is read, and the next
+    // sweep is estimated again.
+    let done = '';
+    for (let passes = 0; passes < 10 && done !== 'completed'; passes++) {
+      await anvil().mine({ blocks: 1 });
+      await step(w);
+      done = (await status(sh, 'gas-fresh')).status;
+    }
+    assert.equal(done, 'completed');
+    assert.equal(w.sweeper.gasLimits.estimates, 2, 'estimated again after the revert');
+    const rows = await sweepsOf(db(), fresh.payTo);
+    assert.deepEqual(rows.map((x) => x.state), ['mined', 'mined'], 'the reverted sweep, then the one that moved the money');
+    assert.ok(rows[1]!.gas > failed.gas, `the new limit is higher (${rows[1]!.gas} > ${failed.gas})`);
+    assert.deepEqual(await swept(fresh.payTo), [3_000_000n], 'one sweep moved the money, none empty');
+    assert.deepEqual(await swept(early.payTo), [0n, 2_000_000n], "the stranger's empty sweep, then the service's");
+    assert.equal(await balance(sh.split), 5_000_000n);
   });
 });

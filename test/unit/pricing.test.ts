@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
-import { AppError, InvalidInput } from '../../src/domain/errors.ts';
+import { AppError, InvalidInput } from '../../src/lib/errors.ts';
 import {
   bpsOf,
   centsToUsd,
@@ -11,7 +11,7 @@ import {
   splitByBps,
   taxCents,
   usdToCents,
-} from '../../src/domain/money.ts';
+} from '../../src/lib/money.ts';
 import { mergeLines, priceOrder, resolveTax, type PricedItem } from '../../src/domain/pricing.ts';
 
 const item = (sku: string, priceCents: bigint, taxable = true): PricedItem => ({ sku, name: sku.toUpperCase(), priceCents, taxable });
@@ -234,7 +234,7 @@ describe('priceOrder', () => {
 });
 
 test('a payee share of a split payment is rounded down, as PaymentSplitter computes it', async () => {
-  const { splitterShare } = await import('../../src/domain/money.ts');
+  const { splitterShare } = await import('../../src/lib/money.ts');
   assert.equal(splitterShare(1_000_000n, 50), 5_000n);
   assert.equal(splitterShare(199n, 50), 0n, '0.995 units round down to 0, never up');
   assert.equal(splitterShare(399n, 50), 1n, '1.995 units round down to 1');

@@ -12,7 +12,7 @@ import {
   type PaymentFacts,
   type ReceiptEvent,
   type ReceiptStatus,
-} from '../../src/payments/states.ts';
+} from '../../src/domain/receipt-states.ts';
 import { countedTransfers, factsOf } from '../../src/payments/settle.ts';
 
 const STATES: ReceiptStatus[] = [

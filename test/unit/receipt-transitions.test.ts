@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { setsStatus, transition, type ReceiptEvent, type ReceiptStatus, type StatusEvent, type Transition } from '../../src/payments/states.ts';
+import { setsStatus, transition, type ReceiptEvent, type ReceiptStatus, type StatusEvent, type Transition } from '../../src/domain/receipt-states.ts';
 
 const AWAITING: ReceiptStatus[] = ['pending', 'generated', 'link_opened', 'buyer_logged_in', 'checkout_initialized', 'checkout_success', 'refund_requested'];
 const PAID: ReceiptStatus[] = ['tx_mined', 'recipient_validated', 'tx_mismatch', 'completed', 'refunded'];

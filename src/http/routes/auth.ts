@@ -5,7 +5,7 @@ import { cookieAuth, errorRef } from '../../contract/common.ts';
 import { Challenge, ChallengeBody, LoginBody, SessionAnswer, SignedIn, SignedOut } from '../../contract/auth.ts';
 import type { App } from '../app-type.ts';
 import { Budgets } from '../../gateway/budgets.ts';
-import { Unauthorized } from '../../domain/errors.ts';
+import { Unauthorized } from '../../lib/errors.ts';
 import { isAddress, normalizeWallet } from '../../domain/wallet.ts';
 
 /**

@@ -1,8 +1,8 @@
 /** /api/split/*: the merchant's split, read with a key, configured from the admin app. */
 import type { Deps } from '../../deps.ts';
-import { AppError } from '../../domain/errors.ts';
+import { AppError } from '../../lib/errors.ts';
 import { listSplitTransactions, splitTransactionPages, SPLIT_TRANSACTIONS_CAP, type SplitTransactionView } from '../../domain/split-transactions.ts';
-import { csvChunks, csvHeader, type CsvColumn } from '../../csv.ts';
+import { csvChunks, csvHeader, type CsvColumn } from '../../lib/csv.ts';
 import { jsonOrCsv, sendCsv } from '../csv-reply.ts';
 import { getSplitConfig } from '../../domain/splits.ts';
 import { setUpSplit } from '../../domain/split-setup.ts';

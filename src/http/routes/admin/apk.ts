@@ -8,7 +8,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Readable } from 'node:stream';
 import type { Deps } from '../../../deps.ts';
 import { APK_CONTENT_TYPE, apkBlobName, assertAppName, assertVisible, assertZipHeader, parseRange } from '../../../domain/apk.ts';
-import { AppError, InvalidInput, NotFound } from '../../../domain/errors.ts';
+import { AppError, InvalidInput, NotFound } from '../../../lib/errors.ts';
 import { sessionOf } from '../../../auth/plugin.ts';
 import { PayloadTooLarge } from '../../../storage/blob-store.ts';
 import { bodyWithin, releaseRequestDeadline } from '../../request-time.ts';

@@ -4,7 +4,7 @@
  * release(token, account) from their own wallets; the admin app shows these numbers beside that.
  */
 import type { Deps } from '../../../deps.ts';
-import { AppError } from '../../../domain/errors.ts';
+import { AppError } from '../../../lib/errors.ts';
 import { merchantOf } from '../../../gateway/plugin.ts';
 import { merchantSplitBalances, type MerchantSplitBalances, type SplitBalances as Balances } from '../../../payments/split-balances.ts';
 import { adminErrors, errorRef, cookieAuth } from '../../../contract/common.ts';

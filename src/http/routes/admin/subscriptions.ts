@@ -5,7 +5,7 @@
 import type { Deps } from '../../../deps.ts';
 import { sessionOf } from '../../../auth/plugin.ts';
 import type { SessionInfo } from '../../../auth/sessions.ts';
-import { Forbidden, InvalidInput, NotFound } from '../../../domain/errors.ts';
+import { Forbidden, InvalidInput, NotFound } from '../../../lib/errors.ts';
 import { isAddress, normalizeWallet } from '../../../domain/wallet.ts';
 import {
   createSubscription,

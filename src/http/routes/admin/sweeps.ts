@@ -3,7 +3,7 @@
  * wallet (src/payments/manual-sweep.ts).
  */
 import type { Deps } from '../../../deps.ts';
-import { AppError } from '../../../domain/errors.ts';
+import { AppError } from '../../../lib/errors.ts';
 import { merchantOf } from '../../../gateway/plugin.ts';
 import { manualSweep } from '../../../payments/manual-sweep.ts';
 import { adminErrors, errorRef, cookieAuth } from '../../../contract/common.ts';

@@ -5,8 +5,8 @@ import { sendAnswer } from '../../json-text.ts';
 import { keyErrors, security } from '../../../contract/common.ts';
 import { ListReceiptsQuery, ReceiptDetail, type Receipt, ReceiptIdParams, ReceiptList, ReceiptStatusQuery, ReceiptStatusView } from '../../../contract/receipts.ts';
 import type { App } from '../../app-type.ts';
-import { csvChunks, csvHeader, jsonCell, type CsvColumn } from '../../../csv.ts';
-import { usdToCents } from '../../../domain/money.ts';
+import { csvChunks, csvHeader, jsonCell, type CsvColumn } from '../../../lib/csv.ts';
+import { usdToCents } from '../../../lib/money.ts';
 import { jsonOrCsv, sendCsv } from '../../csv-reply.ts';
 
 /** GET /api/receipts?format=csv: a row per receipt, the list's fields, amounts as the JSON has them plus cents. */

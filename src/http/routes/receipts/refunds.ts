@@ -2,7 +2,7 @@
 import type { Deps } from '../../../deps.ts';
 import { sessionOf } from '../../../auth/plugin.ts';
 import { listRefunds, parseRefund, refundChainOf, refundReceipt } from '../../../domain/refunds.ts';
-import { Forbidden } from '../../../domain/errors.ts';
+import { Forbidden } from '../../../lib/errors.ts';
 import { writeOf } from '../../idempotency.ts';
 import { adminErrors, cookieAuth, errorRef } from '../../../contract/common.ts';
 import { ReceiptIdParams } from '../../../contract/receipts.ts';

@@ -5,11 +5,11 @@
  * src/domain/users.ts's.
  */
 import { asc, sql } from 'drizzle-orm';
-import { heartbeat, updateProfile, type HeartbeatInput, type ProfileView } from '../domain/profile.ts';
-import { upsertUsers, type UserView } from '../domain/users.ts';
-import type { Db } from './client.ts';
-import { perDatabase } from './prepared.ts';
-import { users } from './schema.ts';
+import { heartbeat, updateProfile, type HeartbeatInput, type ProfileView } from './profile.ts';
+import { upsertUsers, type UserView } from './users.ts';
+import type { Db } from '../db/client.ts';
+import { perDatabase } from '../db/prepared.ts';
+import { users } from '../db/schema.ts';
 import { SEARCH_SCAN_MAX } from '../contract/users.ts';
 
 /**

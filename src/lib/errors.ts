@@ -2,10 +2,12 @@
  * Typed domain errors. Domain code throws these; one error handler (src/http/errors.ts) turns
  * them into `{error, message}` with the status the specification gives.
  */
+import type { ErrorCode } from '../contract/common.ts';
+
 export class AppError extends Error {
   constructor(
     readonly status: number,
-    readonly code: string,
+    readonly code: ErrorCode,
     message: string,
     readonly extra: Record<string, unknown> = {},
     options?: { cause?: unknown },
@@ -16,7 +18,7 @@ export class AppError extends Error {
 }
 
 export class InvalidInput extends AppError {
-  constructor(message: string, code = 'invalid_input') {
+  constructor(message: string, code: ErrorCode = 'invalid_input') {
     super(400, code, message);
   }
 }
@@ -34,13 +36,13 @@ export class Forbidden extends AppError {
 }
 
 export class NotFound extends AppError {
-  constructor(message: string, code = 'not_found') {
+  constructor(message: string, code: ErrorCode = 'not_found') {
     super(404, code, message);
   }
 }
 
 export class Conflict extends AppError {
-  constructor(message: string, code = 'conflict') {
+  constructor(message: string, code: ErrorCode = 'conflict') {
     super(409, code, message);
   }
 }

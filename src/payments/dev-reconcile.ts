@@ -11,10 +11,10 @@ import type { Logger } from 'pino';
 import { getAddress } from 'viem';
 import type { Db } from '../db/client.ts';
 import { splitConfigs, splitVersions } from '../db/schema.ts';
-import type { ChainDeps } from './client.ts';
-import { Deployer } from './deployer.ts';
-import { deploySplit } from './split-contract.ts';
-import { forgetUnpaidPayAddresses } from '../payments/pay-address.ts';
+import type { ChainDeps } from '../chain/client.ts';
+import { Deployer } from '../chain/deployer.ts';
+import { deploySplit } from '../chain/split-contract.ts';
+import { forgetUnpaidPayAddresses } from './pay-address.ts';
 
 export interface RedeployedSplit {
   wallet: string;
