@@ -14,7 +14,7 @@ import path from 'node:path';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { PaymentPage } from '../payments/payment-page.ts';
-import { WEB_DIST } from './web.ts';
+import { WEB_DIST, webPageCsp } from './web.ts';
 import { builtHtmlReader } from './built-html.ts';
 
 const BASE_TAG = '<base href="/pay/" />';
@@ -26,18 +26,7 @@ const ORIGIN = /^https?:\/\/[A-Za-z0-9.-]+(?::\d{1,5})?$|^https?:\/\/\[[0-9A-Fa-
 /** The page's CSP: its own scripts and API only, framed by 'self' and the shop's origins. */
 export function payPageCsp(allowedEmbedOrigins: readonly string[]): string {
   const ancestors = ["'self'", ...allowedEmbedOrigins.filter((o) => ORIGIN.test(o))];
-  return [
-    "default-src 'self'",
-    "script-src 'self'",
-    "style-src 'self'",
-    "img-src 'self' data:",
-    "font-src 'self'",
-    "connect-src 'self'",
-    "object-src 'none'",
-    "base-uri 'self'",
-    "form-action 'self'",
-    `frame-ancestors ${ancestors.join(' ')}`,
-  ].join('; ');
+  return webPageCsp(ancestors.join(' '));
 }
 
 const PAGE_HEADERS: Record<string, string> = {

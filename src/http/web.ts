@@ -12,18 +12,26 @@ import { builtHtmlReader } from './built-html.ts';
 
 export const WEB_DIST = fileURLToPath(new URL('../../web/dist/', import.meta.url));
 
-export const ADMIN_CSP = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data:",
-  "font-src 'self'",
-  "connect-src 'self'",
-  "object-src 'none'",
-  "base-uri 'self'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join('; ');
+/**
+ * The CSP of a page of the web build: its own scripts, styles and API only; `frameAncestors` says
+ * who may frame it (the admin app: nobody; the payment page: itself and the shop's origins).
+ */
+export function webPageCsp(frameAncestors: string): string {
+  return [
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src 'self' data:",
+    "font-src 'self'",
+    "connect-src 'self'",
+    "object-src 'none'",
+    "base-uri 'self'",
+    "form-action 'self'",
+    `frame-ancestors ${frameAncestors}`,
+  ].join('; ');
+}
+
+export const ADMIN_CSP = webPageCsp("'none'");
 
 const SECURITY_HEADERS: Record<string, string> = {
   'content-security-policy': ADMIN_CSP,
