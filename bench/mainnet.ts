@@ -39,6 +39,8 @@ import { startSim, type ProviderStats, type Sim } from '../test/sim/helpers.ts';
 import { openReceipt, openShop, pay, payAndTime, reaches, startSimApp, type Shop, type SimApp } from '../test/sim/shop.ts';
 import { waitFor } from '../test/helpers/wait.ts';
 import { percentile, type Stats } from './payments.ts';
+import { machine, type Machine } from './bench-run.ts';
+
 
 const DAY_SEC = 86_400;
 const WARMUP_SEC = 20;
@@ -70,7 +72,7 @@ export interface Cost {
 export interface MainnetReport {
   generatedAt: string;
   database: 'pglite' | 'postgres';
-  machine: { node: string; cpus: number; cpuModel: string; loadAverageAtStart: number; loadAverageAtEnd: number };
+  machine: Machine;
   settings: { confirmations: number; idleSec: number; payments: number; provider: ReturnType<Sim['proxy']['behaviour']> };
   idle: Cost & { callsPerDay: number; computeUnitsPerDay: number; mbPerDay: number };
   payments: Cost & { callsPerPayment: number; computeUnitsPerPayment: number; kbPerPayment: number };
@@ -287,7 +289,7 @@ export async function benchMainnet(env: NodeJS.ProcessEnv = process.env): Promis
     const report: MainnetReport = {
       generatedAt: new Date().toISOString(),
       database: env.DATABASE_URL ? 'postgres' : 'pglite',
-      machine: { node: process.version, cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model.trim() ?? 'unknown', loadAverageAtStart: loadAtStart, loadAverageAtEnd: os.loadavg()[0] ?? 0 },
+      machine: machine(loadAtStart),
       settings: { confirmations: app.t.config.confirmations, idleSec, payments: count, provider: sim.proxy.behaviour() },
       idle,
       payments: paid.cost,
