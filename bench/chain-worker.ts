@@ -33,7 +33,7 @@
  *   DATABASE_URL            run on that PostgreSQL server (in a fresh database per size)
  * Run alone with `tsx bench/chain-worker.ts`; `npm run bench` runs it after the payment bench.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -53,7 +53,7 @@ import { recordHint } from '../src/payments/hints.ts';
 import { ChainWorker, type PassStats } from '../src/payments/worker.ts';
 import { freshPostgresDatabase, randomWallet } from '../test/helpers/app.ts';
 import { startTestChain, type TestChain } from '../test/chain/helpers.ts';
-import { ROOT } from '../scripts/service-launcher.ts';
+import { isQuick, machine, withCleanup, writeBenchResults, type Machine } from './bench-run.ts';
 import { bulkInsert } from './bulk-insert.ts';
 import { percentile, type Stats } from './payments.ts';
 import { createRng, type Rng } from './rng.ts';
@@ -118,7 +118,7 @@ export interface WorkerRun {
 export interface WorkerReport {
   generatedAt: string;
   database: 'pglite' | 'postgres';
-  machine: { node: string; cpus: number; cpuModel: string; loadAverageAtStart: number; loadAverageAtEnd: number };
+  machine: Machine;
   settings: {
     blocks: number;
     warmupBlocks: number;
@@ -589,24 +589,13 @@ function markdown(r: WorkerReport): string {
   return lines.join('\n');
 }
 
-function writeResults(r: WorkerReport): { json: string; md: string } {
-  const dir = path.join(ROOT, 'bench', 'results');
-  mkdirSync(dir, { recursive: true });
-  const base = `chain-worker-${r.settings.quick ? 'quick' : 'latest'}`;
-  const json = path.join(dir, `${base}.json`);
-  const md = path.join(dir, `${base}.md`);
-  writeFileSync(json, JSON.stringify(r, null, 2) + '\n');
-  writeFileSync(md, markdown(r));
-  return { json, md };
-}
-
 /** Runs the chain worker bench; resolves to the exit code (non-zero when the bench itself failed). */
 export async function benchChainWorker(env: NodeJS.ProcessEnv = process.env): Promise<number> {
   if (['0', 'false', 'no'].includes((env.BENCH_WORKER ?? '').trim().toLowerCase())) {
     console.log('\nChain worker cost per block: skipped (BENCH_WORKER=0)');
     return 0;
   }
-  const quick = ['1', 'true', 'yes'].includes((env.BENCH_QUICK ?? '').toLowerCase());
+  const quick = isQuick(env);
   const rawBlocks = env.BENCH_WORKER_BLOCKS?.trim();
   const blocks = rawBlocks === undefined || rawBlocks === '' ? (quick ? 15 : 50) : Number(rawBlocks);
   const rawSizes = env.BENCH_WORKER_SIZES?.trim();
@@ -625,65 +614,43 @@ export async function benchChainWorker(env: NodeJS.ProcessEnv = process.env): Pr
     console.error(`BENCH_WORKER_SIZES must list whole numbers from ${(WARMUP_BLOCKS + blocks) * PAYMENTS_PER_BLOCK} to 1,000,000 (got "${rawSizes}")`);
     return 1;
   }
-  const cleanup: (() => unknown)[] = [];
-  const runCleanup = async () => {
-    for (const step of cleanup.reverse()) {
-      try {
-        await step();
-      } catch (err) {
-        console.error(`cleanup failed: ${err instanceof Error ? err.message : String(err)}`);
-      }
+  return withCleanup(async (cleanup) => {
+    try {
+      const loadAtStart = os.loadavg()[0] ?? 0;
+      const server = env.DATABASE_URL?.trim() || undefined;
+      console.log(`\nChain worker cost per block: ${sizes.map((s) => s.toLocaleString('en-US')).join(' and ')} open receipts, ${blocks} blocks each, ${server ? 'PostgreSQL' : 'PGlite'}`);
+      const tc = await startTestChain();
+      cleanup.push(() => tc.close());
+      const counter = new RpcCounter();
+      const context: RunContext = { tc, chain: countingChain(tc, counter), counter, databaseServer: server, blocks, log: (l) => console.log(l) };
+      const runs: WorkerRun[] = [];
+      for (const size of sizes) runs.push(await runSize(context, size, 0, cleanup));
+      const sized = [...runs];
+      if (splitless > 0) runs.push(await runSize(context, Math.min(...sizes), splitless, cleanup));
+      const smallest = sized.reduce((a, b) => (b.openReceipts < a.openReceipts ? b : a));
+      const largest = sized.reduce((a, b) => (b.openReceipts > a.openReceipts ? b : a));
+      const report: WorkerReport = {
+        generatedAt: new Date().toISOString(),
+        database: server === undefined ? 'pglite' : 'postgres',
+        machine: machine(loadAtStart),
+        settings: { blocks, warmupBlocks: WARMUP_BLOCKS, paymentsPerBlock: PAYMENTS_PER_BLOCK, otherTransfersPerBlock: OTHER_TRANSFERS_PER_BLOCK, confirmations: 1, quick },
+        runs,
+        growth: {
+          openReceipts: [smallest.openReceipts, largest.openReceipts],
+          rpcRequests: largest.perBlock.rpcRequests.p50 / smallest.perBlock.rpcRequests.p50,
+          cpuMs: largest.perBlock.cpuMs.p50 / smallest.perBlock.cpuMs.p50,
+          wallMs: largest.perBlock.wallMs.p50 / smallest.perBlock.wallMs.p50,
+        },
+      };
+      console.log('\n' + markdown(report));
+      const written = writeBenchResults(`chain-worker-${quick ? 'quick' : 'latest'}`, report, markdown(report));
+      console.log(`Written: ${path.relative(process.cwd(), written.json)}, ${path.relative(process.cwd(), written.md)}`);
+      return 0;
+    } catch (err) {
+      console.error(`\nChain worker bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+      return 1;
     }
-    cleanup.length = 0;
-  };
-  const onSignal = () => void runCleanup().then(() => process.exit(130));
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
-  try {
-    const loadAtStart = os.loadavg()[0] ?? 0;
-    const server = env.DATABASE_URL?.trim() || undefined;
-    console.log(`\nChain worker cost per block: ${sizes.map((s) => s.toLocaleString('en-US')).join(' and ')} open receipts, ${blocks} blocks each, ${server ? 'PostgreSQL' : 'PGlite'}`);
-    const tc = await startTestChain();
-    cleanup.push(() => tc.close());
-    const counter = new RpcCounter();
-    const context: RunContext = { tc, chain: countingChain(tc, counter), counter, databaseServer: server, blocks, log: (l) => console.log(l) };
-    const runs: WorkerRun[] = [];
-    for (const size of sizes) runs.push(await runSize(context, size, 0, cleanup));
-    const sized = [...runs];
-    if (splitless > 0) runs.push(await runSize(context, Math.min(...sizes), splitless, cleanup));
-    const smallest = sized.reduce((a, b) => (b.openReceipts < a.openReceipts ? b : a));
-    const largest = sized.reduce((a, b) => (b.openReceipts > a.openReceipts ? b : a));
-    const report: WorkerReport = {
-      generatedAt: new Date().toISOString(),
-      database: server === undefined ? 'pglite' : 'postgres',
-      machine: {
-        node: process.version,
-        cpus: os.cpus().length,
-        cpuModel: os.cpus()[0]?.model.trim() ?? 'unknown',
-        loadAverageAtStart: loadAtStart,
-        loadAverageAtEnd: os.loadavg()[0] ?? 0,
-      },
-      settings: { blocks, warmupBlocks: WARMUP_BLOCKS, paymentsPerBlock: PAYMENTS_PER_BLOCK, otherTransfersPerBlock: OTHER_TRANSFERS_PER_BLOCK, confirmations: 1, quick },
-      runs,
-      growth: {
-        openReceipts: [smallest.openReceipts, largest.openReceipts],
-        rpcRequests: largest.perBlock.rpcRequests.p50 / smallest.perBlock.rpcRequests.p50,
-        cpuMs: largest.perBlock.cpuMs.p50 / smallest.perBlock.cpuMs.p50,
-        wallMs: largest.perBlock.wallMs.p50 / smallest.perBlock.wallMs.p50,
-      },
-    };
-    console.log('\n' + markdown(report));
-    const written = writeResults(report);
-    console.log(`Written: ${path.relative(process.cwd(), written.json)}, ${path.relative(process.cwd(), written.md)}`);
-    return 0;
-  } catch (err) {
-    console.error(`\nChain worker bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-    return 1;
-  } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-    await runCleanup();
-  }
+  });
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {

@@ -12,38 +12,53 @@
  *   payments  BENCH_MAINNET_PAYMENTS receipts paid one after the other, a block apart: block →
  *             completed p50 / p95 (the block's timestamp to the `completed` entry of the status
  *             history), and the calls, compute units and bytes over the idle rate, per payment
- *   dust      BENCH_MAINNET_DUST_ROUNDS rounds of a payment alone, then a stranger's 1-unit dust to
- *             400 payment addresses of another merchant followed by a payment: the delay is the
- *             p50 after the dust less the p50 alone (issue 23: at most 2 s), each payment timed
- *             like the ones above; rounds alternate so that drift in the machine's load falls on
- *             both
+ *   strangers BENCH_MAINNET_ATTACK_ROUNDS rounds of a payment alone, then a payment during a
+ *             stranger's act: 1-unit dust to 400 payment addresses of another merchant (issue 23:
+ *             a delay of at most 2 s), and 50,000 fake Transfer logs over 5 blocks, also into
+ *             payment addresses (at most 10 s). The delay is the p50 with the act less the p50
+ *             alone, each payment timed like the ones above; rounds alternate so that drift in the
+ *             machine's load falls on both
  *
  * Writes bench/results/mainnet-latest.{json,md} (mainnet-quick.* with BENCH_QUICK=1).
  *   BENCH_MAINNET=0            skips this part
  *   BENCH_MAINNET_IDLE_SEC=n   idle seconds measured (default 60; 30 with BENCH_QUICK=1)
  *   BENCH_MAINNET_PAYMENTS=n   payments (default 12; 6 with BENCH_QUICK=1)
- *   BENCH_MAINNET_DUST_ROUNDS=n  dust rounds (default 5; 2 with BENCH_QUICK=1; 0 skips them)
+ *   BENCH_MAINNET_ATTACK_ROUNDS=n  rounds of each act (default 5; 2 with BENCH_QUICK=1; 0 skips them)
  * Run alone with `tsx bench/mainnet.ts`; `npm run bench` runs it last.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { and, count, eq, isNull } from 'drizzle-orm';
+import { and, count, inArray, isNull } from 'drizzle-orm';
 import type { Address } from 'viem';
 import { receipts } from '../src/db/schema.ts';
 import { computeUnits } from '../src/chain/compute-units.ts';
 import { ROOT } from '../scripts/service-launcher.ts';
 import { startSim, type ProviderStats, type Sim } from '../test/sim/helpers.ts';
-import { openReceipt, openShop, pay, payAndTime, reaches, startSimApp, type SimApp } from '../test/sim/shop.ts';
+import { openReceipt, openShop, pay, payAndTime, reaches, startSimApp, type Shop, type SimApp } from '../test/sim/shop.ts';
 import { waitFor } from '../test/helpers/wait.ts';
 import { percentile, type Stats } from './payments.ts';
+import { machine, type Machine } from './bench-run.ts';
+
 
 const DAY_SEC = 86_400;
 const WARMUP_SEC = 20;
 const SETTLE_MS = 180_000;
 /** Payment addresses each dust round sends 1 unit to, in one transaction (issue 23). */
 const DUST_ADDRESSES = 400;
+/** Fake Transfer logs of each flood round, over FLOOD_BLOCKS blocks (issue 23). */
+const FLOOD_LOGS = 50_000;
+const FLOOD_BLOCKS = 5;
+
+/** Block → completed of payments alone and with a stranger's act, round by round. */
+export interface StrangerDelay {
+  rounds: number;
+  aloneMs: number[];
+  withActMs: number[];
+  /** p50 with the act less p50 alone. */
+  delayP50Ms: number;
+}
 
 export interface Cost {
   seconds: number;
@@ -57,15 +72,15 @@ export interface Cost {
 export interface MainnetReport {
   generatedAt: string;
   database: 'pglite' | 'postgres';
-  machine: { node: string; cpus: number; cpuModel: string; loadAverageAtStart: number; loadAverageAtEnd: number };
+  machine: Machine;
   settings: { confirmations: number; idleSec: number; payments: number; provider: ReturnType<Sim['proxy']['behaviour']> };
   idle: Cost & { callsPerDay: number; computeUnitsPerDay: number; mbPerDay: number };
   payments: Cost & { callsPerPayment: number; computeUnitsPerPayment: number; kbPerPayment: number };
   blockToCompletedMs: Stats;
   samplesMs: number[];
   completed: number;
-  /** Block → completed of payments alone and right after dust, round by round; null when skipped. */
-  dust: { rounds: number; aloneMs: number[]; afterDustMs: number[]; delayP50Ms: number } | null;
+  /** Payments right after dust and during a flood of fake logs, against payments alone; null when skipped. */
+  strangers: { dust: StrangerDelay; flood: StrangerDelay } | null;
 }
 
 function costOf(stats: ProviderStats, seconds: number): Cost {
@@ -125,39 +140,61 @@ async function paymentPhase(sim: Sim, app: SimApp, count: number, idle: MainnetR
 }
 
 /**
- * DUST_ADDRESSES payment addresses of another merchant are stored first, and the worker has looked
- * at each for early money (a cost of new receipts, not of dust). Then each round times a payment
- * alone, sends 1 unit to every one of those addresses in one transaction (a round after the first
- * dusts receipts already short, which the worker settles again all the same) and times a payment
- * right after it: what the dust costs another merchant, as test/sim/dust.test.ts measures it once.
+ * Each round times a payment of `victim` alone, then starts the stranger's act, and times a payment
+ * made once the act's first transaction is mined; returns when the act is over.
  */
-async function dustPhase(sim: Sim, app: SimApp, rounds: number): Promise<NonNullable<MainnetReport['dust']>> {
+async function strangerRounds(sim: Sim, app: SimApp, victim: Shop, name: string, rounds: number, act: () => Promise<{ done: Promise<unknown> }>): Promise<StrangerDelay> {
+  const aloneMs: number[] = [];
+  const withActMs: number[] = [];
+  for (let round = 0; round < rounds; round++) {
+    aloneMs.push((await payAndTime(sim, app.t, victim, `alone-${name}-${round}`, 4.2, SETTLE_MS)).ms);
+    const { done } = await act();
+    withActMs.push((await payAndTime(sim, app.t, victim, `with-${name}-${round}`, 4.4, SETTLE_MS)).ms);
+    await done;
+    console.log(`${name} round ${round + 1} of ${rounds}: alone ${aloneMs.at(-1)} ms, with the ${name} ${withActMs.at(-1)} ms`);
+  }
+  const p50 = (xs: number[]) => percentile([...xs].sort((a, b) => a - b), 50);
+  return { rounds, aloneMs, withActMs, delayP50Ms: p50(withActMs) - p50(aloneMs) };
+}
+
+/**
+ * Dust: DUST_ADDRESSES payment addresses of another merchant are stored first, and the worker has
+ * looked at each for early money (a cost of new receipts, not of dust); each round sends 1 unit to
+ * every one of them in one transaction (a round after the first dusts receipts already short,
+ * which the worker settles again all the same), as test/sim/dust.test.ts does once. Flood: each
+ * round a contract of the stranger's emits FLOOD_LOGS fake Transfer logs over FLOOD_BLOCKS blocks,
+ * also into 20 open payment addresses of another merchant, as test/sim/attacks.test.ts does once.
+ */
+async function strangerPhase(sim: Sim, app: SimApp, rounds: number): Promise<NonNullable<MainnetReport['strangers']>> {
   const victim = await openShop(sim, app.t);
   const dusted = await openShop(sim, app.t);
   const targets: Address[] = [];
   for (let i = 0; i < DUST_ADDRESSES; i++) targets.push((await openReceipt(app.t, dusted, `dust-${i}`, 1)).payTo);
+  const targeted = await openShop(sim, app.t);
+  const floodTargets: Address[] = [];
+  for (let i = 0; i < 20; i++) floodTargets.push((await openReceipt(app.t, targeted, `targeted-${i}`, 3)).payTo);
   await waitFor(
     async () => {
       const [left] = await app.t.deps.database.db
         .select({ n: count() })
         .from(receipts)
-        .where(and(eq(receipts.wallet, dusted.wallet.toLowerCase()), isNull(receipts.earlyMoneyCheckedAt)));
+        .where(and(inArray(receipts.wallet, [dusted.wallet.toLowerCase(), targeted.wallet.toLowerCase()]), isNull(receipts.earlyMoneyCheckedAt)));
       return left!.n === 0 ? true : undefined;
     },
     SETTLE_MS,
-    'the early-money look at every dusted address',
+    'the early-money look at every address of the strangers\' targets',
     500,
   );
-  const aloneMs: number[] = [];
-  const afterDustMs: number[] = [];
-  for (let round = 0; round < rounds; round++) {
-    aloneMs.push((await payAndTime(sim, app.t, victim, `alone-${round}`, 4.2, SETTLE_MS)).ms);
+  const dust = await strangerRounds(sim, app, victim, 'dust', rounds, async () => {
     await sim.scatter(targets, 1n);
-    afterDustMs.push((await payAndTime(sim, app.t, victim, `after-dust-${round}`, 4.4, SETTLE_MS)).ms);
-    console.log(`dust round ${round + 1} of ${rounds}: alone ${aloneMs.at(-1)} ms, after the dust ${afterDustMs.at(-1)} ms`);
-  }
-  const p50 = (xs: number[]) => percentile([...xs].sort((a, b) => a - b), 50);
-  return { rounds, aloneMs, afterDustMs, delayP50Ms: p50(afterDustMs) - p50(aloneMs) };
+    return { done: Promise.resolve() };
+  });
+  const flood = await strangerRounds(sim, app, victim, 'flood', rounds, async () => {
+    const done = sim.flood(floodTargets, FLOOD_LOGS, FLOOD_BLOCKS);
+    await sim.waitForBlock((await sim.node.head()) + 1n);
+    return { done };
+  });
+  return { dust, flood };
 }
 
 export function mainnetMarkdown(r: MainnetReport): string {
@@ -179,11 +216,11 @@ export function mainnetMarkdown(r: MainnetReport): string {
     `| compute units per payment (over idle) | ${n(r.payments.computeUnitsPerPayment)} | ≤ 200 |`,
     `| kB of answers per payment (over idle) | ${n(r.payments.kbPerPayment, 1)} | |`,
     `| calls refused by the rate limit, idle / payments | ${r.idle.rateLimitedCalls} / ${r.payments.rateLimitedCalls} | |`,
-    ...(r.dust === null
+    ...(r.strangers === null
       ? []
       : [
-          `| dust to ${DUST_ADDRESSES} addresses: delay of the next payment, p50 of ${r.dust.rounds} | ${n(r.dust.delayP50Ms / 1000, 1)} s | ≤ 2 s |`,
-          `| payments alone / after dust, block → completed | ${r.dust.aloneMs.map((ms) => n(ms / 1000, 1)).join(', ')} / ${r.dust.afterDustMs.map((ms) => n(ms / 1000, 1)).join(', ')} s | |`,
+          ...strangerRows(`dust to ${DUST_ADDRESSES} addresses`, r.strangers.dust, 2, n),
+          ...strangerRows(`${n(FLOOD_LOGS)} fake Transfer logs`, r.strangers.flood, 10, n),
         ]),
     '',
     `Idle calls by method over ${n(r.idle.seconds)} s: ${Object.entries(r.idle.methods).map(([m, c]) => `${m} ${c}`).join(', ')}`,
@@ -193,6 +230,14 @@ export function mainnetMarkdown(r: MainnetReport): string {
       .join(', ')}`,
     '',
   ].join('\n');
+}
+
+function strangerRows(act: string, d: StrangerDelay, boundSec: number, n: (x: number, d?: number) => string): string[] {
+  const secs = (xs: number[]) => xs.map((ms) => n(ms / 1000, 1)).join(', ');
+  return [
+    `| ${act}: delay of a payment, p50 of ${d.rounds} | ${n(d.delayP50Ms / 1000, 1)} s | ≤ ${boundSec} s |`,
+    `| payments alone / with ${act}, block → completed | ${secs(d.aloneMs)} / ${secs(d.withActMs)} s | |`,
+  ];
 }
 
 /**
@@ -215,7 +260,7 @@ export async function benchMainnet(env: NodeJS.ProcessEnv = process.env): Promis
   const quick = ['1', 'true', 'yes'].includes((env.BENCH_QUICK ?? '').toLowerCase());
   const idleSec = Number(env.BENCH_MAINNET_IDLE_SEC?.trim() || (quick ? 30 : 60));
   const count = Number(env.BENCH_MAINNET_PAYMENTS?.trim() || (quick ? 6 : 12));
-  const dustRounds = Number(env.BENCH_MAINNET_DUST_ROUNDS?.trim() || (quick ? 2 : 5));
+  const attackRounds = Number(env.BENCH_MAINNET_ATTACK_ROUNDS?.trim() || (quick ? 2 : 5));
   if (!Number.isInteger(idleSec) || idleSec < 10 || idleSec > 3600) {
     console.error('BENCH_MAINNET_IDLE_SEC must be whole seconds from 10 to 3600');
     return 1;
@@ -224,11 +269,11 @@ export async function benchMainnet(env: NodeJS.ProcessEnv = process.env): Promis
     console.error('BENCH_MAINNET_PAYMENTS must be a whole number from 2 to 500');
     return 1;
   }
-  if (!Number.isInteger(dustRounds) || dustRounds < 0 || dustRounds > 50) {
-    console.error('BENCH_MAINNET_DUST_ROUNDS must be a whole number from 0 to 50');
+  if (!Number.isInteger(attackRounds) || attackRounds < 0 || attackRounds > 50) {
+    console.error('BENCH_MAINNET_ATTACK_ROUNDS must be a whole number from 0 to 50');
     return 1;
   }
-  console.log(`\nMainnet-shaped simulation: ${WARMUP_SEC} s warm-up, ${idleSec} s idle, ${count} payments, ${dustRounds} dust rounds`);
+  console.log(`\nMainnet-shaped simulation: ${WARMUP_SEC} s warm-up, ${idleSec} s idle, ${count} payments, ${attackRounds} rounds of each stranger's act`);
   const loadAtStart = os.loadavg()[0] ?? 0;
   let sim: Sim | undefined;
   let app: SimApp | undefined;
@@ -239,19 +284,19 @@ export async function benchMainnet(env: NodeJS.ProcessEnv = process.env): Promis
     await new Promise((r) => setTimeout(r, WARMUP_SEC * 1000));
     const idle = await idlePhase(sim, idleSec);
     const paid = await paymentPhase(sim, app, count, idle);
-    const dust = dustRounds === 0 ? null : await dustPhase(sim, app, dustRounds);
+    const strangers = attackRounds === 0 ? null : await strangerPhase(sim, app, attackRounds);
     const sorted = [...paid.samples].sort((a, b) => a - b);
     const report: MainnetReport = {
       generatedAt: new Date().toISOString(),
       database: env.DATABASE_URL ? 'postgres' : 'pglite',
-      machine: { node: process.version, cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model.trim() ?? 'unknown', loadAverageAtStart: loadAtStart, loadAverageAtEnd: os.loadavg()[0] ?? 0 },
+      machine: machine(loadAtStart),
       settings: { confirmations: app.t.config.confirmations, idleSec, payments: count, provider: sim.proxy.behaviour() },
       idle,
       payments: paid.cost,
       blockToCompletedMs: { p50: percentile(sorted, 50), p95: percentile(sorted, 95), max: sorted.at(-1) ?? NaN },
       samplesMs: paid.samples,
       completed: paid.samples.length,
-      dust,
+      strangers,
     };
     const md = mainnetMarkdown(report);
     console.log('\n' + md);

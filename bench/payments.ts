@@ -28,7 +28,7 @@
  *   DATABASE_URL       run the service on that PostgreSQL server (in a database of its own)
  * Run alone with `tsx bench/payments.ts`; `npm run bench` runs it after the route bench.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -44,8 +44,9 @@ import type { PaymentView } from '../src/contract/pay.ts';
 import type { CreatedReceipt, ReceiptDetail } from '../src/contract/receipts.ts';
 import type { SplitDeployed, SplitTransactions } from '../src/contract/split.ts';
 import type { SubscriptionCreated } from '../src/contract/subscriptions.ts';
-import { compiledProgram, freePort, launchService, ROOT, type LaunchedService } from '../scripts/service-launcher.ts';
+import { compiledProgram, freePort, launchService, type LaunchedService } from '../scripts/service-launcher.ts';
 import { freshPostgresDatabase } from '../test/helpers/app.ts';
+import { isQuick, machine, withCleanup, writeBenchResults, type Machine } from './bench-run.ts';
 import { benchGasless, gaslessCount, type GaslessReport } from './gasless.ts';
 
 const PLATFORM = '0x000000000000000000000000000000000000beef';
@@ -81,7 +82,7 @@ export interface Stats {
 export interface PaymentsReport {
   generatedAt: string;
   database: 'pglite' | 'postgres';
-  machine: { node: string; cpus: number; cpuModel: string; loadAverageAtStart: number; loadAverageAtEnd: number };
+  machine: Machine;
   settings: { receipts: number; confirmations: 1; pollMs: number; quick: boolean };
   completed: Stats;
   visible: Stats;
@@ -369,20 +370,9 @@ function gaslessLines(r: PaymentsReport): string[] {
   ];
 }
 
-export function writePaymentsResults(r: PaymentsReport): { json: string; md: string } {
-  const dir = path.join(ROOT, 'bench', 'results');
-  mkdirSync(dir, { recursive: true });
-  const base = `payments-${r.settings.quick ? 'quick' : 'latest'}`;
-  const json = path.join(dir, `${base}.json`);
-  const md = path.join(dir, `${base}.md`);
-  writeFileSync(json, JSON.stringify(r, null, 2) + '\n');
-  writeFileSync(md, markdown(r));
-  return { json, md };
-}
-
 /** Runs the payment bench; resolves to the exit code (non-zero when the bench itself failed). */
 export async function benchPayments(env: NodeJS.ProcessEnv = process.env): Promise<number> {
-  const quick = ['1', 'true', 'yes'].includes((env.BENCH_QUICK ?? '').toLowerCase());
+  const quick = isQuick(env);
   const raw = env.BENCH_PAYMENTS?.trim();
   const count = raw === undefined || raw === '' ? (quick ? 10 : 30) : Number(raw);
   if (!Number.isInteger(count) || count < 0 || count > 1000) {
@@ -393,115 +383,93 @@ export async function benchPayments(env: NodeJS.ProcessEnv = process.env): Promi
     console.log('\nPayment latency: skipped (BENCH_PAYMENTS=0)');
     return 0;
   }
-  const cleanup: (() => unknown)[] = [];
-  const runCleanup = async () => {
-    for (const step of cleanup.reverse()) {
-      try {
-        await step();
-      } catch (err) {
-        console.error(`cleanup failed: ${err instanceof Error ? err.message : String(err)}`);
+  return withCleanup(async (cleanup) => {
+    let service: LaunchedService | undefined;
+    try {
+      const loadAtStart = os.loadavg()[0] ?? 0;
+      const work = mkdtempSync(path.join(os.tmpdir(), 'splitline-bench-payments-'));
+      cleanup.push(() => rmSync(work, { recursive: true, force: true }));
+      let databaseUrl: string | undefined;
+      const server = env.DATABASE_URL?.trim();
+      if (server) {
+        const fresh = await freshPostgresDatabase(server);
+        cleanup.push(() => fresh.drop());
+        databaseUrl = fresh.url;
       }
-    }
-    cleanup.length = 0;
-  };
-  const onSignal = () => void runCleanup().then(() => process.exit(130));
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
-  let service: LaunchedService | undefined;
-  try {
-    const loadAtStart = os.loadavg()[0] ?? 0;
-    const work = mkdtempSync(path.join(os.tmpdir(), 'splitline-bench-payments-'));
-    cleanup.push(() => rmSync(work, { recursive: true, force: true }));
-    let databaseUrl: string | undefined;
-    const server = env.DATABASE_URL?.trim();
-    if (server) {
-      const fresh = await freshPostgresDatabase(server);
-      cleanup.push(() => fresh.drop());
-      databaseUrl = fresh.url;
-    }
-    const receiver = await startReceiver();
-    cleanup.push(() => receiver.close());
-    const port = await freePort();
-    service = await launchService({
-      name: 'Splitline on the dev chain',
-      program: await compiledProgram(),
-      env: {
-        SITE_URL: `http://127.0.0.1:${port}`,
-        DATA_DIR: work,
-        LOG_LEVEL: 'warn',
-        CHAIN: 'dev',
-        CONFIRMATIONS: '1',
-        WEBHOOK_ALLOW_PRIVATE: 'true',
-        PLATFORM_RECIPIENT_ADDRESS: PLATFORM,
-        // The bench polls the payment page's public API from one address, far above a buyer's pace.
-        PUBLIC_RATE_LIMIT_PER_MINUTE: '1000000',
-        ...(databaseUrl === undefined ? {} : { DATABASE_URL: databaseUrl }),
-        ...(env.REDIS_URL ? { REDIS_URL: env.REDIS_URL } : {}),
-      },
-      port,
-      logFile: path.join(work, 'service.log'),
-      ready: { healthPath: '/healthz' },
-      timeoutMs: 120_000,
-    });
-    cleanup.push(() => service?.stop());
+      const receiver = await startReceiver();
+      cleanup.push(() => receiver.close());
+      const port = await freePort();
+      service = await launchService({
+        name: 'Splitline on the dev chain',
+        program: await compiledProgram(),
+        env: {
+          SITE_URL: `http://127.0.0.1:${port}`,
+          DATA_DIR: work,
+          LOG_LEVEL: 'warn',
+          CHAIN: 'dev',
+          CONFIRMATIONS: '1',
+          WEBHOOK_ALLOW_PRIVATE: 'true',
+          PLATFORM_RECIPIENT_ADDRESS: PLATFORM,
+          // The bench polls the payment page's public API from one address, far above a buyer's pace.
+          PUBLIC_RATE_LIMIT_PER_MINUTE: '1000000',
+          ...(databaseUrl === undefined ? {} : { DATABASE_URL: databaseUrl }),
+          ...(env.REDIS_URL ? { REDIS_URL: env.REDIS_URL } : {}),
+        },
+        port,
+        logFile: path.join(work, 'service.log'),
+        ready: { healthPath: '/healthz' },
+        timeoutMs: 120_000,
+      });
+      cleanup.push(() => service?.stop());
 
-    console.log(`\nPayment latency: ${count} receipts paid on the dev chain, CONFIRMATIONS=1`);
-    const { split, keyed } = await setUpMerchant(service.base, receiver.url);
-    const dev = await expectStatus(call<DevChain>({ base: service.base }, 'GET', '/dev/chain'), 200, 'dev chain');
-    const chain = { rpcUrl: `${service.base}/dev/rpc`, token: dev.usdcAddress as Hex, split };
-    const samples: PaymentSample[] = [];
-    for (let i = 0; i < count; i++) {
-      const s = await payOne({ keyed, chain, buyer: i % BUYERS, id: `bench-pay-${i + 1}`, receiver });
-      samples.push(s);
-      if ((i + 1) % 10 === 0 || i + 1 === count) console.log(`  ${i + 1}/${count} paid (last: completed ${s.completedMs} ms, webhook ${s.webhookMs} ms)`);
+      console.log(`\nPayment latency: ${count} receipts paid on the dev chain, CONFIRMATIONS=1`);
+      const { split, keyed } = await setUpMerchant(service.base, receiver.url);
+      const dev = await expectStatus(call<DevChain>({ base: service.base }, 'GET', '/dev/chain'), 200, 'dev chain');
+      const chain = { rpcUrl: `${service.base}/dev/rpc`, token: dev.usdcAddress as Hex, split };
+      const samples: PaymentSample[] = [];
+      for (let i = 0; i < count; i++) {
+        const s = await payOne({ keyed, chain, buyer: i % BUYERS, id: `bench-pay-${i + 1}`, receiver });
+        samples.push(s);
+        if ((i + 1) % 10 === 0 || i + 1 === count) console.log(`  ${i + 1}/${count} paid (last: completed ${s.completedMs} ms, webhook ${s.webhookMs} ms)`);
+      }
+      const gaslessN = gaslessCount(env, quick);
+      let gasless: GaslessReport | null = null;
+      if (gaslessN > 0) {
+        console.log(`  ${gaslessN} payments without gas (buyers with USDC and no ETH)…`);
+        gasless = await benchGasless({ base: service.base, key: keyed.key, rpcUrl: chain.rpcUrl, count: gaslessN, funder: 0, call });
+        console.log(`  gas per gasless payment: p50 ${gasless.gasUsed.p50}, max ${gasless.gasUsed.max}`);
+      }
+      const completed = stats(samples.map((s) => s.completedMs));
+      const visible = stats(samples.map((s) => s.visibleMs));
+      const webhook = stats(samples.map((s) => s.webhookMs));
+      const judge = (target: string, value: number) => ({
+        target,
+        measured: `${Math.round(value)} ms`,
+        result: value <= TARGET_MS ? ('PASS' as const) : ('MISS' as const),
+      });
+      const report: PaymentsReport = {
+        generatedAt: new Date().toISOString(),
+        database: databaseUrl === undefined ? 'pglite' : 'postgres',
+        machine: machine(loadAtStart),
+        settings: { receipts: count, confirmations: 1, pollMs: POLL_MS, quick },
+        completed,
+        visible,
+        webhook,
+        // The stricter of the two completion figures (seen through the API) is the one judged.
+        targets: [judge('block → receipt completed, p50 ≤ 1 s', visible.p50), judge('block → webhook delivered, p50 ≤ 1 s', webhook.p50)],
+        samples,
+        gasless,
+      };
+      console.log('\n' + markdown(report));
+      const written = writeBenchResults(`payments-${quick ? 'quick' : 'latest'}`, report, markdown(report));
+      console.log(`Written: ${path.relative(process.cwd(), written.json)}, ${path.relative(process.cwd(), written.md)}`);
+      return 0;
+    } catch (err) {
+      console.error(`\nPayment bench failed: ${err instanceof Error ? err.message : String(err)}`);
+      if (service !== undefined) console.error(`The service's last log lines:\n${service.tail()}`);
+      return 1;
     }
-    const gaslessN = gaslessCount(env, quick);
-    let gasless: GaslessReport | null = null;
-    if (gaslessN > 0) {
-      console.log(`  ${gaslessN} payments without gas (buyers with USDC and no ETH)…`);
-      gasless = await benchGasless({ base: service.base, key: keyed.key, rpcUrl: chain.rpcUrl, count: gaslessN, funder: 0, call });
-      console.log(`  gas per gasless payment: p50 ${gasless.gasUsed.p50}, max ${gasless.gasUsed.max}`);
-    }
-    const completed = stats(samples.map((s) => s.completedMs));
-    const visible = stats(samples.map((s) => s.visibleMs));
-    const webhook = stats(samples.map((s) => s.webhookMs));
-    const judge = (target: string, value: number) => ({
-      target,
-      measured: `${Math.round(value)} ms`,
-      result: value <= TARGET_MS ? ('PASS' as const) : ('MISS' as const),
-    });
-    const report: PaymentsReport = {
-      generatedAt: new Date().toISOString(),
-      database: databaseUrl === undefined ? 'pglite' : 'postgres',
-      machine: {
-        node: process.version,
-        cpus: os.cpus().length,
-        cpuModel: os.cpus()[0]?.model.trim() ?? 'unknown',
-        loadAverageAtStart: loadAtStart,
-        loadAverageAtEnd: os.loadavg()[0] ?? 0,
-      },
-      settings: { receipts: count, confirmations: 1, pollMs: POLL_MS, quick },
-      completed,
-      visible,
-      webhook,
-      // The stricter of the two completion figures (seen through the API) is the one judged.
-      targets: [judge('block → receipt completed, p50 ≤ 1 s', visible.p50), judge('block → webhook delivered, p50 ≤ 1 s', webhook.p50)],
-      samples,
-      gasless,
-    };
-    console.log('\n' + markdown(report));
-    const written = writePaymentsResults(report);
-    console.log(`Written: ${path.relative(process.cwd(), written.json)}, ${path.relative(process.cwd(), written.md)}`);
-    return 0;
-  } catch (err) {
-    console.error(`\nPayment bench failed: ${err instanceof Error ? err.message : String(err)}`);
-    if (service !== undefined) console.error(`The service's last log lines:\n${service.tail()}`);
-    return 1;
-  } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-    await runCleanup();
-  }
+  });
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { ROOT } from '../scripts/service-launcher.ts';
 import type { Measured } from './load.ts';
 import type { RouteId } from './scenarios.ts';
+import type { Machine } from './bench-run.ts';
 
 /** One route's outcome as measured, before it is compared with the baseline. */
 export type RouteRun =
@@ -37,7 +38,7 @@ export interface Report {
   databaseDescription: string;
   rateLimits: 'redis' | 'memory';
   /** Load averages over one minute: other work on the machine skews every figure. */
-  machine: { node: string; cpus: number; cpuModel: string; loadAverageAtStart: number; loadAverageAtEnd: number };
+  machine: Machine;
   /** `routes`: the BENCH_ROUTES of a run of some routes only. */
   settings: { connections: number; durationSec: number; warmupSec: number; quick: boolean; routes?: string[] };
   data: { receipts: number; otherMerchantsReceipts: number; users: number };

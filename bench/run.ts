@@ -25,6 +25,7 @@ import { compareWithBaseline, evaluateTargets, markdown, writeResults, type Repo
 import { BASELINE, planRoutes, ROUTES } from './scenarios.ts';
 import { PLATFORM_RECIPIENT, seed, type Seeded } from './seed.ts';
 import { RssSampler } from './rss.ts';
+import { machine } from './bench-run.ts';
 
 /** Cleanup steps, run once in reverse order: on success, on failure and on Ctrl-C. */
 class Cleanup {
@@ -231,13 +232,7 @@ async function main(cleanup: Cleanup): Promise<number> {
     database: opts.databaseUrl === undefined ? ('pglite' as const) : ('postgres' as const),
     databaseDescription: description,
     rateLimits: opts.redisUrl === undefined ? ('memory' as const) : ('redis' as const),
-    machine: {
-      node: process.version,
-      cpus: os.cpus().length,
-      cpuModel: os.cpus()[0]?.model.trim() ?? 'unknown',
-      loadAverageAtStart: loadAtStart,
-      loadAverageAtEnd: os.loadavg()[0] ?? 0,
-    },
+    machine: machine(loadAtStart),
     settings: { ...load, quick: opts.quick, ...(opts.routes === undefined ? {} : { routes: opts.routes }) },
     data: { receipts: seeded.receipts, otherMerchantsReceipts: seeded.otherReceipts, users: seeded.users.ok ? seeded.users.value.count : 0 },
     ...measured,

@@ -9,12 +9,13 @@
  * These headers are set in this scope's onSend hook, which runs after any application-wide
  * header hook, so they win for /pay/*.
  */
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { PaymentPage } from '../payments/payment-page.ts';
-import { WEB_DIST } from './web.ts';
+import { WEB_DIST, webPageCsp } from './web.ts';
+import { builtHtmlReader } from './built-html.ts';
 
 const BASE_TAG = '<base href="/pay/" />';
 /** Built asset names: content-hashed by Vite, no dot segments, no sub-folders. */
@@ -25,18 +26,7 @@ const ORIGIN = /^https?:\/\/[A-Za-z0-9.-]+(?::\d{1,5})?$|^https?:\/\/\[[0-9A-Fa-
 /** The page's CSP: its own scripts and API only, framed by 'self' and the shop's origins. */
 export function payPageCsp(allowedEmbedOrigins: readonly string[]): string {
   const ancestors = ["'self'", ...allowedEmbedOrigins.filter((o) => ORIGIN.test(o))];
-  return [
-    "default-src 'self'",
-    "script-src 'self'",
-    "style-src 'self'",
-    "img-src 'self' data:",
-    "font-src 'self'",
-    "connect-src 'self'",
-    "object-src 'none'",
-    "base-uri 'self'",
-    "form-action 'self'",
-    `frame-ancestors ${ancestors.join(' ')}`,
-  ].join('; ');
+  return webPageCsp(ancestors.join(' '));
 }
 
 const PAGE_HEADERS: Record<string, string> = {
@@ -71,18 +61,7 @@ export async function registerPayPage(app: FastifyInstance, opts: PayPageOptions
       return payload;
     });
 
-    let cached: { mtimeMs: number; html: string } | null = null;
-    async function pageHtml(): Promise<string | null> {
-      const file = path.join(distDir, 'pay.html');
-      try {
-        const info = await stat(file);
-        if (cached === null || cached.mtimeMs !== info.mtimeMs) cached = { mtimeMs: info.mtimeMs, html: await readFile(file, 'utf8') };
-        return cached.html;
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-        throw err;
-      }
-    }
+    const pageHtml = builtHtmlReader(path.join(distDir, 'pay.html'));
 
     async function page(request: FastifyRequest<{ Params: { id: string }; Querystring: { t?: unknown } }>, reply: FastifyReply) {
       const token = typeof request.query.t === 'string' ? request.query.t : undefined;

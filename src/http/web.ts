@@ -3,26 +3,35 @@
  * built file gets index.html, so the app's own routes survive a reload. The pages carry a strict
  * CSP and may not be framed. Without a build, /admin says how to make one instead of failing.
  */
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { builtHtmlReader } from './built-html.ts';
 
 export const WEB_DIST = fileURLToPath(new URL('../../web/dist/', import.meta.url));
 
-export const ADMIN_CSP = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data:",
-  "font-src 'self'",
-  "connect-src 'self'",
-  "object-src 'none'",
-  "base-uri 'self'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join('; ');
+/**
+ * The CSP of a page of the web build: its own scripts, styles and API only; `frameAncestors` says
+ * who may frame it (the admin app: nobody; the payment page: itself and the shop's origins).
+ */
+export function webPageCsp(frameAncestors: string): string {
+  return [
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src 'self' data:",
+    "font-src 'self'",
+    "connect-src 'self'",
+    "object-src 'none'",
+    "base-uri 'self'",
+    "form-action 'self'",
+    `frame-ancestors ${frameAncestors}`,
+  ].join('; ');
+}
+
+export const ADMIN_CSP = webPageCsp("'none'");
 
 const SECURITY_HEADERS: Record<string, string> = {
   'content-security-policy': ADMIN_CSP,
@@ -55,19 +64,8 @@ export async function registerWebApp(app: FastifyInstance, opts: WebAppOptions):
       return payload;
     });
 
-    let cached: { mtimeMs: number; html: string } | null = null;
     /** index.html, re-read when a new build replaces it; null when there is no build (or one is being written). */
-    async function indexHtml(): Promise<string | null> {
-      const file = path.join(distDir, 'index.html');
-      try {
-        const info = await stat(file);
-        if (cached === null || cached.mtimeMs !== info.mtimeMs) cached = { mtimeMs: info.mtimeMs, html: await readFile(file, 'utf8') };
-        return cached.html;
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-        throw err;
-      }
-    }
+    const indexHtml = builtHtmlReader(path.join(distDir, 'index.html'));
 
     async function serve(request: FastifyRequest, reply: FastifyReply, rest: string) {
       const html = await indexHtml();

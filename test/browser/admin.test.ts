@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { chromium, type Browser } from 'playwright-core';
+import { type Browser } from 'playwright-core';
 import { and, eq } from 'drizzle-orm';
 import { createWalletClient, erc20Abi, http, type Hex } from 'viem';
 import { devAccount } from '../../src/chain/dev-accounts.ts';
@@ -16,7 +16,8 @@ import { admin, newAccount, signIn } from '../helpers/session.ts';
 import { CHAIN_WAIT_MS, startChainApp, startTestChain, type TestChain } from '../chain/helpers.ts';
 import { eventually, until, waitFor } from '../helpers/wait.ts';
 import {
-  CHROMIUM,
+  launchChromium,
+  listenLocal,
   PLATFORM,
   RENDER_MS,
   screenshot,
@@ -672,11 +673,8 @@ describe('terminal on a dev chain', { skip: skipReason, timeout: 150_000 }, () =
     tc = await startTestChain();
     t = await startChainApp(tc.chain, { CONFIRMATIONS: '1' });
     t.deps.startWorkers();
-    await t.app.listen({ host: '127.0.0.1', port: 0 });
-    const address = t.app.server.address();
-    if (address === null || typeof address === 'string') throw new Error('the app is not listening on a TCP port');
-    base = `http://127.0.0.1:${address.port}`;
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--headless', '--no-sandbox', '--disable-gpu'], timeout: 30_000 });
+    base = await listenLocal(t);
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();

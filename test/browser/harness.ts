@@ -29,6 +29,19 @@ const FLAGS = [
   '--disable-sync',
 ];
 
+/** Headless Chromium at CHROMIUM with the flags every browser test uses. */
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS, timeout: 30_000 });
+}
+
+/** Listens `t` on 127.0.0.1 at `port` (0: a free one); the base URL it answers at. */
+export async function listenLocal(t: TestApp, port = 0): Promise<string> {
+  await t.app.listen({ host: '127.0.0.1', port });
+  const address = t.app.server.address();
+  if (address === null || typeof address === 'string') throw new Error('the app is not listening on a TCP port');
+  return `http://127.0.0.1:${address.port}`;
+}
+
 /** Why the browser tests cannot run here, or false when they can. */
 export const skipReason: string | false = existsSync(CHROMIUM)
   ? false
@@ -116,11 +129,8 @@ export async function startHarness(env: Record<string, string> = {}, opts: { cha
   const port = opts.chain === undefined ? 0 : await freePort();
   const chainEnv: Record<string, string> = opts.chain === undefined ? {} : { CHAIN: 'dev', SITE_URL: `http://127.0.0.1:${port}` };
   const t = await startTestApp({ ...chainEnv, ...env }, opts.chain === undefined ? {} : { chain: opts.chain });
-  await t.app.listen({ host: '127.0.0.1', port });
-  const address = t.app.server.address();
-  if (address === null || typeof address === 'string') throw new Error('the app is not listening on a TCP port');
-  const base = `http://127.0.0.1:${address.port}`;
-  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS, timeout: 30_000 });
+  const base = await listenLocal(t, port);
+  const browser = await launchChromium();
   const contexts: BrowserContext[] = [];
 
   return {
@@ -438,8 +448,8 @@ export async function startChainBrowser(env: Record<string, string> = {}): Promi
   const siteUrl = `http://localhost:${port}`;
   const t = await startChainApp(tc.chain, { SITE_URL: siteUrl, CONFIRMATIONS: '1', PUBLIC_RATE_LIMIT_PER_MINUTE: '100000', ...env });
   t.deps.startWorkers();
-  await t.app.listen({ host: '127.0.0.1', port });
-  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS, timeout: 30_000 });
+  await listenLocal(t, port);
+  const browser = await launchChromium();
   const contexts: BrowserContext[] = [];
   return {
     tc,

@@ -11,7 +11,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { createWalletClient, decodeFunctionData, erc20Abi, http, type Address, type Hex } from 'viem';
 import type { PrivateKeyAccount } from 'viem/accounts';
 import { devAccount } from '../../src/chain/dev-accounts.ts';
@@ -20,11 +20,10 @@ import type { TestApp } from '../helpers/app.ts';
 import { admin, signIn, type Session } from '../helpers/session.ts';
 import { PLATFORM, startChainApp, startTestChain, type TestChain } from '../chain/helpers.ts';
 import { eventually, waitFor } from '../helpers/wait.ts';
-import { CHROMIUM, PHONE, RENDER_MS, screenshot, skipReason } from './harness.ts';
+import { PHONE, RENDER_MS, screenshot, skipReason, launchChromium, listenLocal } from './harness.ts';
 
 if (skipReason) console.log(skipReason);
 
-const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const DESKTOP = { width: 1280, height: 860 };
 /** The merchant's wallet sends refunds; the buyer pays receipts. */
 const MERCHANT = 1;
@@ -45,11 +44,8 @@ describe('refunds in the admin app', { skip: skipReason, timeout: 180_000 }, () 
     tc = await startTestChain();
     t = await startChainApp(tc.chain, { CONFIRMATIONS: '1', PLATFORM_RECIPIENT_ADDRESS: PLATFORM });
     t.deps.startWorkers();
-    await t.app.listen({ host: '127.0.0.1', port: 0 });
-    const address = t.app.server.address();
-    if (address === null || typeof address === 'string') throw new Error('the app is not listening on a TCP port');
-    base = `http://127.0.0.1:${address.port}`;
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS, timeout: 30_000 });
+    base = await listenLocal(t);
+    browser = await launchChromium();
     // Signs the same EIP-712 challenge as a private-key account does.
     s = await signIn(t, devAccount(MERCHANT) as unknown as PrivateKeyAccount);
     const split = await admin(t, s, 'POST', '/api/split/deploy', {

@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { createWalletClient, erc20Abi, http, toHex, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { devAccount } from '../../src/chain/dev-accounts.ts';
@@ -18,11 +18,10 @@ import type { TestApp } from '../helpers/app.ts';
 import { admin, signIn } from '../helpers/session.ts';
 import { CHAIN_WAIT_MS, PLATFORM, startChainApp, startTestChain, type TestChain } from '../chain/helpers.ts';
 import { waitFor } from '../helpers/wait.ts';
-import { browseWithDevWallet, CHROMIUM, screenshot, skipReason } from './harness.ts';
+import { browseWithDevWallet, screenshot, skipReason, launchChromium, listenLocal } from './harness.ts';
 
 if (skipReason) console.log(skipReason);
 
-const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 describe('split page: balances, payouts and automatic payouts', { skip: skipReason, timeout: 240_000 }, () => {
   let tc: TestChain;
@@ -36,11 +35,8 @@ describe('split page: balances, payouts and automatic payouts', { skip: skipReas
     tc = await startTestChain();
     t = await startChainApp(tc.chain, { CONFIRMATIONS: '1', PLATFORM_RECIPIENT_ADDRESS: PLATFORM });
     t.deps.startWorkers();
-    await t.app.listen({ host: '127.0.0.1', port: 0 });
-    const address = t.app.server.address();
-    if (address === null || typeof address === 'string') throw new Error('the app is not listening on a TCP port');
-    base = `http://127.0.0.1:${address.port}`;
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS, timeout: 30_000 });
+    base = await listenLocal(t);
+    browser = await launchChromium();
   });
   after(async () => {
     for (const c of contexts) await c.close();

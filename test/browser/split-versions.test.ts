@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { chromium, type Browser } from 'playwright-core';
+import { type Browser } from 'playwright-core';
 import { erc20Abi, type Hex } from 'viem';
 import { paymentSplitterAbi } from '../../src/chain/split-contract.ts';
 import { ensureWebBuild } from '../../scripts/ensure-web-build.ts';
@@ -15,11 +15,10 @@ import type { TestApp } from '../helpers/app.ts';
 import { admin, newAccount, signIn } from '../helpers/session.ts';
 import { until } from '../helpers/wait.ts';
 import { CHAIN_WAIT_MS, devWallet, PLATFORM, postReceipt, startChainApp, startTestChain, type TestChain } from '../chain/helpers.ts';
-import { browseWithDevWallet, CHROMIUM, screenshot, skipReason } from './harness.ts';
+import { browseWithDevWallet, screenshot, skipReason, launchChromium, listenLocal } from './harness.ts';
 
 if (skipReason) console.log(skipReason);
 
-const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const PARTNER = '0x90f79bf6eb2c4f870365e785982e1f101e93b906';
 
 describe('split page: versions', { skip: skipReason, timeout: 300_000 }, () => {
@@ -34,11 +33,8 @@ describe('split page: versions', { skip: skipReason, timeout: 300_000 }, () => {
     t = await startChainApp(tc.chain, { CONFIRMATIONS: '1', PLATFORM_RECIPIENT_ADDRESS: PLATFORM });
     // The chain worker and sweeper move a receipt's payment into its version's split.
     t.deps.startWorkers();
-    await t.app.listen({ host: '127.0.0.1', port: 0 });
-    const address = t.app.server.address();
-    if (address === null || typeof address === 'string') throw new Error('the app is not listening on a TCP port');
-    base = `http://127.0.0.1:${address.port}`;
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS, timeout: 30_000 });
+    base = await listenLocal(t);
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();

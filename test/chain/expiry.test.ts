@@ -5,26 +5,17 @@
  * exactly those isAwaitingMoney names, so the index, the query and the state machine agree.
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { and, eq, inArray } from 'drizzle-orm';
 import { receipts, receiptStatusHistory } from '../../src/db/schema.ts';
 import { RECEIPT_STATUSES, isAwaitingMoney } from '../../src/contract/receipts.ts';
 import { ChainWorker, EXPIRE_PER_PASS } from '../../src/payments/worker.ts';
-import { randomWallet, type TestApp } from '../helpers/app.ts';
-import { PLATFORM, startChainApp, startTestChain, type TestChain } from './helpers.ts';
+import { randomWallet } from '../helpers/app.ts';
+import { PLATFORM, useChainApp } from './helpers.ts';
 import type { ReceiptStatus } from '../../src/contract/receipts.ts';
 
-let tc: TestChain;
-let t: TestApp;
-before(async () => {
-  tc = await startTestChain();
-  // No background workers: each test runs its passes itself.
-  t = await startChainApp(tc.chain, { CONFIRMATIONS: '1', PLATFORM_RECIPIENT_ADDRESS: PLATFORM });
-});
-after(async () => {
-  await t?.close();
-  await tc?.close();
-});
+// No background workers: each test runs its passes itself.
+const f = useChainApp({ CONFIRMATIONS: '1', PLATFORM_RECIPIENT_ADDRESS: PLATFORM });
 
 const DAY = 86_400_000;
 type ReceiptRow = typeof receipts.$inferSelect;
@@ -32,14 +23,14 @@ type ReceiptRow = typeof receipts.$inferSelect;
 /** A merchant without a split: the worker gives its receipts no payment address. */
 async function merchant(): Promise<{ wallet: string; key: string }> {
   const wallet = randomWallet();
-  return { wallet, key: await t.key(wallet) };
+  return { wallet, key: await f.t.key(wallet) };
 }
 
 /** A receipt made through the API, as stored. */
 async function receipt(m: { wallet: string; key: string }, id: string): Promise<ReceiptRow> {
-  const res = await t.call(m.key, 'POST', '/api/receipts', { id, lineItems: [{ label: 'Item', priceUsd: 2 }], totalUsd: 2 });
+  const res = await f.t.call(m.key, 'POST', '/api/receipts', { id, lineItems: [{ label: 'Item', priceUsd: 2 }], totalUsd: 2 });
   assert.equal(res.status, 201, JSON.stringify(res.body));
-  const [row] = await t.deps.database.db.select().from(receipts).where(and(eq(receipts.wallet, m.wallet), eq(receipts.id, id)));
+  const [row] = await f.t.deps.database.db.select().from(receipts).where(and(eq(receipts.wallet, m.wallet), eq(receipts.id, id)));
   return row!;
 }
 
@@ -48,10 +39,10 @@ async function insertCopies(from: ReceiptRow, rows: { id: string; status: Receip
   // Without the summary and write id of the receipt they copy: those name it.
   const values = rows.map((r) => ({ ...from, ...r, exception: r.exception ?? null, payToken: `${from.payToken}-${r.id}`, summaryJson: null, stateJson: null, detailJson: null, writeId: null }));
   // In batches: PostgreSQL takes at most 65,535 parameters in one statement.
-  for (let i = 0; i < values.length; i += 200) await t.deps.database.db.insert(receipts).values(values.slice(i, i + 200));
+  for (let i = 0; i < values.length; i += 200) await f.t.deps.database.db.insert(receipts).values(values.slice(i, i + 200));
 }
 
-const worker = () => new ChainWorker({ db: t.deps.database.db, chain: tc.chain, logger: t.deps.logger, confirmations: 1, platformRecipient: PLATFORM, startBlock: 0n });
+const worker = () => new ChainWorker({ db: f.t.deps.database.db, chain: f.tc.chain, logger: f.t.deps.logger, confirmations: 1, platformRecipient: PLATFORM, startBlock: 0n });
 
 test('more receipts that can never expire than a pass expires do not hold back one that is due, and stay as they were', async () => {
   const now = Date.now();
@@ -66,7 +57,7 @@ test('more receipts that can never expire than a pass expires do not hold back o
   await insertCopies(from, never);
   // Made after them and due after them, so that they come first whichever way the rows are read.
   await receipt(m, 'due-1');
-  const { db } = t.deps.database;
+  const { db } = f.t.deps.database;
   await db.update(receipts).set({ expiresAt: now - 1 }).where(and(eq(receipts.wallet, m.wallet), eq(receipts.id, 'due-1')));
   const ids = never.map((r) => r.id);
   const neverRows = () => db.select().from(receipts).where(and(eq(receipts.wallet, m.wallet), inArray(receipts.id, ids))).orderBy(receipts.id);
@@ -95,7 +86,7 @@ test('the receipts that expire are exactly those whose status awaits money', asy
 
   await worker().pass(now);
 
-  const rows = await t.deps.database.db.select({ id: receipts.id, status: receipts.status, expiredAt: receipts.expiredAt }).from(receipts).where(eq(receipts.wallet, m.wallet));
+  const rows = await f.t.deps.database.db.select({ id: receipts.id, status: receipts.status, expiredAt: receipts.expiredAt }).from(receipts).where(eq(receipts.wallet, m.wallet));
   const expired = rows.filter((r) => r.expiredAt !== null).map((r) => r.id).sort();
   assert.deepEqual(expired, statuses.filter(isAwaitingMoney).map((s) => `st-${s}`).sort());
   assert.ok(expired.includes('st-refund_partial') && expired.includes('st-pending') && !expired.includes('st-tx_mismatch'));

@@ -8,8 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pino, type Logger } from 'pino';
-import solc from 'solc';
-import { createTestClient, createWalletClient, http, parseAbi, type Address, type Hex } from 'viem';
+import { createTestClient, createWalletClient, http, type Hex } from 'viem';
 import { startChain, type ChainDeps } from '../../src/chain/client.ts';
 import { devAccount } from '../../src/chain/dev-accounts.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
@@ -122,13 +121,17 @@ export interface ChainFile {
   readonly worker: ChainWorker;
 }
 
-/** Starts a dev chain and an app on it before the file's tests (`env` for the app), and closes both after. */
-export function useChainApp(env: Record<string, string>): ChainFile {
+/**
+ * Starts a dev chain and an app on it before the file's tests (`env` for the app), and closes both
+ * after. `workers`: start the app's background workers too, rather than the tests driving passes.
+ */
+export function useChainApp(env: Record<string, string>, opts: { workers?: boolean } = {}): ChainFile {
   let tc: TestChain | undefined;
   let t: TestApp | undefined;
   before(async () => {
     tc = await startTestChain();
     t = await startChainApp(tc.chain, env);
+    if (opts.workers === true) t.deps.startWorkers();
   });
   after(async () => {
     await t?.close();
@@ -149,39 +152,4 @@ export function useChainApp(env: Record<string, string>): ChainFile {
       return ready(t).deps.chainWorker!;
     },
   };
-}
-
-/** Per chain: the contract that only emits ERC-20 Transfer logs (it moves nothing). */
-const liars = new WeakMap<TestChain, Promise<Address>>();
-const LIAR_ABI = parseAbi(['function claim(address to, uint256 value)']);
-
-async function deployLiar(tc: TestChain, from: number): Promise<Address> {
-  const source = `// SPDX-License-Identifier: MIT
-pragma solidity ^0.8.20;
-contract Liar {
-  event Transfer(address indexed from, address indexed to, uint256 value);
-  function claim(address to, uint256 value) external { emit Transfer(msg.sender, to, value); }
-}`;
-  const out = JSON.parse(
-    solc.compile(
-      JSON.stringify({
-        language: 'Solidity',
-        sources: { 'Liar.sol': { content: source } },
-        settings: { evmVersion: 'cancun', outputSelection: { '*': { '*': ['evm.bytecode.object'] } } },
-      }),
-    ),
-  );
-  const hash = await devWallet(tc, from).deployContract({ abi: [], bytecode: `0x${out.contracts['Liar.sol'].Liar.evm.bytecode.object}` as Hex });
-  return (await tc.chain.publicClient.waitForTransactionReceipt({ hash })).contractAddress!;
-}
-
-/** A stranger's (dev account `from`) contract emits Transfer(stranger, to, value): a log, no money. */
-export async function emitFakeTransfer(tc: TestChain, from: number, to: Hex, value: bigint): Promise<void> {
-  let liar = liars.get(tc);
-  if (liar === undefined) {
-    liar = deployLiar(tc, from);
-    liars.set(tc, liar);
-  }
-  const hash = await devWallet(tc, from).writeContract({ address: await liar, abi: LIAR_ABI, functionName: 'claim', args: [to, value] });
-  assert.equal((await tc.chain.publicClient.waitForTransactionReceipt({ hash })).status, 'success');
 }

@@ -13,9 +13,9 @@ import { devAccount } from '../../src/chain/dev-accounts.ts';
 import { deployTestUsdc } from '../../src/chain/test-usdc.ts';
 import { receipts, webhookEvents } from '../../src/db/schema.ts';
 import { balanceTokensOf, PAGE_CHECK_EVERY_MS } from '../../src/payments/other-money.ts';
-import { admin, signIn, type Session } from '../helpers/session.ts';
+import { admin } from '../helpers/session.ts';
 import type { TestApp } from '../helpers/app.ts';
-import { CHAIN_WAIT_MS, PLATFORM, startChainApp, startTestChain, type TestChain } from './helpers.ts';
+import { postReceipt, deployShop, CHAIN_WAIT_MS, PLATFORM, startChainApp, startTestChain, type TestChain, type Shop } from './helpers.ts';
 import { until, waitFor } from '../helpers/wait.ts';
 
 let tc: TestChain;
@@ -36,24 +36,10 @@ after(async () => {
 const wallet = (i: number) => createWalletClient({ chain: tc.chain.publicClient.chain, transport: http(tc.chain.rpcUrl), account: devAccount(i) });
 const pub = () => tc.chain.publicClient;
 
-interface Shop {
-  s: Session;
-  wallet: string;
-  key: string;
-  split: Hex;
-}
-
-async function shop(): Promise<Shop> {
-  const s = await signIn(t);
-  const res = await admin(t, s, 'POST', '/api/split/deploy', { recipients: [{ address: s.wallet, sharesBps: 9950 }, { address: PLATFORM, sharesBps: 50 }] });
-  assert.equal(res.status, 200, JSON.stringify(res.body));
-  return { s, wallet: s.wallet.toLowerCase(), key: await t.key(s.wallet), split: res.body.split.address };
-}
+const shop = (): Promise<Shop> => deployShop(t);
 
 async function createReceipt(sh: Shop, id: string) {
-  const res = await t.call(sh.key, 'POST', '/api/receipts', { id, lineItems: [{ label: 'Item', priceUsd: 4 }], totalUsd: 4 });
-  assert.equal(res.status, 201, JSON.stringify(res.body));
-  const search = new URL(res.body.paymentUrl).search;
+  const search = await postReceipt(t, sh, id, 4);
   // The worker stores the address within a pass or two.
   await waitFor(async () => ((await row(sh, id)).payAddress !== null ? true : undefined), CHAIN_WAIT_MS, `${id}'s address to be stored`);
   return { search, payTo: (await page(id, search)).payment.payTo };

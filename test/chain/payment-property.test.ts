@@ -50,7 +50,8 @@ import { paymentSplitterAbi } from '../../src/chain/split-contract.ts';
 import { testUsdcAbi } from '../../src/chain/test-usdc.ts';
 import { sweepsOf } from '../../src/payments/sweeper.ts';
 import { admin } from '../helpers/session.ts';
-import { anvilClient, deployShop, devWallet, emitFakeTransfer, PLATFORM, postReceipt, useChainApp, type Shop } from './helpers.ts';
+import { anvilClient, deployShop, devWallet, PLATFORM, postReceipt, useChainApp, type Shop } from './helpers.ts';
+import { emitFakeTransfer } from './test-contracts.ts';
 
 const CONFIRMATIONS = 3;
 const file = useChainApp({ CONFIRMATIONS: String(CONFIRMATIONS), PLATFORM_RECIPIENT_ADDRESS: PLATFORM });

@@ -12,40 +12,28 @@
  *   amountPaid; paid again with the same amount, receipt.payment_received is sent again.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { and, eq } from 'drizzle-orm';
 import { erc20Abi, type Address, type Hex } from 'viem';
 import { devAccount } from '../../src/chain/dev-accounts.ts';
 import { paymentSalt, predictPaymentAddress } from '../../src/chain/payment-address.ts';
 import { receipts, receiptStatusHistory, webhookEvents } from '../../src/db/schema.ts';
-import type { ChainWorker } from '../../src/payments/worker.ts';
-import type { TestApp } from '../helpers/app.ts';
-import { anvilClient, deployShop, devWallet, emitFakeTransfer, PLATFORM, receiptPayTo, startChainApp, startTestChain, type Shop, type TestChain } from './helpers.ts';
+import { anvilClient, deployShop, devWallet, PLATFORM, receiptPayTo, type Shop, useChainApp } from './helpers.ts';
+import { emitFakeTransfer } from './test-contracts.ts';
 
-let tc: TestChain;
-let t: TestApp;
-let worker: ChainWorker;
-before(async () => {
-  tc = await startTestChain();
-  t = await startChainApp(tc.chain, { CONFIRMATIONS: '3', PLATFORM_RECIPIENT_ADDRESS: PLATFORM });
-  worker = t.deps.chainWorker!;
-});
-after(async () => {
-  await t?.close();
-  await tc?.close();
-});
+const f = useChainApp({ CONFIRMATIONS: '3', PLATFORM_RECIPIENT_ADDRESS: PLATFORM });
 
-const anvil = () => anvilClient(tc);
-const wallet = (i: number) => devWallet(tc, i);
-const usdc = () => tc.chain.usdc.address;
+const anvil = () => anvilClient(f.tc);
+const wallet = (i: number) => devWallet(f.tc, i);
+const usdc = () => f.tc.chain.usdc.address;
 const DEAD = '0x000000000000000000000000000000000000dEaD' as Address;
 
-const shop = (): Promise<Shop> => deployShop(t);
+const shop = (): Promise<Shop> => deployShop(f.t);
 
-const receipt = (sh: Shop, id: string, totalUsd: number): Promise<Hex> => receiptPayTo(t, sh, id, totalUsd);
+const receipt = (sh: Shop, id: string, totalUsd: number): Promise<Hex> => receiptPayTo(f.t, sh, id, totalUsd);
 
 async function mined(hash: Hex): Promise<bigint> {
-  const r = await tc.chain.publicClient.waitForTransactionReceipt({ hash });
+  const r = await f.tc.chain.publicClient.waitForTransactionReceipt({ hash });
   assert.equal(r.status, 'success');
   return r.blockNumber;
 }
@@ -56,7 +44,7 @@ async function pay(from: number, to: Hex, amount: bigint): Promise<{ hash: Hex; 
 }
 
 async function passes(n: number): Promise<void> {
-  for (let i = 0; i < n; i++) await worker.pass();
+  for (let i = 0; i < n; i++) await f.worker.pass();
 }
 
 /**
@@ -66,7 +54,7 @@ async function passes(n: number): Promise<void> {
 async function drive(sh: Shop, id: string, done: (d: Awaited<ReturnType<typeof detail>>) => boolean, what: string) {
   // Up to 30: a sweep whose nonce a reverted snapshot took back is given up after 12 blocks and sent anew.
   for (let i = 0; i < 30; i++) {
-    await worker.pass();
+    await f.worker.pass();
     const d = await detail(sh, id);
     if (done(d)) return d;
     await anvil().mine({ blocks: 1 });
@@ -75,13 +63,13 @@ async function drive(sh: Shop, id: string, done: (d: Awaited<ReturnType<typeof d
 }
 
 async function detail(sh: Shop, id: string) {
-  const res = await t.call(sh.key, 'GET', `/api/receipts/${id}`);
+  const res = await f.t.call(sh.key, 'GET', `/api/receipts/${id}`);
   assert.equal(res.status, 200);
   return { ...res.body, history: res.body.statusHistory.map((h: { status: string }) => h.status) as string[] };
 }
 
 async function events(sh: Shop, id: string, type: string) {
-  const rows = await t.deps.database.db
+  const rows = await f.t.deps.database.db
     .select({ payload: webhookEvents.payload })
     .from(webhookEvents)
     .where(and(eq(webhookEvents.wallet, sh.wallet), eq(webhookEvents.type, type)));
@@ -89,7 +77,7 @@ async function events(sh: Shop, id: string, type: string) {
 }
 
 /** A stranger's (dev account 6) contract emits Transfer(stranger, to, value): a log, no money. */
-const fakeLog = (to: Hex, value: bigint): Promise<void> => emitFakeTransfer(tc, 6, to, value);
+const fakeLog = (to: Hex, value: bigint): Promise<void> => emitFakeTransfer(f.tc, 6, to, value);
 
 async function zeroTransferFromDead(to: Hex): Promise<void> {
   await mined(await wallet(6).writeContract({ address: usdc(), abi: erc20Abi, functionName: 'transferFrom', args: [DEAD, to, 0n], gas: 100_000n }));
@@ -111,7 +99,7 @@ describe("logs of other contracts and zero-value transfers", () => {
     assert.deepEqual(await events(sh, 'liar-1', 'receipt.tx_mismatch'), []);
     assert.deepEqual(await events(sh, 'liar-1', 'receipt.payment_received'), []);
     // Its time runs out while the stranger goes on: it fails as expired, and says so.
-    await t.deps.database.db.update(receipts).set({ expiresAt: Date.now() - 1 }).where(and(eq(receipts.wallet, sh.wallet), eq(receipts.id, 'liar-1')));
+    await f.t.deps.database.db.update(receipts).set({ expiresAt: Date.now() - 1 }).where(and(eq(receipts.wallet, sh.wallet), eq(receipts.id, 'liar-1')));
     await fakeLog(payTo, 1n);
     await passes(1);
     const expired = await detail(sh, 'liar-1');
@@ -181,7 +169,7 @@ describe('reversals', () => {
     assert.equal(reversed[0]!.amountPaid, '0');
     assert.equal(reversed[0]!.amountReversed, '5000000');
     assert.equal(reversed[0]!.status, 'pending');
-    const notes = await t.deps.database.db
+    const notes = await f.t.deps.database.db
       .select({ note: receiptStatusHistory.note })
       .from(receiptStatusHistory)
       .where(and(eq(receiptStatusHistory.wallet, sh.wallet), eq(receiptStatusHistory.receiptId, 'rev-1')));
@@ -224,7 +212,7 @@ describe('money that arrives before the receipt', () => {
   test('5 USDC sent to the address first: the receipt is created, credited with exactly that, swept and completed; a second 5 makes 10, as the split says', async () => {
     const sh = await shop();
     // Anyone can work the address out: merchant, receipt id, split and factory are public.
-    const payTo = predictPaymentAddress({ factory: tc.chain.paymentFactory!, split: sh.split, salt: paymentSalt(sh.wallet, 'early-1') }).toLowerCase() as Hex;
+    const payTo = predictPaymentAddress({ factory: f.tc.chain.paymentFactory!, split: sh.split, salt: paymentSalt(sh.wallet, 'early-1') }).toLowerCase() as Hex;
     const first = await pay(5, payTo, 5_000_000n);
     await anvil().mine({ blocks: 2 });
     await passes(2);
@@ -235,13 +223,13 @@ describe('money that arrives before the receipt', () => {
     assert.equal(d.amountPaid, '5000000');
     assert.equal(d.transactionHash, first.hash.toLowerCase());
     assert.equal(d.payer, devAccount(5).address.toLowerCase());
-    const balance = () => tc.chain.publicClient.readContract({ address: usdc(), abi: erc20Abi, functionName: 'balanceOf', args: [payTo] });
+    const balance = () => f.tc.chain.publicClient.readContract({ address: usdc(), abi: erc20Abi, functionName: 'balanceOf', args: [payTo] });
     assert.equal(await balance(), 0n, 'swept into the split');
     assert.equal((await events(sh, 'early-1', 'receipt.payment_received')).length, 1);
 
     await pay(5, payTo, 5_000_000n);
     const indexedCredit = async () =>
-      ((await t.call(sh.key, 'GET', `/api/split/transactions?address=${sh.split}`)).body as { receiptId: string | null; amountBaseUnits: string; status: string }[])
+      ((await f.t.call(sh.key, 'GET', `/api/split/transactions?address=${sh.split}`)).body as { receiptId: string | null; amountBaseUnits: string; status: string }[])
         .filter((x) => x.receiptId === 'early-1' && x.status === 'received')
         .reduce((sum, x) => sum + BigInt(x.amountBaseUnits), 0n);
     let credit = 0n;
@@ -260,7 +248,7 @@ describe('money that arrives before the receipt', () => {
     const sh = await shop();
     await receipt(sh, 'early-none', 1);
     await passes(2);
-    const [row] = await t.deps.database.db.select().from(receipts).where(and(eq(receipts.wallet, sh.wallet), eq(receipts.id, 'early-none')));
+    const [row] = await f.t.deps.database.db.select().from(receipts).where(and(eq(receipts.wallet, sh.wallet), eq(receipts.id, 'early-none')));
     assert.ok(row!.earlyMoneyCheckedAt !== null, 'looked at once');
     assert.equal((await detail(sh, 'early-none')).status, 'pending');
   });

@@ -5,7 +5,7 @@
  * the receipt's token, another token or native ETH, and refuses what cannot work.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { and, eq } from 'drizzle-orm';
 import { erc20Abi, getAddress, type Hex } from 'viem';
 import { devAccount } from '../../src/chain/dev-accounts.ts';
@@ -13,40 +13,29 @@ import { factoryAddress, forwarderImplementation, paymentSalt, predictPaymentAdd
 import { receipts } from '../../src/db/schema.ts';
 import { sweepCall, SweepUnavailable } from '../../src/payments/pay-address.ts';
 import { admin } from '../helpers/session.ts';
-import type { TestApp } from '../helpers/app.ts';
-import { CHAIN_WAIT_MS, deployShop, devWallet, PLATFORM, postReceipt, startChainApp, startTestChain, type Shop, type TestChain } from './helpers.ts';
+import { CHAIN_WAIT_MS, deployShop, devWallet, PLATFORM, postReceipt, type Shop, useChainApp } from './helpers.ts';
 import { waitFor } from '../helpers/wait.ts';
 
-let tc: TestChain;
-let t: TestApp;
-before(async () => {
-  tc = await startTestChain();
-  t = await startChainApp(tc.chain, { CONFIRMATIONS: '1', PLATFORM_RECIPIENT_ADDRESS: PLATFORM });
-  t.deps.startWorkers();
-});
-after(async () => {
-  await t?.close();
-  await tc?.close();
-});
+const f = useChainApp({ CONFIRMATIONS: '1', PLATFORM_RECIPIENT_ADDRESS: PLATFORM }, { workers: true });
 
-const wallet = (i: number) => devWallet(tc, i);
-const pub = () => tc.chain.publicClient;
-const usdc = () => tc.chain.usdc.address;
+const wallet = (i: number) => devWallet(f.tc, i);
+const pub = () => f.tc.chain.publicClient;
+const usdc = () => f.tc.chain.usdc.address;
 const balance = (of: Hex) => pub().readContract({ address: usdc(), abi: erc20Abi, functionName: 'balanceOf', args: [of] });
 const ZERO = '0x0000000000000000000000000000000000000000';
 
-const shop = (): Promise<Shop> => deployShop(t);
+const shop = (): Promise<Shop> => deployShop(f.t);
 
-const createReceipt = (sh: Shop, id: string, totalUsd: number): Promise<string> => postReceipt(t, sh, id, totalUsd);
+const createReceipt = (sh: Shop, id: string, totalUsd: number): Promise<string> => postReceipt(f.t, sh, id, totalUsd);
 
 async function page(id: string, search: string) {
-  const res = await t.call(null, 'GET', `/api/pay/${id}${search}`);
+  const res = await f.t.call(null, 'GET', `/api/pay/${id}${search}`);
   assert.equal(res.status, 200, JSON.stringify(res.body));
   return res.body as { status: string; payment: { payTo: Hex } };
 }
 
 async function row(sh: Shop, id: string) {
-  const [r] = await t.deps.database.db.select().from(receipts).where(and(eq(receipts.wallet, sh.wallet), eq(receipts.id, id)));
+  const [r] = await f.t.deps.database.db.select().from(receipts).where(and(eq(receipts.wallet, sh.wallet), eq(receipts.id, id)));
   assert.ok(r);
   return r;
 }
@@ -58,7 +47,7 @@ async function send(i: number, tx: { to: Hex; data?: Hex; value?: bigint }) {
   return mined;
 }
 
-const detail = async (sh: Shop, id: string) => (await t.call(sh.key, 'GET', `/api/receipts/${id}`)).body as { status: string };
+const detail = async (sh: Shop, id: string) => (await f.t.call(sh.key, 'GET', `/api/receipts/${id}`)).body as { status: string };
 const completes = (sh: Shop, id: string) =>
   waitFor(async () => ((await detail(sh, id)).status === 'completed' ? true : undefined), CHAIN_WAIT_MS, `${id} to complete`);
 
@@ -82,18 +71,18 @@ describe('factory versions of payment addresses', () => {
 
   test('a receipt addressed through version 1 keeps its address, is paid there, and the worker sweeps it through version 1', async () => {
     const sh = await shop();
-    await t.deps.chainWorker!.stop();
+    await f.t.deps.chainWorker!.stop();
     let v1: Hex;
     try {
       await createReceipt(sh, 'v1-a', 3);
       // As a row stored before version 2: the version-1 address and no recorded factory.
       v1 = predictPaymentAddress({ factory: factoryAddress(1), split: sh.split, salt: paymentSalt(sh.wallet, 'v1-a') });
-      await t.deps.database.db
+      await f.t.deps.database.db
         .update(receipts)
         .set({ payAddress: v1, payFactory: null })
         .where(and(eq(receipts.wallet, sh.wallet), eq(receipts.id, 'v1-a')));
     } finally {
-      t.deps.chainWorker!.start();
+      f.t.deps.chainWorker!.start();
     }
     await send(4, { to: usdc(), data: transferData(v1, 3_000_000n) });
     await completes(sh, 'v1-a');
@@ -103,11 +92,11 @@ describe('factory versions of payment addresses', () => {
     assert.ok(code !== undefined && code.includes(forwarderImplementation(factoryAddress(1)).slice(2).toLowerCase()), 'a version-1 forwarder was deployed there');
 
     // The sweep route: the receipt's token through version 1; ETH refused with a reason.
-    const offer = await admin(t, sh.s, 'GET', '/api/admin/receipts/v1-a/sweep');
+    const offer = await admin(f.t, sh.s, 'GET', '/api/admin/receipts/v1-a/sweep');
     assert.equal(offer.status, 200, JSON.stringify(offer.body));
     assert.equal(offer.body.transaction.to, factoryAddress(1).toLowerCase());
     for (const token of ['eth', ZERO]) {
-      const refused = await admin(t, sh.s, 'GET', `/api/admin/receipts/v1-a/sweep?token=${token}`);
+      const refused = await admin(f.t, sh.s, 'GET', `/api/admin/receipts/v1-a/sweep?token=${token}`);
       assert.equal(refused.status, 400, JSON.stringify(refused.body));
       assert.equal(refused.body.error, 'invalid_input');
       assert.match(refused.body.message, /version-1 forwarder.*ETH/);
@@ -150,18 +139,18 @@ describe('GET /api/admin/receipts/:id/sweep', () => {
     const { payment } = await page('eth-a', search);
     await send(5, { to: payment.payTo, value: 123_456_789n });
     for (const token of ['eth', ZERO]) {
-      const offer = await admin(t, sh.s, 'GET', `/api/admin/receipts/eth-a/sweep?token=${token}`);
+      const offer = await admin(f.t, sh.s, 'GET', `/api/admin/receipts/eth-a/sweep?token=${token}`);
       assert.equal(offer.status, 200, JSON.stringify(offer.body));
       assert.equal(offer.body.token, ZERO);
       assert.equal(offer.body.waiting, '123456789');
       assert.equal(offer.body.payTo, payment.payTo);
       assert.equal(offer.body.transaction.to, factoryAddress(2).toLowerCase());
     }
-    const offer = await admin(t, sh.s, 'GET', '/api/admin/receipts/eth-a/sweep?token=eth');
+    const offer = await admin(f.t, sh.s, 'GET', '/api/admin/receipts/eth-a/sweep?token=eth');
     await send(6, { to: offer.body.transaction.to, data: offer.body.transaction.data });
     assert.equal(await pub().getBalance({ address: payment.payTo }), 0n);
     assert.equal(await pub().getBalance({ address: sh.split }), 123_456_789n);
-    const after = await admin(t, sh.s, 'GET', '/api/admin/receipts/eth-a/sweep?token=eth');
+    const after = await admin(f.t, sh.s, 'GET', '/api/admin/receipts/eth-a/sweep?token=eth');
     assert.equal(after.body.waiting, '0');
   });
 
@@ -174,13 +163,13 @@ describe('GET /api/admin/receipts/:id/sweep', () => {
       `0x${'00'.repeat(19)}01`, // a precompile
     ];
     for (const token of notTokens) {
-      const res = await admin(t, sh.s, 'GET', `/api/admin/receipts/tok-a/sweep?token=${token}`);
+      const res = await admin(f.t, sh.s, 'GET', `/api/admin/receipts/tok-a/sweep?token=${token}`);
       assert.equal(res.status, 400, `${token}: ${JSON.stringify(res.body)}`);
       assert.equal(res.body.error, 'invalid_input');
     }
-    const malformed = await admin(t, sh.s, 'GET', '/api/admin/receipts/tok-a/sweep?token=ether');
+    const malformed = await admin(f.t, sh.s, 'GET', '/api/admin/receipts/tok-a/sweep?token=ether');
     assert.equal(malformed.status, 400);
-    const ok = await admin(t, sh.s, 'GET', `/api/admin/receipts/tok-a/sweep?token=${usdc()}`);
+    const ok = await admin(f.t, sh.s, 'GET', `/api/admin/receipts/tok-a/sweep?token=${usdc()}`);
     assert.equal(ok.status, 200, JSON.stringify(ok.body));
     assert.equal(ok.body.token, usdc().toLowerCase());
   });

@@ -7,9 +7,8 @@
  */
 import assert from 'node:assert/strict';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
-import { after, before, describe, test } from 'node:test';
-import solc from 'solc';
-import { createTestClient, erc20Abi, http, parseAbi, type Address, type Hex } from 'viem';
+import { describe, test } from 'node:test';
+import { createTestClient, erc20Abi, http, type Hex } from 'viem';
 import { devAccount } from '../../src/chain/dev-accounts.ts';
 import { paymentSalt, predictPaymentAddress } from '../../src/chain/payment-address.ts';
 import { deployTestUsdc } from '../../src/chain/test-usdc.ts';
@@ -19,27 +18,18 @@ import { ChainWorker } from '../../src/payments/worker.ts';
 import { verifyWebhook } from '../../src/webhooks/sign.ts';
 import { and, eq } from 'drizzle-orm';
 import { admin, signIn } from '../helpers/session.ts';
-import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { CHAIN_WAIT_MS, deployShop, devWallet, PLATFORM, postReceipt, startChainApp, startTestChain, type Shop, type TestChain } from './helpers.ts';
+import { startTestApp } from '../helpers/app.ts';
+import { CHAIN_WAIT_MS, deployShop, devWallet, PLATFORM, postReceipt, type Shop, useChainApp } from './helpers.ts';
 import { until, waitFor } from '../helpers/wait.ts';
+import { batchPayContract, BATCH_PAY_ABI } from './test-contracts.ts';
 import { staleReceiptViews, unrenderedReceipts } from '../helpers/receipt-views.ts';
 
-let tc: TestChain;
-let t: TestApp;
-before(async () => {
-  tc = await startTestChain();
-  t = await startChainApp(tc.chain, { WEBHOOK_ALLOW_PRIVATE: 'true', CONFIRMATIONS: '1', PLATFORM_RECIPIENT_ADDRESS: PLATFORM });
-  t.deps.startWorkers();
-});
-after(async () => {
-  await t?.close();
-  await tc?.close();
-});
+const f = useChainApp({ WEBHOOK_ALLOW_PRIVATE: 'true', CONFIRMATIONS: '1', PLATFORM_RECIPIENT_ADDRESS: PLATFORM }, { workers: true });
 
-const buyer = (i: number) => devWallet(tc, i);
+const buyer = (i: number) => devWallet(f.tc, i);
 
 async function shop(): Promise<Shop> {
-  const sh = await deployShop(t);
+  const sh = await deployShop(f.t);
   assert.match(sh.split, /^0x[0-9a-f]{40}$/, 'the split contract was deployed');
   return sh;
 }
@@ -55,13 +45,13 @@ interface Payment {
 }
 
 async function page(id: string, search: string): Promise<{ status: string; exception: string | null; payment: Payment; expiresAt: number }> {
-  const res = await t.call(null, 'GET', `/api/pay/${id}${search}`);
+  const res = await f.t.call(null, 'GET', `/api/pay/${id}${search}`);
   assert.equal(res.status, 200, JSON.stringify(res.body));
   return res.body;
 }
 
 async function receipt(sh: Shop, id: string, totalUsd: number, extra: Record<string, unknown> = {}) {
-  const search = await postReceipt(t, sh, id, totalUsd, extra);
+  const search = await postReceipt(f.t, sh, id, totalUsd, extra);
   return { id, search, payment: (await page(id, search)).payment };
 }
 
@@ -71,16 +61,16 @@ async function transfer(from: number, token: Hex, to: Hex, amount: bigint): Prom
   // the payment address between the estimate and the block (a top-up after an underpayment), so
   // the bare estimate can run out of gas and revert.
   const hash = await buyer(from).writeContract({ address: token, abi: erc20Abi, functionName: 'transfer', args: [to, amount], gas: 100_000n });
-  const mined = await tc.chain.publicClient.waitForTransactionReceipt({ hash });
+  const mined = await f.tc.chain.publicClient.waitForTransactionReceipt({ hash });
   assert.equal(mined.status, 'success');
   return hash;
 }
 
-const usdc = () => tc.chain.usdc.address;
-const balance = (token: Hex, of: Hex) => tc.chain.publicClient.readContract({ address: token, abi: erc20Abi, functionName: 'balanceOf', args: [of] });
+const usdc = () => f.tc.chain.usdc.address;
+const balance = (token: Hex, of: Hex) => f.tc.chain.publicClient.readContract({ address: token, abi: erc20Abi, functionName: 'balanceOf', args: [of] });
 
 async function detail(sh: Shop, id: string) {
-  const res = await t.call(sh.key, 'GET', `/api/receipts/${id}`);
+  const res = await f.t.call(sh.key, 'GET', `/api/receipts/${id}`);
   assert.equal(res.status, 200);
   return { ...res.body, history: res.body.statusHistory.map((h: { status: string }) => h.status) as string[] };
 }
@@ -93,39 +83,12 @@ const reaches = (sh: Shop, id: string, status: string, exception?: string | null
 
 /** Lets the worker run a few passes, so that "still not completed" means something. */
 async function settle(): Promise<void> {
-  const head = await tc.chain.publicClient.getBlockNumber({ cacheTime: 0 });
-  await until(() => (t.deps.chainWorker!.lastPass?.head ?? 0n) >= head, CHAIN_WAIT_MS, 'the worker to read the newest block');
-  const seen = t.deps.chainWorker!.lastPass;
-  await until(() => t.deps.chainWorker!.lastPass !== seen, CHAIN_WAIT_MS, 'two more passes');
+  const head = await f.tc.chain.publicClient.getBlockNumber({ cacheTime: 0 });
+  await until(() => (f.t.deps.chainWorker!.lastPass?.head ?? 0n) >= head, CHAIN_WAIT_MS, 'the worker to read the newest block');
+  const seen = f.t.deps.chainWorker!.lastPass;
+  await until(() => f.t.deps.chainWorker!.lastPass !== seen, CHAIN_WAIT_MS, 'two more passes');
 }
 
-let batchPay: Address | undefined;
-/** A contract that pays several addresses in one transaction with transferFrom (Approval + Transfer logs). */
-async function batchPayContract(): Promise<Address> {
-  if (batchPay !== undefined) return batchPay;
-  const source = `// SPDX-License-Identifier: MIT
-pragma solidity ^0.8.20;
-interface IERC20 { function transferFrom(address from, address to, uint256 value) external returns (bool); }
-contract BatchPay {
-  function pay(address token, address[] calldata to, uint256[] calldata amounts) external {
-    for (uint256 i = 0; i < to.length; i++) require(IERC20(token).transferFrom(msg.sender, to[i], amounts[i]));
-  }
-}`;
-  const out = JSON.parse(
-    solc.compile(
-      JSON.stringify({
-        language: 'Solidity',
-        sources: { 'BatchPay.sol': { content: source } },
-        settings: { evmVersion: 'cancun', outputSelection: { '*': { '*': ['evm.bytecode.object'] } } },
-      }),
-    ),
-  );
-  const bytecode = `0x${out.contracts['BatchPay.sol'].BatchPay.evm.bytecode.object}` as Hex;
-  const hash = await buyer(3).deployContract({ abi: [], bytecode });
-  batchPay = (await tc.chain.publicClient.waitForTransactionReceipt({ hash })).contractAddress!;
-  return batchPay;
-}
-const batchAbi = parseAbi(['function pay(address token, address[] to, uint256[] amounts)']);
 
 describe('the payment address', () => {
   test("each receipt has its own address, derived from the merchant, the id and the split, the same on every read and every instance", async () => {
@@ -139,12 +102,12 @@ describe('the payment address', () => {
     assert.equal(a.payment.amount, '12340000');
     assert.equal(a.payment.paid, '0');
     assert.equal(a.payment.due, '12340000');
-    const expected = predictPaymentAddress({ factory: tc.chain.paymentFactory!, split: sh.split, salt: paymentSalt(sh.wallet, 'addr-a') });
+    const expected = predictPaymentAddress({ factory: f.tc.chain.paymentFactory!, split: sh.split, salt: paymentSalt(sh.wallet, 'addr-a') });
     assert.equal(a.payment.payTo, expected);
     assert.equal((await page('addr-a', a.search)).payment.payTo, a.payment.payTo);
     // A second instance on the same database and chain answers the same address.
-    const other = await startTestApp({ CHAIN: 'dev', DATABASE_URL: t.deps.config.databaseUrl ?? '' }, { chain: tc.chain }).catch(() => undefined);
-    if (other !== undefined && t.deps.config.databaseUrl !== undefined) {
+    const other = await startTestApp({ CHAIN: 'dev', DATABASE_URL: f.t.deps.config.databaseUrl ?? '' }, { chain: f.tc.chain }).catch(() => undefined);
+    if (other !== undefined && f.t.deps.config.databaseUrl !== undefined) {
       try {
         const res = await other.call(null, 'GET', `/api/pay/addr-a${a.search}`);
         assert.equal(res.body.payment.payTo, a.payment.payTo);
@@ -159,17 +122,17 @@ describe('the payment address', () => {
       return d.payTo ?? undefined;
     }, CHAIN_WAIT_MS, 'the worker to store the address');
     assert.equal(stored, a.payment.payTo);
-    const wrongToken = await t.call(null, 'GET', '/api/pay/addr-a?t=AAAAAAAAAAAAAAAAAAAAAA');
+    const wrongToken = await f.t.call(null, 'GET', '/api/pay/addr-a?t=AAAAAAAAAAAAAAAAAAAAAA');
     assert.equal(wrongToken.status, 404, 'the id alone, or with a wrong token, finds nothing');
   });
 
   test('orders and terminal receipts get payment addresses too; a receipt made before the split gets one once it exists', async () => {
-    const s = await signIn(t);
-    const key = await t.key(s.wallet);
-    const early = await t.call(key, 'POST', '/api/receipts', { id: 'before-split', lineItems: [{ label: 'x', priceUsd: 1 }], totalUsd: 1 });
+    const s = await signIn(f.t);
+    const key = await f.t.key(s.wallet);
+    const early = await f.t.call(key, 'POST', '/api/receipts', { id: 'before-split', lineItems: [{ label: 'x', priceUsd: 1 }], totalUsd: 1 });
     const search = new URL(early.body.paymentUrl).search;
     assert.equal((await page('before-split', search)).payment.payTo, null, 'nothing to pay into before the split');
-    const split = await admin(t, s, 'POST', '/api/split/deploy', {
+    const split = await admin(f.t, s, 'POST', '/api/split/deploy', {
       recipients: [
         { address: s.wallet, sharesBps: 9950 },
         { address: PLATFORM, sharesBps: 50 },
@@ -178,7 +141,7 @@ describe('the payment address', () => {
     assert.equal(split.status, 200);
     const payTo = (await page('before-split', search)).payment.payTo;
     assert.match(payTo, /^0x[0-9a-f]{40}$/);
-    const terminal = await admin(t, s, 'POST', '/api/receipts/terminal', { amountUsd: 2, label: 'Coffee' });
+    const terminal = await admin(f.t, s, 'POST', '/api/receipts/terminal', { amountUsd: 2, label: 'Coffee' });
     assert.equal(terminal.status, 200, JSON.stringify(terminal.body));
     const sh = { s, wallet: s.wallet.toLowerCase(), key, split: split.body.split.address };
     const stored = await waitFor(async () => {
@@ -206,19 +169,19 @@ describe('paying a receipt', () => {
     assert.equal(done.amountDue, '0');
     assert.equal(await balance(usdc(), sh.split) - splitBefore, 25_000_000n, 'the whole payment reached the split');
     assert.equal(await balance(usdc(), payment.payTo), 0n, 'nothing is left at the payment address');
-    const st = await t.call(sh.key, 'GET', '/api/receipts/status?receiptId=pay-1');
+    const st = await f.t.call(sh.key, 'GET', '/api/receipts/status?receiptId=pay-1');
     assert.equal(st.body.transactionHash, hash.toLowerCase());
     assert.equal(st.body.exception, null);
     const p = await page('pay-1', search);
     assert.equal(p.status, 'completed');
     assert.equal(p.payment.due, '0');
     const row = await waitFor(async () => {
-      const res = await t.call(sh.key, 'GET', '/api/split/transactions');
+      const res = await f.t.call(sh.key, 'GET', '/api/split/transactions');
       return res.body.find((x: { receiptId: string | null }) => x.receiptId === 'pay-1');
     }, CHAIN_WAIT_MS, 'the sweep to be indexed');
     assert.equal(row.amount, 25);
     assert.equal(row.fees, 0.125, 'the platform share is 50 bps');
-    const list = await t.call(sh.key, 'GET', '/api/receipts');
+    const list = await f.t.call(sh.key, 'GET', '/api/receipts');
     const listed = list.body.receipts.find((r: { receiptId: string }) => r.receiptId === 'pay-1');
     assert.equal(listed.status, 'completed');
     assert.equal(listed.amountPaid, '25000000');
@@ -232,9 +195,9 @@ describe('paying a receipt', () => {
     const cheap = await receipt(attacker, 'cheap-1', 0.5);
     // The victim pays; the attacker sends the victim's hash as a hint for their own receipt.
     const hash = await transfer(1, usdc(), real.payment.payTo, 10_000_000n);
-    const hint = await t.call(null, 'POST', `/api/pay/cheap-1/transaction${cheap.search}`, { transactionHash: hash });
+    const hint = await f.t.call(null, 'POST', `/api/pay/cheap-1/transaction${cheap.search}`, { transactionHash: hash });
     assert.equal(hint.status, 202, 'a hint is accepted, and that is all it is');
-    const own = await t.call(null, 'POST', `/api/pay/victim-1/transaction${real.search}`, { transactionHash: hash });
+    const own = await f.t.call(null, 'POST', `/api/pay/victim-1/transaction${real.search}`, { transactionHash: hash });
     assert.equal(own.status, 202, "the real buyer's own hint is never refused as already used");
     await reaches(victim, 'victim-1', 'completed', null);
     await settle();
@@ -247,18 +210,18 @@ describe('paying a receipt', () => {
     const sh = await shop();
     const ten = await receipt(sh, 'batch-10', 10);
     const five = await receipt(sh, 'batch-5', 5);
-    const contract = await batchPayContract();
+    const contract = await batchPayContract(f.tc, 3);
     const b = buyer(3);
-    await tc.chain.publicClient.waitForTransactionReceipt({
+    await f.tc.chain.publicClient.waitForTransactionReceipt({
       hash: await b.writeContract({ address: usdc(), abi: erc20Abi, functionName: 'approve', args: [contract, 15_000_000n] }),
     });
     const hash = await b.writeContract({
       address: contract,
-      abi: batchAbi,
+      abi: BATCH_PAY_ABI,
       functionName: 'pay',
       args: [usdc(), [ten.payment.payTo, five.payment.payTo], [10_000_000n, 5_000_000n]],
     });
-    const mined = await tc.chain.publicClient.waitForTransactionReceipt({ hash });
+    const mined = await f.tc.chain.publicClient.waitForTransactionReceipt({ hash });
     assert.ok(mined.logs.length >= 4, 'Approval and Transfer logs in one transaction');
     const d10 = await reaches(sh, 'batch-10', 'completed', null);
     const d5 = await reaches(sh, 'batch-5', 'completed', null);
@@ -305,7 +268,7 @@ describe('paying a receipt', () => {
   test('another ERC-20 with the same symbol and decimals never counts, then the real token completes it', async () => {
     const sh = await shop();
     const r = await receipt(sh, 'fake-1', 3);
-    const fake = await deployTestUsdc({ walletClient: buyer(2), publicClient: tc.chain.publicClient, holders: [devAccount(2).address], amountEach: 10n ** 12n });
+    const fake = await deployTestUsdc({ walletClient: buyer(2), publicClient: f.tc.chain.publicClient, holders: [devAccount(2).address], amountEach: 10n ** 12n });
     assert.notEqual(fake.address.toLowerCase(), usdc().toLowerCase());
     await transfer(2, fake.address, r.payment.payTo, 3_000_000n);
     // The worker reads only the token's own logs: the other contract's transfer is never read, so it
@@ -324,7 +287,7 @@ describe('paying a receipt', () => {
     const r = await receipt(sh, 'direct-1', 4);
     const hash = await transfer(6, usdc(), sh.split, 4_000_000n);
     const row = await waitFor(async () => {
-      const res = await t.call(sh.key, 'GET', `/api/split/transactions?address=${sh.split}`);
+      const res = await f.t.call(sh.key, 'GET', `/api/split/transactions?address=${sh.split}`);
       return res.body.find((x: { transactionHash: string }) => x.transactionHash === hash.toLowerCase());
     }, CHAIN_WAIT_MS, 'the direct transfer to be indexed');
     assert.equal(row.receiptId, null);
@@ -336,13 +299,13 @@ describe('paying a receipt', () => {
   test("after the merchant sets checkout_success, the payment still completes the receipt", async () => {
     const sh = await shop();
     const r = await receipt(sh, 'cs-1', 2);
-    const set = await admin(t, sh.s, 'POST', '/api/receipts/status', { receiptId: 'cs-1', wallet: sh.s.wallet, status: 'checkout_success' });
+    const set = await admin(f.t, sh.s, 'POST', '/api/receipts/status', { receiptId: 'cs-1', wallet: sh.s.wallet, status: 'checkout_success' });
     assert.equal(set.status, 200, JSON.stringify(set.body));
     assert.equal((await detail(sh, 'cs-1')).status, 'checkout_success');
     await transfer(7, usdc(), r.payment.payTo, 2_000_000n);
     const done = await reaches(sh, 'cs-1', 'completed');
     // Tracking after payment is history only.
-    await t.call(null, 'POST', `/api/pay/cs-1/status${r.search}`, { status: 'link_opened' });
+    await f.t.call(null, 'POST', `/api/pay/cs-1/status${r.search}`, { status: 'link_opened' });
     const again = await detail(sh, 'cs-1');
     assert.equal(again.status, 'completed');
     assert.ok(again.history.length > done.history.length);
@@ -354,12 +317,12 @@ describe('paying a receipt', () => {
     const spam = await receipt(noisy, 'spam-1', 1);
     const random = () => `0x${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('hex')}`;
     for (let i = 0; i < 5; i++) {
-      assert.equal((await t.call(null, 'POST', `/api/pay/spam-1/transaction${spam.search}`, { transactionHash: random() })).status, 202);
+      assert.equal((await f.t.call(null, 'POST', `/api/pay/spam-1/transaction${spam.search}`, { transactionHash: random() })).status, 202);
     }
-    const sixth = await t.call(null, 'POST', `/api/pay/spam-1/transaction${spam.search}`, { transactionHash: random() });
+    const sixth = await f.t.call(null, 'POST', `/api/pay/spam-1/transaction${spam.search}`, { transactionHash: random() });
     assert.equal(sixth.status, 429);
     assert.equal(sixth.body.error, 'rate_limited');
-    const bad = await t.call(null, 'POST', `/api/pay/spam-1/transaction${spam.search}`, { transactionHash: '0x1234' });
+    const bad = await f.t.call(null, 'POST', `/api/pay/spam-1/transaction${spam.search}`, { transactionHash: '0x1234' });
     assert.equal(bad.status, 400);
     const r = await receipt(quiet, 'quiet-1', 1);
     await transfer(8, usdc(), r.payment.payTo, 1_000_000n);
@@ -374,7 +337,7 @@ describe('expiry and late money', () => {
     const r = await receipt(sh, 'late-1', 3, { expiresInMinutes: 5 });
     const p = await page('late-1', r.search);
     assert.equal(p.expiresAt, (await detail(sh, 'late-1')).createdAt + 5 * 60_000, 'five minutes from its creation');
-    await t.deps.database.db.update(receipts).set({ expiresAt: Date.now() - 1 }).where(and(eq(receipts.wallet, sh.wallet), eq(receipts.id, 'late-1')));
+    await f.t.deps.database.db.update(receipts).set({ expiresAt: Date.now() - 1 }).where(and(eq(receipts.wallet, sh.wallet), eq(receipts.id, 'late-1')));
     const failed = await reaches(sh, 'late-1', 'failed', 'expired');
     assert.equal(failed.amountDue, '3000000');
     await transfer(0, usdc(), r.payment.payTo, 3_000_000n);
@@ -384,14 +347,14 @@ describe('expiry and late money', () => {
 
   test("an expired order's stock returns; paid late, it is taken again", async () => {
     const sh = await shop();
-    const inv = await t.call(sh.key, 'POST', '/api/inventory', { sku: 'mug', name: 'Mug', priceUsd: 6, stockQty: 3, taxable: false });
+    const inv = await f.t.call(sh.key, 'POST', '/api/inventory', { sku: 'mug', name: 'Mug', priceUsd: 6, stockQty: 3, taxable: false });
     assert.ok(inv.status < 300, JSON.stringify(inv.body));
-    const order = await t.call(sh.key, 'POST', '/api/orders', { items: [{ sku: 'mug', qty: 2 }] });
+    const order = await f.t.call(sh.key, 'POST', '/api/orders', { items: [{ sku: 'mug', qty: 2 }] });
     assert.equal(order.status, 200, JSON.stringify(order.body));
     const id = order.body.receipt.receiptId as string;
-    const stock = async () => (await t.call(sh.key, 'GET', '/api/inventory')).body.items.find((i: { sku: string }) => i.sku === 'mug').stockQty;
+    const stock = async () => (await f.t.call(sh.key, 'GET', '/api/inventory')).body.items.find((i: { sku: string }) => i.sku === 'mug').stockQty;
     assert.equal(await stock(), 1);
-    await t.deps.database.db.update(receipts).set({ expiresAt: Date.now() - 1 }).where(and(eq(receipts.wallet, sh.wallet), eq(receipts.id, id)));
+    await f.t.deps.database.db.update(receipts).set({ expiresAt: Date.now() - 1 }).where(and(eq(receipts.wallet, sh.wallet), eq(receipts.id, id)));
     await reaches(sh, id, 'failed', 'expired');
     assert.equal(await stock(), 3, 'the reserved stock returned');
     const search = new URL(order.body.receipt.paymentUrl).search;
@@ -416,7 +379,7 @@ describe('webhooks, restarts and reorganisations', () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     try {
       const sh = await shop();
-      const reg = await admin(t, sh.s, 'POST', '/api/admin/webhooks', {
+      const reg = await admin(f.t, sh.s, 'POST', '/api/admin/webhooks', {
         url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`,
         events: ['receipt.payment_received', 'receipt.completed'],
       });
@@ -446,9 +409,9 @@ describe('webhooks, restarts and reorganisations', () => {
   test('a worker that stops mid-way and a fresh one that takes over complete the receipt exactly once', async () => {
     const sh = await shop();
     const r = await receipt(sh, 'restart-1', 2);
-    await t.deps.chainWorker!.stop();
+    await f.t.deps.chainWorker!.stop();
     const fresh = () =>
-      new ChainWorker({ db: t.deps.database.db, chain: tc.chain, logger: t.deps.logger, confirmations: 1, platformRecipient: PLATFORM, startBlock: 0n, intervalMs: 100 });
+      new ChainWorker({ db: f.t.deps.database.db, chain: f.tc.chain, logger: f.t.deps.logger, confirmations: 1, platformRecipient: PLATFORM, startBlock: 0n, intervalMs: 100 });
     try {
       await transfer(1, usdc(), r.payment.payTo, 2_000_000n);
       await fresh().pass();
@@ -458,20 +421,20 @@ describe('webhooks, restarts and reorganisations', () => {
       await second.pass();
       await second.pass();
     } finally {
-      t.deps.chainWorker!.start();
+      f.t.deps.chainWorker!.start();
     }
     const done = await reaches(sh, 'restart-1', 'completed');
     assert.equal(done.history.filter((s: string) => s === 'completed').length, 1);
-    const events = await t.deps.database.db.select({ id: webhookEvents.id }).from(webhookEvents).where(eq(webhookEvents.dedupeKey, 'receipt.completed:restart-1'));
+    const events = await f.t.deps.database.db.select({ id: webhookEvents.id }).from(webhookEvents).where(eq(webhookEvents.dedupeKey, 'receipt.completed:restart-1'));
     assert.equal(events.length, 1, 'one receipt.completed event');
   });
 
   test('a payment reorganised away before its confirmations goes back to pending; paid again, it completes', async () => {
     const sh = await shop();
     const r = await receipt(sh, 'reorg-1', 6);
-    const testClient = createTestClient({ chain: tc.chain.publicClient.chain, mode: 'anvil', transport: http(tc.chain.rpcUrl) });
-    await t.deps.chainWorker!.stop();
-    const deep = new ChainWorker({ db: t.deps.database.db, chain: tc.chain, logger: t.deps.logger, confirmations: 3, platformRecipient: PLATFORM, startBlock: 0n });
+    const testClient = createTestClient({ chain: f.tc.chain.publicClient.chain, mode: 'anvil', transport: http(f.tc.chain.rpcUrl) });
+    await f.t.deps.chainWorker!.stop();
+    const deep = new ChainWorker({ db: f.t.deps.database.db, chain: f.tc.chain, logger: f.t.deps.logger, confirmations: 3, platformRecipient: PLATFORM, startBlock: 0n });
     try {
       const snapshot = await testClient.snapshot();
       await transfer(2, usdc(), r.payment.payTo, 6_000_000n);
@@ -479,7 +442,7 @@ describe('webhooks, restarts and reorganisations', () => {
       await deep.pass();
       const before = await detail(sh, 'reorg-1');
       assert.equal(before.status, 'recipient_validated', 'covered and swept, not yet 3 deep');
-      const indexed = await t.call(sh.key, 'GET', '/api/split/transactions');
+      const indexed = await f.t.call(sh.key, 'GET', '/api/split/transactions');
       assert.ok(indexed.body.some((x: { receiptId: string | null }) => x.receiptId === 'reorg-1'));
       await testClient.revert({ id: snapshot });
       await testClient.mine({ blocks: 4 });
@@ -488,7 +451,7 @@ describe('webhooks, restarts and reorganisations', () => {
       assert.equal(after.status, 'pending');
       assert.equal(after.amountPaid, '0');
       assert.ok(!after.history.includes('completed'));
-      const gone = await t.call(sh.key, 'GET', '/api/split/transactions');
+      const gone = await f.t.call(sh.key, 'GET', '/api/split/transactions');
       assert.ok(!gone.body.some((x: { receiptId: string | null }) => x.receiptId === 'reorg-1'), 'the removed sweep left the split transactions');
       // The buyer pays again on the chain that won.
       await transfer(2, usdc(), r.payment.payTo, 6_000_000n);
@@ -498,18 +461,18 @@ describe('webhooks, restarts and reorganisations', () => {
       await deep.pass();
       assert.equal((await detail(sh, 'reorg-1')).status, 'completed');
     } finally {
-      t.deps.chainWorker!.start();
+      f.t.deps.chainWorker!.start();
     }
   });
 
   test('with no key to pay the gas, the money waits at the payment address until anyone sweeps it into the split', async () => {
     const sh = await shop();
     const r = await receipt(sh, 'nogas-1', 3);
-    await t.deps.chainWorker!.stop();
+    await f.t.deps.chainWorker!.stop();
     const gasless = new ChainWorker({
-      db: t.deps.database.db,
-      chain: { ...tc.chain, walletClient: undefined },
-      logger: t.deps.logger,
+      db: f.t.deps.database.db,
+      chain: { ...f.tc.chain, walletClient: undefined },
+      logger: f.t.deps.logger,
       confirmations: 1,
       platformRecipient: PLATFORM,
       startBlock: 0n,
@@ -523,21 +486,21 @@ describe('webhooks, restarts and reorganisations', () => {
       assert.equal(await balance(usdc(), r.payment.payTo), 3_000_000n, 'the money is safe at the address');
       // The merchant sweeps from their own wallet with the transaction the admin app hands over
       // (any account may send it; the money can only go to the split).
-      const offer = await admin(t, sh.s, 'GET', '/api/admin/receipts/nogas-1/sweep');
+      const offer = await admin(f.t, sh.s, 'GET', '/api/admin/receipts/nogas-1/sweep');
       assert.equal(offer.status, 200, JSON.stringify(offer.body));
       assert.equal(offer.body.waiting, '3000000');
       assert.equal(offer.body.payTo, r.payment.payTo);
-      assert.equal(offer.body.transaction.to, tc.chain.paymentFactory!.toLowerCase());
-      const stranger = await signIn(t);
-      assert.equal((await admin(t, stranger, 'GET', '/api/admin/receipts/nogas-1/sweep')).status, 404, "another merchant's receipt is not found");
+      assert.equal(offer.body.transaction.to, f.tc.chain.paymentFactory!.toLowerCase());
+      const stranger = await signIn(f.t);
+      assert.equal((await admin(f.t, stranger, 'GET', '/api/admin/receipts/nogas-1/sweep')).status, 404, "another merchant's receipt is not found");
       const hash = await buyer(5).sendTransaction({ to: offer.body.transaction.to, data: offer.body.transaction.data });
-      await tc.chain.publicClient.waitForTransactionReceipt({ hash });
+      await f.tc.chain.publicClient.waitForTransactionReceipt({ hash });
       await gasless.pass();
       const done = await detail(sh, 'nogas-1');
       assert.equal(done.status, 'completed');
       assert.equal(gasless.sweepsWaiting, 0);
     } finally {
-      t.deps.chainWorker!.start();
+      f.t.deps.chainWorker!.start();
     }
   });
 
@@ -546,9 +509,9 @@ describe('webhooks, restarts and reorganisations', () => {
     await transfer(7, usdc(), sh.split, 1_000_000n);
     const platformWallet = buyer(8);
     const hash = await platformWallet.writeContract({ address: sh.split, abi: paymentSplitterAbi, functionName: 'release', args: [usdc(), sh.s.wallet as Hex] });
-    await tc.chain.publicClient.waitForTransactionReceipt({ hash });
+    await f.tc.chain.publicClient.waitForTransactionReceipt({ hash });
     const rel = await waitFor(async () => {
-      const res = await t.call(sh.key, 'GET', `/api/split/transactions?address=${sh.s.wallet}`);
+      const res = await f.t.call(sh.key, 'GET', `/api/split/transactions?address=${sh.s.wallet}`);
       return res.body.find((x: { transactionHash: string }) => x.transactionHash === hash.toLowerCase());
     }, CHAIN_WAIT_MS, 'the release to be indexed');
     assert.equal(rel.amount, 0.995, 'the merchant share of 1 USDC');
@@ -557,6 +520,6 @@ describe('webhooks, restarts and reorganisations', () => {
 });
 
 test('every receipt these tests wrote stores the views the database renders from its rows', async () => {
-  assert.deepEqual(await staleReceiptViews(t.deps.database.db), []);
-  assert.deepEqual(await unrenderedReceipts(t.deps.database.db), []);
+  assert.deepEqual(await staleReceiptViews(f.t.deps.database.db), []);
+  assert.deepEqual(await unrenderedReceipts(f.t.deps.database.db), []);
 });

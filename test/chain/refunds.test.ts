@@ -8,31 +8,21 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { and, eq } from 'drizzle-orm';
-import solc from 'solc';
-import { createTestClient, createWalletClient, erc20Abi, http, parseAbi, type Address, type Hex } from 'viem';
+import { createTestClient, createWalletClient, erc20Abi, http, type Address, type Hex } from 'viem';
 import { devAccount } from '../../src/chain/dev-accounts.ts';
 import { deployTestUsdc, testUsdcAbi } from '../../src/chain/test-usdc.ts';
 import { refunds, webhookEvents } from '../../src/db/schema.ts';
 import { matchRefundTransfer, type TokenTransfer } from '../../src/domain/refunds.ts';
 import { admin, signIn, type Session } from '../helpers/session.ts';
-import { randomWallet, startTestApp, type TestApp } from '../helpers/app.ts';
-import { CHAIN_WAIT_MS, PLATFORM, startChainApp, startTestChain, type TestChain } from './helpers.ts';
+import { randomWallet, startTestApp } from '../helpers/app.ts';
+import { CHAIN_WAIT_MS, PLATFORM, useChainApp } from './helpers.ts';
 import { waitFor } from '../helpers/wait.ts';
+import { batchPayContract, BATCH_PAY_ABI } from './test-contracts.ts';
 import { staleReceiptViews, unrenderedReceipts } from '../helpers/receipt-views.ts';
 
-let tc: TestChain;
-let t: TestApp;
-before(async () => {
-  tc = await startTestChain();
-  t = await startChainApp(tc.chain, { CONFIRMATIONS: '1', PLATFORM_RECIPIENT_ADDRESS: PLATFORM });
-  t.deps.startWorkers();
-});
-after(async () => {
-  await t?.close();
-  await tc?.close();
-});
+const f = useChainApp({ CONFIRMATIONS: '1', PLATFORM_RECIPIENT_ADDRESS: PLATFORM }, { workers: true });
 
 /** Dev accounts: the buyer pays receipts; the merchant's wallet sends refunds; a stranger receives one by mistake. */
 const BUYER = 2;
@@ -43,11 +33,11 @@ const buyerAddress = devAccount(BUYER).address.toLowerCase();
 
 /** The wallet of a dev account, or a merchant's own. */
 const walletOf = (who: number | Shop) =>
-  createWalletClient({ chain: tc.chain.publicClient.chain, transport: http(tc.chain.rpcUrl), account: typeof who === 'number' ? devAccount(who) : who.s.account });
-const usdc = () => tc.chain.usdc.address;
+  createWalletClient({ chain: f.tc.chain.publicClient.chain, transport: http(f.tc.chain.rpcUrl), account: typeof who === 'number' ? devAccount(who) : who.s.account });
+const usdc = () => f.tc.chain.usdc.address;
 
 async function mined(hash: Hex, status: 'success' | 'reverted' = 'success'): Promise<Hex> {
-  const receipt = await tc.chain.publicClient.waitForTransactionReceipt({ hash });
+  const receipt = await f.tc.chain.publicClient.waitForTransactionReceipt({ hash });
   assert.equal(receipt.status, status);
   return hash;
 }
@@ -63,31 +53,31 @@ interface Shop {
 
 /** A merchant whose own wallet holds test ETH and USDC, to send refunds from. */
 async function shop(): Promise<Shop> {
-  const s = await signIn(t);
-  const anvil = createTestClient({ chain: tc.chain.publicClient.chain, mode: 'anvil', transport: http(tc.chain.rpcUrl) });
+  const s = await signIn(f.t);
+  const anvil = createTestClient({ chain: f.tc.chain.publicClient.chain, mode: 'anvil', transport: http(f.tc.chain.rpcUrl) });
   await anvil.setBalance({ address: s.account.address, value: 10n ** 19n });
   await mined(await walletOf(MINTER).writeContract({ address: usdc(), abi: testUsdcAbi, functionName: 'mint', args: [s.account.address, 10n ** 12n] }));
-  const res = await admin(t, s, 'POST', '/api/split/deploy', {
+  const res = await admin(f.t, s, 'POST', '/api/split/deploy', {
     recipients: [
       { address: s.wallet, sharesBps: 9950 },
       { address: PLATFORM, sharesBps: 50 },
     ],
   });
   assert.equal(res.status, 200, JSON.stringify(res.body));
-  return { s, key: await t.key(s.wallet) };
+  return { s, key: await f.t.key(s.wallet) };
 }
 
 async function detail(sh: Shop, id: string) {
-  const res = await t.call(sh.key, 'GET', `/api/receipts/${id}`);
+  const res = await f.t.call(sh.key, 'GET', `/api/receipts/${id}`);
   assert.equal(res.status, 200, JSON.stringify(res.body));
   return res.body;
 }
 
 /** A receipt of `totalUsd` that the buyer paid in full from their wallet, completed. */
 async function paidReceipt(sh: Shop, id: string, totalUsd: number) {
-  const created = await t.call(sh.key, 'POST', '/api/receipts', { id, lineItems: [{ label: 'Item', priceUsd: totalUsd }], totalUsd });
+  const created = await f.t.call(sh.key, 'POST', '/api/receipts', { id, lineItems: [{ label: 'Item', priceUsd: totalUsd }], totalUsd });
   assert.equal(created.status, 201, JSON.stringify(created.body));
-  const page = await t.call(null, 'GET', `/api/pay/${id}${new URL(created.body.paymentUrl).search}`);
+  const page = await f.t.call(null, 'GET', `/api/pay/${id}${new URL(created.body.paymentUrl).search}`);
   assert.equal(page.status, 200, JSON.stringify(page.body));
   await transfer(BUYER, page.body.payment.payTo, BigInt(page.body.payment.due));
   return waitFor(async () => {
@@ -97,11 +87,11 @@ async function paidReceipt(sh: Shop, id: string, totalUsd: number) {
 }
 
 const refund = (sh: Shop, receiptId: string, usd: number, txHash?: string, buyer = buyerAddress) =>
-  admin(t, sh.s, 'POST', '/api/receipts/refund', { receiptId, wallet: sh.s.wallet, buyer, usd, ...(txHash === undefined ? {} : { txHash }) });
+  admin(f.t, sh.s, 'POST', '/api/receipts/refund', { receiptId, wallet: sh.s.wallet, buyer, usd, ...(txHash === undefined ? {} : { txHash }) });
 
 /** Everything a refund could change: the detail (status, history, refunds) and the refund entries. */
 async function recorded(sh: Shop, id: string) {
-  const entries = await admin(t, sh.s, 'GET', `/api/receipts/${id}/refunds`);
+  const entries = await admin(f.t, sh.s, 'GET', `/api/receipts/${id}/refunds`);
   assert.equal(entries.status, 200);
   return JSON.stringify([await detail(sh, id), entries.body.refunds]);
 }
@@ -127,9 +117,9 @@ describe('a refund carrying txHash', () => {
       partly.refunds.map((r: Record<string, unknown>) => [r.usd, r.buyer, r.txHash, r.verified]),
       [[4, buyerAddress, first.toLowerCase(), true]],
     );
-    const listed = (await t.call(sh.key, 'GET', '/api/receipts')).body.receipts.find((r: { receiptId: string }) => r.receiptId === 'rf-ok');
+    const listed = (await f.t.call(sh.key, 'GET', '/api/receipts')).body.receipts.find((r: { receiptId: string }) => r.receiptId === 'rf-ok');
     assert.equal(listed.refundedUsd, 4);
-    const [row] = await t.deps.database.db.select().from(refunds).where(eq(refunds.id, part.body.refundId));
+    const [row] = await f.t.deps.database.db.select().from(refunds).where(eq(refunds.id, part.body.refundId));
     assert.equal(row!.amountUnits, '4000000');
     assert.equal(typeof row!.logIndex, 'number');
     assert.ok(row!.verifiedAt !== null && row!.verifiedAt > 0);
@@ -167,7 +157,7 @@ describe('a refund carrying txHash', () => {
 
     const otherToken = await deployTestUsdc({
       walletClient: walletOf(4),
-      publicClient: tc.chain.publicClient,
+      publicClient: f.tc.chain.publicClient,
       holders: [sh.s.account.address],
       amountEach: 10n ** 12n,
     });
@@ -251,7 +241,7 @@ describe('a refund carrying txHash', () => {
       assert.equal(res.status, 200, `${what}: ${JSON.stringify(res.body)}`);
       assert.equal(res.body.verified, false, what);
     }
-    const rows = await t.deps.database.db.select().from(refunds).where(eq(refunds.receiptId, 'rf-who'));
+    const rows = await f.t.deps.database.db.select().from(refunds).where(eq(refunds.receiptId, 'rf-who'));
     assert.ok(rows.every((r) => r.logIndex === null && r.verifiedAt === null), 'no transfer is taken by them');
     // The split pays too: a release is the split's own money, not the merchant's refund; but a
     // transfer from the merchant's own wallet verifies.
@@ -261,13 +251,13 @@ describe('a refund carrying txHash', () => {
   test('a transaction with two transfers to the buyer proves two refunds, each with its own log', async () => {
     const sh = await shop();
     await paidReceipt(sh, 'rf-two', 5);
-    const batch = await batchPayContract();
+    const batch = await batchPayContract(f.tc, 5);
     const merchantWallet = walletOf(sh);
     await mined(await merchantWallet.writeContract({ address: usdc(), abi: erc20Abi, functionName: 'approve', args: [batch, units(5)] }));
     const hash = await mined(
       await merchantWallet.writeContract({
         address: batch,
-        abi: batchAbi,
+        abi: BATCH_PAY_ABI,
         functionName: 'pay',
         args: [usdc(), [buyerAddress as Address, buyerAddress as Address], [units(2), units(3)]],
       }),
@@ -277,7 +267,7 @@ describe('a refund carrying txHash', () => {
     const two = await refund(sh, 'rf-two', 2, hash);
     assert.equal(two.status, 200, JSON.stringify(two.body));
     assert.equal(two.body.status, 'refunded');
-    const rows = await t.deps.database.db.select().from(refunds).where(eq(refunds.txHash, hash.toLowerCase()));
+    const rows = await f.t.deps.database.db.select().from(refunds).where(eq(refunds.txHash, hash.toLowerCase()));
     assert.deepEqual(rows.map((r) => r.amountUnits).sort(), ['2000000', '3000000']);
     assert.notEqual(rows[0]!.logIndex, rows[1]!.logIndex);
   });
@@ -286,9 +276,9 @@ describe('a refund carrying txHash', () => {
 describe('refunds of an overpaid receipt, and their events', () => {
   test('13 USDC arrived for 10: refunds reach 13, never more; every refund is receipt.refund_recorded, and reaching the total receipt.refunded', async () => {
     const sh = await shop();
-    const created = await t.call(sh.key, 'POST', '/api/receipts', { id: 'rf-over', lineItems: [{ label: 'Item', priceUsd: 10 }], totalUsd: 10 });
+    const created = await f.t.call(sh.key, 'POST', '/api/receipts', { id: 'rf-over', lineItems: [{ label: 'Item', priceUsd: 10 }], totalUsd: 10 });
     assert.equal(created.status, 201);
-    const page = await t.call(null, 'GET', `/api/pay/rf-over${new URL(created.body.paymentUrl).search}`);
+    const page = await f.t.call(null, 'GET', `/api/pay/rf-over${new URL(created.body.paymentUrl).search}`);
     await transfer(BUYER, page.body.payment.payTo, units(13));
     const paid = await waitFor(async () => {
       const d = await detail(sh, 'rf-over');
@@ -315,7 +305,7 @@ describe('refunds of an overpaid receipt, and their events', () => {
     assert.equal((await detail(sh, 'rf-over')).refundedUsd, 13);
 
     const events = async (type: string) =>
-      (await t.deps.database.db.select({ payload: webhookEvents.payload }).from(webhookEvents).where(and(eq(webhookEvents.wallet, sh.s.wallet), eq(webhookEvents.type, type))))
+      (await f.t.deps.database.db.select({ payload: webhookEvents.payload }).from(webhookEvents).where(and(eq(webhookEvents.wallet, sh.s.wallet), eq(webhookEvents.type, type))))
         .map((r) => (r.payload as { data: Record<string, unknown> }).data)
         .filter((d) => d.receiptId === 'rf-over');
     // In the order the refunds were recorded: what they add up to only grows (rows come back in no set order).
@@ -334,7 +324,7 @@ describe('refunds of an overpaid receipt, and their events', () => {
 
   test('a refund of an unpaid receipt is still capped at its total', async () => {
     const sh = await shop();
-    await t.call(sh.key, 'POST', '/api/receipts', { id: 'rf-unpaid', lineItems: [{ label: 'Item', priceUsd: 4 }], totalUsd: 4 });
+    await f.t.call(sh.key, 'POST', '/api/receipts', { id: 'rf-unpaid', lineItems: [{ label: 'Item', priceUsd: 4 }], totalUsd: 4 });
     assert.equal((await refund(sh, 'rf-unpaid', 4.01)).body.error, 'invalid_usd');
     assert.equal((await refund(sh, 'rf-unpaid', 4)).status, 200);
   });
@@ -414,35 +404,8 @@ describe('matchRefundTransfer (the rule, without a chain)', () => {
   });
 });
 
-let batchPay: Address | undefined;
-/** A contract that pays several addresses in one transaction with transferFrom. */
-async function batchPayContract(): Promise<Address> {
-  if (batchPay !== undefined) return batchPay;
-  const source = `// SPDX-License-Identifier: MIT
-pragma solidity ^0.8.20;
-interface IERC20 { function transferFrom(address from, address to, uint256 value) external returns (bool); }
-contract BatchPay {
-  function pay(address token, address[] calldata to, uint256[] calldata amounts) external {
-    for (uint256 i = 0; i < to.length; i++) require(IERC20(token).transferFrom(msg.sender, to[i], amounts[i]));
-  }
-}`;
-  const out = JSON.parse(
-    solc.compile(
-      JSON.stringify({
-        language: 'Solidity',
-        sources: { 'BatchPay.sol': { content: source } },
-        settings: { evmVersion: 'cancun', outputSelection: { '*': { '*': ['evm.bytecode.object'] } } },
-      }),
-    ),
-  );
-  const bytecode = `0x${out.contracts['BatchPay.sol'].BatchPay.evm.bytecode.object}` as Hex;
-  const hash = await walletOf(5).deployContract({ abi: [], bytecode });
-  batchPay = (await tc.chain.publicClient.waitForTransactionReceipt({ hash })).contractAddress!;
-  return batchPay;
-}
-const batchAbi = parseAbi(['function pay(address token, address[] to, uint256[] amounts)']);
 
 test('every receipt these tests wrote stores the views the database renders from its rows', async () => {
-  assert.deepEqual(await staleReceiptViews(t.deps.database.db), []);
-  assert.deepEqual(await unrenderedReceipts(t.deps.database.db), []);
+  assert.deepEqual(await staleReceiptViews(f.t.deps.database.db), []);
+  assert.deepEqual(await unrenderedReceipts(f.t.deps.database.db), []);
 });

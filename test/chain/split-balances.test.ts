@@ -4,35 +4,25 @@
  * a recipient releases from its own wallet; the release is indexed as a split transaction.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { and, eq } from 'drizzle-orm';
-import { createWalletClient, erc20Abi, http, type Hex } from 'viem';
+import { erc20Abi, type Hex } from 'viem';
 import { devAccount } from '../../src/chain/dev-accounts.ts';
 import { paymentSplitterAbi } from '../../src/chain/split-contract.ts';
 import { splitTransactions } from '../../src/db/schema.ts';
-import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { startTestApp } from '../helpers/app.ts';
 import { admin, signIn, type Session } from '../helpers/session.ts';
-import { CHAIN_WAIT_MS, PLATFORM, startChainApp, startTestChain, type TestChain } from './helpers.ts';
+import { devWallet, CHAIN_WAIT_MS, PLATFORM, useChainApp } from './helpers.ts';
 import { waitFor } from '../helpers/wait.ts';
 
-let tc: TestChain;
-let t: TestApp;
-before(async () => {
-  tc = await startTestChain();
-  t = await startChainApp(tc.chain, { CONFIRMATIONS: '1', PLATFORM_RECIPIENT_ADDRESS: PLATFORM });
-  t.deps.startWorkers();
-});
-after(async () => {
-  await t?.close();
-  await tc?.close();
-});
+const f = useChainApp({ CONFIRMATIONS: '1', PLATFORM_RECIPIENT_ADDRESS: PLATFORM }, { workers: true });
 
-const wallet = (i: number) => createWalletClient({ chain: tc.chain.publicClient.chain, transport: http(tc.chain.rpcUrl), account: devAccount(i) });
-const usdc = () => tc.chain.usdc.address;
+const wallet = (i: number) => devWallet(f.tc, i);
+const usdc = () => f.tc.chain.usdc.address;
 const SHARES = 10_000n;
 
 async function mined(hash: Hex): Promise<bigint> {
-  const receipt = await tc.chain.publicClient.waitForTransactionReceipt({ hash });
+  const receipt = await f.tc.chain.publicClient.waitForTransactionReceipt({ hash });
   assert.equal(receipt.status, 'success');
   return receipt.blockNumber;
 }
@@ -52,20 +42,20 @@ interface Balances {
 }
 
 async function balances(s: Session): Promise<Balances> {
-  const res = await admin(t, s, 'GET', '/api/admin/split/balances');
+  const res = await admin(f.t, s, 'GET', '/api/admin/split/balances');
   assert.equal(res.status, 200, JSON.stringify(res.body));
   return res.body;
 }
 
 /** A merchant whose split pays two dev accounts (which can pay gas to release) and the platform. */
 async function merchantWithSplit(a: number, b: number) {
-  const s = await signIn(t);
+  const s = await signIn(f.t);
   const recipients = [
     { address: devAccount(a).address.toLowerCase(), sharesBps: 6001 },
     { address: devAccount(b).address.toLowerCase(), sharesBps: 3949 },
     { address: PLATFORM, sharesBps: 50 },
   ];
-  const res = await admin(t, s, 'POST', '/api/split/deploy', { recipients });
+  const res = await admin(f.t, s, 'POST', '/api/split/deploy', { recipients });
   assert.equal(res.status, 200, JSON.stringify(res.body));
   return { s, split: res.body.split.address as Hex, recipients };
 }
@@ -84,14 +74,14 @@ function assertContractArithmetic(b: Balances): void {
 
 describe('split balances', () => {
   test('before any split: 404 not_found; without a session: 401; without a chain: 503 chain_unavailable', async () => {
-    const s = await signIn(t);
-    const none = await admin(t, s, 'GET', '/api/admin/split/balances');
+    const s = await signIn(f.t);
+    const none = await admin(f.t, s, 'GET', '/api/admin/split/balances');
     assert.equal(none.status, 404, JSON.stringify(none.body));
     assert.equal(none.body.error, 'not_found');
-    const anonymous = await t.call(null, 'GET', '/api/admin/split/balances');
+    const anonymous = await f.t.call(null, 'GET', '/api/admin/split/balances');
     assert.equal(anonymous.status, 401);
-    const key = await t.key(s.wallet);
-    assert.equal((await t.call(key, 'GET', '/api/admin/split/balances')).status, 401, 'a subscription key is no session');
+    const key = await f.t.key(s.wallet);
+    assert.equal((await f.t.call(key, 'GET', '/api/admin/split/balances')).status, 401, 'a subscription key is no session');
 
     const chainless = await startTestApp({ PLATFORM_RECIPIENT_ADDRESS: PLATFORM });
     try {
@@ -131,7 +121,7 @@ describe('split balances', () => {
 
     // The first recipient releases from its own wallet.
     const recipient = devAccount(4);
-    const balanceBefore = await tc.chain.publicClient.readContract({ address: usdc(), abi: erc20Abi, functionName: 'balanceOf', args: [recipient.address] });
+    const balanceBefore = await f.tc.chain.publicClient.readContract({ address: usdc(), abi: erc20Abi, functionName: 'balanceOf', args: [recipient.address] });
     const hash = await wallet(4).writeContract({
       address: split,
       abi: paymentSplitterAbi,
@@ -139,7 +129,7 @@ describe('split balances', () => {
       args: [usdc(), recipient.address],
     });
     await mined(hash);
-    const balanceAfter = await tc.chain.publicClient.readContract({ address: usdc(), abi: erc20Abi, functionName: 'balanceOf', args: [recipient.address] });
+    const balanceAfter = await f.tc.chain.publicClient.readContract({ address: usdc(), abi: erc20Abi, functionName: 'balanceOf', args: [recipient.address] });
     assert.equal(balanceAfter - balanceBefore, BigInt(a!.releasable), 'the recipient received exactly what was releasable');
 
     const afterRelease = await balances(s);
@@ -165,7 +155,7 @@ describe('split balances', () => {
 
     // The worker indexes the release as a split transaction of this merchant.
     const row = await waitFor(async () => {
-      const [r] = await t.deps.database.db
+      const [r] = await f.t.deps.database.db
         .select()
         .from(splitTransactions)
         .where(and(eq(splitTransactions.transactionHash, hash.toLowerCase()), eq(splitTransactions.kind, 'release')));
@@ -178,7 +168,7 @@ describe('split balances', () => {
     assert.equal(row.receiptId, null);
     // And both direct payments, with no receipt.
     const payments = await waitFor(async () => {
-      const rows = await t.deps.database.db
+      const rows = await f.t.deps.database.db
         .select()
         .from(splitTransactions)
         .where(and(eq(splitTransactions.splitAddress, split), eq(splitTransactions.kind, 'payment')));

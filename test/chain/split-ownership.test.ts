@@ -4,27 +4,16 @@
  * one address, and as a merchant offering a contract that merely answers like a splitter.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import solc from 'solc';
-import { createWalletClient, erc20Abi, http, type Hex } from 'viem';
+import { describe, test } from 'node:test';
+import { erc20Abi, type Hex } from 'viem';
 import { devAccount } from '../../src/chain/dev-accounts.ts';
 import { deploySplit } from '../../src/chain/split-contract.ts';
 import { admin, signIn, type Session } from '../helpers/session.ts';
-import type { TestApp } from '../helpers/app.ts';
-import { CHAIN_WAIT_MS, PLATFORM, startChainApp, startTestChain, type TestChain } from './helpers.ts';
+import { devWallet, CHAIN_WAIT_MS, PLATFORM, useChainApp } from './helpers.ts';
+import { compileContract } from './test-contracts.ts';
 import { until } from '../helpers/wait.ts';
 
-let tc: TestChain;
-let t: TestApp;
-before(async () => {
-  tc = await startTestChain();
-  t = await startChainApp(tc.chain, { CONFIRMATIONS: '1', PLATFORM_RECIPIENT_ADDRESS: PLATFORM });
-  t.deps.startWorkers();
-});
-after(async () => {
-  await t?.close();
-  await tc?.close();
-});
+const f = useChainApp({ CONFIRMATIONS: '1', PLATFORM_RECIPIENT_ADDRESS: PLATFORM }, { workers: true });
 
 const recipientsOf = (s: Session) => [
   { address: s.wallet.toLowerCase(), sharesBps: 9950 },
@@ -33,46 +22,46 @@ const recipientsOf = (s: Session) => [
 
 describe('one owner per split', () => {
   test("registering another merchant's split is refused with 409, and its payments stay the owner's", async () => {
-    const owner = await signIn(t);
-    const res = await admin(t, owner, 'POST', '/api/split/deploy', { recipients: recipientsOf(owner) });
+    const owner = await signIn(f.t);
+    const res = await admin(f.t, owner, 'POST', '/api/split/deploy', { recipients: recipientsOf(owner) });
     assert.equal(res.status, 200);
     const split = res.body.split.address as Hex;
-    const thief = await signIn(t);
+    const thief = await signIn(f.t);
     // The thief copies the public payees and shares exactly.
-    const taken = await admin(t, thief, 'POST', '/api/split/deploy', { splitAddress: split, recipients: recipientsOf(owner) });
+    const taken = await admin(f.t, thief, 'POST', '/api/split/deploy', { splitAddress: split, recipients: recipientsOf(owner) });
     assert.equal(taken.status, 409, JSON.stringify(taken.body));
     assert.equal(taken.body.error, 'conflict');
-    const thiefKey = await t.key(thief.wallet);
-    assert.equal((await t.call(thiefKey, 'GET', '/api/split/deploy')).body.split.address, null, 'the thief has no split');
+    const thiefKey = await f.t.key(thief.wallet);
+    assert.equal((await f.t.call(thiefKey, 'GET', '/api/split/deploy')).body.split.address, null, 'the thief has no split');
     // A transfer into the split is the owner's split transaction, and never the thief's.
-    const buyer = createWalletClient({ chain: tc.chain.publicClient.chain, transport: http(tc.chain.rpcUrl), account: devAccount(0) });
-    const hash = await buyer.writeContract({ address: tc.chain.usdc.address, abi: erc20Abi, functionName: 'transfer', args: [split, 1_000_000n] });
-    await tc.chain.publicClient.waitForTransactionReceipt({ hash });
-    const ownerKey = await t.key(owner.wallet);
+    const buyer = devWallet(f.tc, 0);
+    const hash = await buyer.writeContract({ address: f.tc.chain.usdc.address, abi: erc20Abi, functionName: 'transfer', args: [split, 1_000_000n] });
+    await f.tc.chain.publicClient.waitForTransactionReceipt({ hash });
+    const ownerKey = await f.t.key(owner.wallet);
     await until(
       async () => {
-        const rows = (await t.call(ownerKey, 'GET', '/api/split/transactions')).body as { transactionHash: string }[];
+        const rows = (await f.t.call(ownerKey, 'GET', '/api/split/transactions')).body as { transactionHash: string }[];
         return rows.some((r) => r.transactionHash === hash.toLowerCase());
       },
       CHAIN_WAIT_MS,
       'the owner to see the transfer',
     );
-    assert.deepEqual((await t.call(thiefKey, 'GET', '/api/split/transactions')).body, []);
+    assert.deepEqual((await f.t.call(thiefKey, 'GET', '/api/split/transactions')).body, []);
   });
 
   test('two merchants racing for one pre-deployed split: exactly one gets it', async () => {
-    const a = await signIn(t);
-    const b = await signIn(t);
+    const a = await signIn(f.t);
+    const b = await signIn(f.t);
     // One contract both could claim: it pays a third party and the platform.
     const shared = [
       { address: devAccount(6).address.toLowerCase(), sharesBps: 9950 },
       { address: PLATFORM, sharesBps: 50 },
     ];
-    const deployed = await deploySplit({ walletClient: tc.chain.walletClient!, publicClient: tc.chain.publicClient, recipients: shared });
+    const deployed = await deploySplit({ walletClient: f.tc.chain.walletClient!, publicClient: f.tc.chain.publicClient, recipients: shared });
     // The recipients must include the merchant's own choice; the platform share is what is checked.
     const [ra, rb] = await Promise.all([
-      admin(t, a, 'POST', '/api/split/deploy', { splitAddress: deployed.address, recipients: shared }),
-      admin(t, b, 'POST', '/api/split/deploy', { splitAddress: deployed.address, recipients: shared }),
+      admin(f.t, a, 'POST', '/api/split/deploy', { splitAddress: deployed.address, recipients: shared }),
+      admin(f.t, b, 'POST', '/api/split/deploy', { splitAddress: deployed.address, recipients: shared }),
     ]);
     assert.deepEqual([ra.status, rb.status].sort(), [200, 409], `${JSON.stringify(ra.body)} ${JSON.stringify(rb.body)}`);
   });
@@ -80,7 +69,7 @@ describe('one owner per split', () => {
 
 describe('only the PaymentSplitter the service deploys is a split', () => {
   test('a look-alike contract that answers payee() and shares() is refused with 400', async () => {
-    const s = await signIn(t);
+    const s = await signIn(f.t);
     const payees = recipientsOf(s);
     // Answers like a PaymentSplitter with exactly the recipients, but any call could move its money anywhere.
     const source = `// SPDX-License-Identifier: MIT
@@ -99,35 +88,26 @@ contract LookAlike {
     require(ok);
   }
 }`;
-    const out = JSON.parse(
-      solc.compile(
-        JSON.stringify({
-          language: 'Solidity',
-          sources: { 'LookAlike.sol': { content: source } },
-          settings: { evmVersion: 'cancun', outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } } },
-        }),
-      ),
-    );
-    const c = out.contracts['LookAlike.sol'].LookAlike;
-    const deployer = createWalletClient({ chain: tc.chain.publicClient.chain, transport: http(tc.chain.rpcUrl), account: devAccount(7) });
+    const c = compileContract('LookAlike', source);
+    const deployer = devWallet(f.tc, 7);
     const hash = await deployer.deployContract({
       abi: c.abi,
-      bytecode: `0x${c.evm.bytecode.object}` as Hex,
+      bytecode: c.bytecode,
       args: [payees.map((p) => p.address), payees.map((p) => BigInt(p.sharesBps))],
     });
-    const address = (await tc.chain.publicClient.waitForTransactionReceipt({ hash })).contractAddress!;
-    const res = await admin(t, s, 'POST', '/api/split/deploy', { splitAddress: address, recipients: payees });
+    const address = (await f.tc.chain.publicClient.waitForTransactionReceipt({ hash })).contractAddress!;
+    const res = await admin(f.t, s, 'POST', '/api/split/deploy', { splitAddress: address, recipients: payees });
     assert.equal(res.status, 400, JSON.stringify(res.body));
     assert.equal(res.body.error, 'invalid_input');
     assert.match(res.body.message, /not the PaymentSplitter/);
-    const key = await t.key(s.wallet);
-    assert.equal((await t.call(key, 'GET', '/api/split/deploy')).body.split.address, null, 'nothing was stored');
+    const key = await f.t.key(s.wallet);
+    assert.equal((await f.t.call(key, 'GET', '/api/split/deploy')).body.split.address, null, 'nothing was stored');
   });
 
   test('a genuine pre-deployed PaymentSplitter with the right recipients is accepted', async () => {
-    const s = await signIn(t);
-    const deployed = await deploySplit({ walletClient: tc.chain.walletClient!, publicClient: tc.chain.publicClient, recipients: recipientsOf(s) });
-    const res = await admin(t, s, 'POST', '/api/split/deploy', { splitAddress: deployed.address, recipients: recipientsOf(s) });
+    const s = await signIn(f.t);
+    const deployed = await deploySplit({ walletClient: f.tc.chain.walletClient!, publicClient: f.tc.chain.publicClient, recipients: recipientsOf(s) });
+    const res = await admin(f.t, s, 'POST', '/api/split/deploy', { splitAddress: deployed.address, recipients: recipientsOf(s) });
     assert.equal(res.status, 200, JSON.stringify(res.body));
     assert.equal(res.body.split.address, deployed.address.toLowerCase());
   });

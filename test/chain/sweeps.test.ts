@@ -10,7 +10,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { and, eq } from 'drizzle-orm';
-import { createPublicClient, createTestClient, createWalletClient, erc20Abi, http, parseEther, parseGwei, type Hex } from 'viem';
+import { createPublicClient, createWalletClient, erc20Abi, http, parseEther, parseGwei, type Hex } from 'viem';
 import { devAccount, DEV_DEPLOYER_INDEX } from '../../src/chain/dev-accounts.ts';
 import type { ChainDeps, ChainPublicClient, ChainWalletClient } from '../../src/chain/client.ts';
 import { paymentForwarderFactoryAbi } from '../../src/chain/payment-address.ts';
@@ -19,31 +19,21 @@ import { sweepCall } from '../../src/payments/pay-address.ts';
 import { sweepsOf } from '../../src/payments/sweeper.ts';
 import { ChainWorker } from '../../src/payments/worker.ts';
 import { admin, newAccount, signIn } from '../helpers/session.ts';
-import type { TestApp } from '../helpers/app.ts';
 import { PLAIN_PROVIDER, startProviderProxy, type ProviderProxy } from '../sim/proxy.ts';
-import { PLATFORM, startChainApp, startTestChain, testLogger, type TestChain } from './helpers.ts';
+import { anvilClient, deployShop, devWallet, PLATFORM, receiptPayTo, testLogger, useChainApp, type Shop } from './helpers.ts';
 
-let tc: TestChain;
-let t: TestApp;
 /** A superadmin: /healthz shows its details to this wallet's session. */
 const monitor = newAccount();
-before(async () => {
-  tc = await startTestChain();
-  // The app's chain worker is not started: the tests run its passes.
-  // A superadmin reads /healthz's details.
-  t = await startChainApp(tc.chain, { CONFIRMATIONS: '1', PLATFORM_RECIPIENT_ADDRESS: PLATFORM, MAX_FEE_GWEI: '50', SWEEP_DUST_USD: '1', SUPERADMIN_WALLETS: monitor.address });
-});
-after(async () => {
-  await t?.close();
-  await tc?.close();
-});
+// The app's chain worker is not started: the tests run its passes.
+// A superadmin reads /healthz's details.
+const f = useChainApp({ CONFIRMATIONS: '1', PLATFORM_RECIPIENT_ADDRESS: PLATFORM, MAX_FEE_GWEI: '50', SWEEP_DUST_USD: '1', SUPERADMIN_WALLETS: monitor.address });
 
-const db = () => t.deps.database.db;
-const worker = () => t.deps.chainWorker!;
-const anvil = () => createTestClient({ chain: tc.chain.publicClient.chain, transport: http(tc.chain.rpcUrl), mode: 'anvil' });
-const deployer = () => tc.chain.walletClient!.account.address;
-const usdc = () => tc.chain.usdc.address;
-const buyer = (i: number) => createWalletClient({ chain: tc.chain.publicClient.chain, transport: http(tc.chain.rpcUrl), account: devAccount(i) });
+const db = () => f.t.deps.database.db;
+const worker = () => f.t.deps.chainWorker!;
+const anvil = () => anvilClient(f.tc);
+const deployer = () => f.tc.chain.walletClient!.account.address;
+const usdc = () => f.tc.chain.usdc.address;
+const buyer = (i: number) => devWallet(f.tc, i);
 
 /** One pass and the sweeps it started. */
 async function step(w: ChainWorker = worker()): Promise<void> {
@@ -53,7 +43,7 @@ async function step(w: ChainWorker = worker()): Promise<void> {
 
 /** Passes until the worker has read every block mined so far (a pass reads a bounded number), then one more. */
 async function stepToHead(w: ChainWorker = worker()): Promise<void> {
-  const head = await tc.chain.publicClient.getBlockNumber({ cacheTime: 0 });
+  const head = await f.tc.chain.publicClient.getBlockNumber({ cacheTime: 0 });
   for (let i = 0; i < 50 && (w.lastPass?.head ?? -1n) < head; i++) await step(w);
   assert.ok(w.lastPass!.head >= head, 'the worker read the newest block');
   await step(w);
@@ -65,19 +55,10 @@ async function mineAt(wei: bigint): Promise<void> {
   await anvil().mine({ blocks: 1 });
 }
 
-async function shop() {
-  const s = await signIn(t);
-  const res = await admin(t, s, 'POST', '/api/split/deploy', { recipients: [{ address: s.wallet, sharesBps: 9950 }, { address: PLATFORM, sharesBps: 50 }] });
-  assert.equal(res.status, 200, JSON.stringify(res.body));
-  return { s, wallet: s.wallet.toLowerCase(), key: await t.key(s.wallet), split: res.body.split.address as Hex };
-}
-type Shop = Awaited<ReturnType<typeof shop>>;
+const shop = (): Promise<Shop> => deployShop(f.t);
 
 async function receipt(sh: Shop, id: string, totalUsd: number, extra: Record<string, unknown> = {}): Promise<{ id: string; payTo: Hex }> {
-  const res = await t.call(sh.key, 'POST', '/api/receipts', { id, lineItems: [{ label: 'Item', priceUsd: totalUsd }], totalUsd, ...extra });
-  assert.equal(res.status, 201, JSON.stringify(res.body));
-  const page = await t.call(null, 'GET', `/api/pay/${id}${new URL(res.body.paymentUrl).search}`);
-  return { id, payTo: page.body.payment.payTo };
+  return { id, payTo: await receiptPayTo(f.t, sh, id, totalUsd, extra) };
 }
 
 /** Sends a buyer's transfer; with automine off it waits in the pool for the next block. */
@@ -87,19 +68,19 @@ function pay(from: number, to: Hex, amount: bigint): Promise<Hex> {
 
 async function payMined(from: number, to: Hex, amount: bigint): Promise<void> {
   const hash = await pay(from, to, amount);
-  assert.equal((await tc.chain.publicClient.waitForTransactionReceipt({ hash })).status, 'success');
+  assert.equal((await f.tc.chain.publicClient.waitForTransactionReceipt({ hash })).status, 'success');
 }
 
 async function status(sh: Shop, id: string): Promise<{ status: string; exception: string | null }> {
-  const res = await t.call(sh.key, 'GET', `/api/receipts/${id}`);
+  const res = await f.t.call(sh.key, 'GET', `/api/receipts/${id}`);
   assert.equal(res.status, 200);
   return { status: res.body.status, exception: res.body.exception };
 }
 
 /** Every factory Swept event out of a payment address: the sweeps that really moved something. */
 async function swept(payTo: Hex): Promise<bigint[]> {
-  const logs = await tc.chain.publicClient.getContractEvents({
-    address: tc.chain.paymentFactory!,
+  const logs = await f.tc.chain.publicClient.getContractEvents({
+    address: f.tc.chain.paymentFactory!,
     abi: paymentForwarderFactoryAbi,
     eventName: 'Swept',
     args: { forwarder: payTo },
@@ -108,8 +89,8 @@ async function swept(payTo: Hex): Promise<bigint[]> {
   return logs.map((l) => l.args.amount!);
 }
 
-const balance = (of: Hex) => tc.chain.publicClient.readContract({ address: usdc(), abi: erc20Abi, functionName: 'balanceOf', args: [of] });
-const minedNonce = () => tc.chain.publicClient.getTransactionCount({ address: deployer(), blockTag: 'latest' });
+const balance = (of: Hex) => f.tc.chain.publicClient.readContract({ address: usdc(), abi: erc20Abi, functionName: 'balanceOf', args: [of] });
+const minedNonce = () => f.tc.chain.publicClient.getTransactionCount({ address: deployer(), blockTag: 'latest' });
 
 describe('a base-fee spike', () => {
   test('200-fold for a while: the stuck sweep is replaced with the same nonce and a higher fee; no duplicate, no empty sweep', async () => {
@@ -190,13 +171,13 @@ describe('a base-fee spike', () => {
       assert.equal(waiting!.atFeeCap, true);
       assert.equal(waiting!.attempts.length, 1, 'nothing above the cap was sent');
       assert.equal(worker().sweepHealth().atFeeCap, 1);
-      const health = await admin(t, await signIn(t, monitor), 'GET', '/healthz');
+      const health = await admin(f.t, await signIn(f.t, monitor), 'GET', '/healthz');
       assert.equal(health.body.payments.sweepsAtFeeCap, 1, JSON.stringify(health.body));
-      const told = await admin(t, sh.s, 'GET', '/api/admin/sweeps/status');
+      const told = await admin(f.t, sh.s, 'GET', '/api/admin/sweeps/status');
       assert.equal(told.status, 200, JSON.stringify(told.body));
       assert.deepEqual([told.body.atFeeCap, told.body.receiptsAtFeeCap], [1, ['cap-1']], 'the merchant is told, in the admin app');
-      const stranger = await signIn(t);
-      assert.deepEqual((await admin(t, stranger, 'GET', '/api/admin/sweeps/status')).body.receiptsAtFeeCap, [], 'only of their own receipts');
+      const stranger = await signIn(f.t);
+      assert.deepEqual((await admin(f.t, stranger, 'GET', '/api/admin/sweeps/status')).body.receiptsAtFeeCap, [], 'only of their own receipts');
 
       // Another payment meanwhile: its sweep waits behind the stuck nonce instead of taking the next one.
       await pay(4, r4.payTo, 6_000_000n);
@@ -234,7 +215,7 @@ describe('a base-fee spike', () => {
       await step();
       const [sent] = await sweepsOf(db(), r.payTo);
       await anvil().dropTransaction({ hash: sent!.attempts[0]!.hash as Hex });
-      const fresh = new ChainWorker({ db: db(), chain: tc.chain, logger: testLogger(), confirmations: 1, platformRecipient: PLATFORM, startBlock: 0n });
+      const fresh = new ChainWorker({ db: db(), chain: f.tc.chain, logger: testLogger(), confirmations: 1, platformRecipient: PLATFORM, startBlock: 0n });
       for (let i = 0; i < 3; i++) {
         await mineAt(parseGwei('0.05'));
         await step(fresh);
@@ -257,16 +238,16 @@ describe('the deployer out of ETH', () => {
   test("another merchant's receipt still reaches tx_mined, an expired order expires with its stock back, /healthz says sweeps wait for gas; funding completes everything", async () => {
     const a = await shop();
     const b = await shop();
-    const inv = await t.call(b.key, 'POST', '/api/inventory', { sku: 'lamp', name: 'Lamp', priceUsd: 9, stockQty: 2, taxable: false });
+    const inv = await f.t.call(b.key, 'POST', '/api/inventory', { sku: 'lamp', name: 'Lamp', priceUsd: 9, stockQty: 2, taxable: false });
     assert.ok(inv.status < 300, JSON.stringify(inv.body));
-    const order = await t.call(b.key, 'POST', '/api/orders', { items: [{ sku: 'lamp', qty: 2 }] });
+    const order = await f.t.call(b.key, 'POST', '/api/orders', { items: [{ sku: 'lamp', qty: 2 }] });
     assert.equal(order.status, 200, JSON.stringify(order.body));
     const orderId = order.body.receipt.receiptId as string;
     const a1 = await receipt(a, 'gas-a1', 3);
     const a2 = await receipt(a, 'gas-a2', 2);
     const b1 = await receipt(b, 'gas-b1', 4);
     await step();
-    const funds = await tc.chain.publicClient.getBalance({ address: deployer() });
+    const funds = await f.tc.chain.publicClient.getBalance({ address: deployer() });
     await anvil().setBalance({ address: deployer(), value: 0n });
     try {
       await payMined(6, a1.payTo, 3_000_000n);
@@ -279,17 +260,17 @@ describe('the deployer out of ETH', () => {
       assert.equal((await status(a, 'gas-a1')).status, 'tx_mined');
       assert.equal((await status(b, 'gas-b1')).status, 'tx_mined', "another merchant's receipt is not held back");
       assert.deepEqual([(await status(b, orderId)).status, (await status(b, orderId)).exception], ['failed', 'expired']);
-      const stock = (await t.call(b.key, 'GET', '/api/inventory')).body.items.find((i: { sku: string }) => i.sku === 'lamp').stockQty;
+      const stock = (await f.t.call(b.key, 'GET', '/api/inventory')).body.items.find((i: { sku: string }) => i.sku === 'lamp').stockQty;
       assert.equal(stock, 2, 'the reserved stock returned on time');
       const h = worker().sweepHealth();
       assert.equal(h.waitingForGas, 3);
       assert.equal(h.deployerLow, true);
       assert.equal(h.deployerBalanceWei, '0');
-      const health = await admin(t, await signIn(t, monitor), 'GET', '/healthz');
+      const health = await admin(f.t, await signIn(f.t, monitor), 'GET', '/healthz');
       assert.equal(health.body.payments.sweepsWaitingForGas, 3, JSON.stringify(health.body));
       assert.equal(health.body.payments.deployerLow, true);
       assert.deepEqual(await sweepsOf(db(), a1.payTo), [], 'nothing was sent that could not be paid');
-      const banner = await admin(t, a.s, 'GET', '/api/admin/sweeps/status');
+      const banner = await admin(f.t, a.s, 'GET', '/api/admin/sweeps/status');
       assert.deepEqual([banner.body.waitingForGas, banner.body.deployerLow], [3, true], 'the admin app shows it');
     } finally {
       await anvil().setBalance({ address: deployer(), value: funds > parseEther('1') ? funds : parseEther('100') });
@@ -402,7 +383,7 @@ describe('a node that answers stale nonces', () => {
         calls.map(async (call) => {
           const stale = one(call);
           if (stale !== undefined) return stale;
-          const upstream = await fetch(tc.chain.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(call) });
+          const upstream = await fetch(f.tc.chain.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(call) });
           return upstream.json();
         }),
       );
@@ -422,10 +403,10 @@ describe('a node that answers stale nonces', () => {
   test('sweeps sent through it never reuse a nonce, and every receipt completes', async () => {
     const sh = await shop();
     const url = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
-    const chain = tc.chain.publicClient.chain;
+    const chain = f.tc.chain.publicClient.chain;
     const publicClient = createPublicClient({ chain, transport: http(url), pollingInterval: 50 }) as ChainPublicClient;
     const walletClient = createWalletClient({ chain, transport: http(url), account: devAccount(DEV_DEPLOYER_INDEX) }) as ChainWalletClient;
-    const lagging: ChainDeps = { ...tc.chain, publicClient, walletClient };
+    const lagging: ChainDeps = { ...f.tc.chain, publicClient, walletClient };
     const w = new ChainWorker({ db: db(), chain: lagging, logger: testLogger(), confirmations: 1, platformRecipient: PLATFORM, startBlock: 0n });
     staleAt = BigInt(await minedNonce());
     const rs = await Promise.all([1, 2, 3].map((i) => receipt(sh, `lag-${i}`, i)));
@@ -449,14 +430,14 @@ describe('a node that answers stale nonces', () => {
 describe('a node behind answers the balance read', () => {
   let provider: ProviderProxy;
   before(async () => {
-    provider = await startProviderProxy({ upstream: tc.chain.rpcUrl, behaviour: PLAIN_PROVIDER });
+    provider = await startProviderProxy({ upstream: f.tc.chain.rpcUrl, behaviour: PLAIN_PROVIDER });
   });
   after(() => provider?.close());
 
   test("the sweep goes out in the pass that read the payment's block: the read is pinned to it and asked again", async () => {
     const sh = await shop();
-    const publicClient = createPublicClient({ chain: tc.chain.publicClient.chain, transport: http(provider.url), pollingInterval: 50 }) as ChainPublicClient;
-    const w = new ChainWorker({ db: db(), chain: { ...tc.chain, publicClient }, logger: testLogger(), confirmations: 1, platformRecipient: PLATFORM, startBlock: 0n });
+    const publicClient = createPublicClient({ chain: f.tc.chain.publicClient.chain, transport: http(provider.url), pollingInterval: 50 }) as ChainPublicClient;
+    const w = new ChainWorker({ db: db(), chain: { ...f.tc.chain, publicClient }, logger: testLogger(), confirmations: 1, platformRecipient: PLATFORM, startBlock: 0n });
     const r = await receipt(sh, 'lag-balance', 3);
     await stepToHead(w);
     // Every balance read now meets, twice, a node two blocks behind: asked at `latest` it would
@@ -475,8 +456,8 @@ describe('a node behind answers the balance read', () => {
 
   test('a sweep in flight is known mined from the transfer the scanner recorded: no nonce and no receipt read', async () => {
     const sh = await shop();
-    const publicClient = createPublicClient({ chain: tc.chain.publicClient.chain, transport: http(provider.url), pollingInterval: 50 }) as ChainPublicClient;
-    const w = new ChainWorker({ db: db(), chain: { ...tc.chain, publicClient }, logger: testLogger(), confirmations: 1, platformRecipient: PLATFORM, startBlock: 0n });
+    const publicClient = createPublicClient({ chain: f.tc.chain.publicClient.chain, transport: http(provider.url), pollingInterval: 50 }) as ChainPublicClient;
+    const w = new ChainWorker({ db: db(), chain: { ...f.tc.chain, publicClient }, logger: testLogger(), confirmations: 1, platformRecipient: PLATFORM, startBlock: 0n });
     provider.configure(PLAIN_PROVIDER);
     const r = await receipt(sh, 'followed-by-logs', 2);
     await stepToHead(w);
@@ -499,7 +480,7 @@ describe('a node behind answers the balance read', () => {
 
 describe('gas limits', () => {
   /** A worker of its own: its sweeper has learnt no gas limit yet, as after a restart. */
-  const freshWorker = () => new ChainWorker({ db: db(), chain: tc.chain, logger: testLogger(), confirmations: 1, platformRecipient: PLATFORM, startBlock: 0n });
+  const freshWorker = () => new ChainWorker({ db: db(), chain: f.tc.chain, logger: testLogger(), confirmations: 1, platformRecipient: PLATFORM, startBlock: 0n });
 
   /** Passes until the receipt completes: two on a quiet machine (the payment's, then the sweep's); a pass's time budget may need more. */
   async function stepUntilCompleted(w: ChainWorker, sh: Shop, id: string): Promise<void> {
@@ -552,11 +533,11 @@ describe('gas limits', () => {
     // Anyone may call the factory's sweep: on an empty address it only deploys the forwarder, and
     // no transfer tells the service so.
     const [row] = await db().select().from(receipts).where(and(eq(receipts.wallet, sh.wallet), eq(receipts.id, 'gas-early')));
-    const call = sweepCall(tc.chain, row!, sh.split, usdc());
+    const call = sweepCall(f.tc.chain, row!, sh.split, usdc());
     const stranger = buyer(7);
     const deployHash = await stranger.writeContract({ address: call.factory, abi: call.abi, functionName: call.functionName, args: call.args });
-    assert.equal((await tc.chain.publicClient.waitForTransactionReceipt({ hash: deployHash })).status, 'success');
-    assert.notEqual(await tc.chain.publicClient.getCode({ address: early.payTo }), undefined, 'the forwarder is deployed');
+    assert.equal((await f.tc.chain.publicClient.waitForTransactionReceipt({ hash: deployHash })).status, 'success');
+    assert.notEqual(await f.tc.chain.publicClient.getCode({ address: early.payTo }), undefined, 'the forwarder is deployed');
 
     await payMined(1, early.payTo, 2_000_000n);
     await stepUntilCompleted(w, sh, 'gas-early');
@@ -570,7 +551,7 @@ describe('gas limits', () => {
       [failed] = await sweepsOf(db(), fresh.payTo);
     }
     assert.ok(failed !== undefined, 'a sweep was sent');
-    const mined = await tc.chain.publicClient.waitForTransactionReceipt({ hash: failed.attempts[0]!.hash as Hex });
+    const mined = await f.tc.chain.publicClient.waitForTransactionReceipt({ hash: failed.attempts[0]!.hash as Hex });
     assert.equal(mined.status, 'reverted', `${failed.gas} gas is too little to deploy a forwarder`);
     assert.equal(await balance(fresh.payTo), 3_000_000n, 'the money is still at the address');
 
