@@ -121,7 +121,8 @@ export async function seed(database: Database, opts: BenchOptions, routeLabels: 
 
   const keys = new Map<string, string>();
   for (const label of routeLabels) {
-    const sub = await createSubscription(db, { wallet: MERCHANT, name: `bench ${label}`, rateLimitPerMinute: RATE_LIMIT_PER_MINUTE });
+    // The user directory's key carries users:read, which only a superadmin grants.
+    const sub = await createSubscription(db, { wallet: MERCHANT, name: `bench ${label}`, rateLimitPerMinute: RATE_LIMIT_PER_MINUTE, grantedBySuperadmin: true });
     keys.set(label, sub.primaryKey);
   }
   // A service that has been running has planner statistics, and its rows have long been
