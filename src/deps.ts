@@ -17,6 +17,9 @@ import { ShopService } from './domain/shop-service.ts';
 import { RefundService } from './domain/refund-service.ts';
 import { InventoryService } from './domain/inventory-service.ts';
 import { PayoutSettingsService } from './payments/payouts.ts';
+import { EventService } from './domain/event-service.ts';
+import { WebhookEndpointService } from './webhooks/endpoint-service.ts';
+import { SubscriptionService } from './gateway/subscription-service.ts';
 import { TerminalService } from './domain/terminal.ts';
 import { UserDirectory } from './domain/user-directory.ts';
 import { createStores, type Stores } from './db/stores.ts';
@@ -66,6 +69,12 @@ export interface Deps {
   terminal: TerminalService;
   /** The signed-in merchant's automatic payout settings (src/payments/payouts.ts PayoutSettingsService). */
   payouts: PayoutSettingsService;
+  /** The events API: the outbox read back, a page at a time (src/domain/event-service.ts). */
+  events: EventService;
+  /** The signed-in merchant's webhook endpoints and their deliveries (src/webhooks/endpoint-service.ts). */
+  webhookEndpoints: WebhookEndpointService;
+  /** Subscription keys from the admin app, dropped from the key cache when rotated or revoked (src/gateway/subscription-service.ts). */
+  subscriptions: SubscriptionService;
   auth: AuthService;
   blobs: BlobStore;
   /** Sends due webhooks while this instance holds the webhooks lease. */
@@ -287,6 +296,9 @@ export async function createDeps(config: Config, opts: DepsOptions = {}): Promis
       receiptTtlMinutes: config.receiptTtlMinutes,
     }),
     payouts: new PayoutSettingsService({ db: database.db, automatic: payoutWorker !== undefined }),
+    events: new EventService({ db: database.db }),
+    webhookEndpoints: new WebhookEndpointService({ db: database.db, policy: webhookTargetPolicy(config) }),
+    subscriptions: new SubscriptionService({ db: database.db, keys }),
     auth,
     chain,
     deployer,

@@ -13,6 +13,7 @@ import { subscriptions, webhookAttempts, webhookDeliveries, webhookEvents } from
 import { EVENT_RETENTION_MS, type Event } from '../src/contract/events.ts';
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../src/contract/webhooks.ts';
 import { createSubscription } from '../src/gateway/subscriptions.ts';
+import { EventService } from '../src/domain/event-service.ts';
 import { WebhookDispatcher } from '../src/webhooks/dispatcher.ts';
 import { enqueueEvent, purgeOldEvents } from '../src/webhooks/outbox.ts';
 import { appWithDatabaseAway, randomWallet, type Res, startTestApp } from './helpers/app.ts';
@@ -321,7 +322,7 @@ describe('while the database is unreachable', () => {
   test('the list answers 200 empty with degraded: true; one event is 503 database_unavailable', async () => {
     const key = await t.key(randomWallet());
     assert.equal((await t.call(key, 'GET', '/api/events')).status, 200, 'the key is known before the outage');
-    const { app, close } = await appWithDatabaseAway(t);
+    const { app, close } = await appWithDatabaseAway(t, (unreachable) => ({ events: new EventService({ db: unreachable }) }));
     try {
       const headers = { 'ocp-apim-subscription-key': key };
       const list = await app.inject({ method: 'GET', url: '/api/events', headers });

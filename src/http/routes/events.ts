@@ -1,16 +1,12 @@
 /** The events API: every event the webhooks send, to read back after downtime (DESIGN.md "Integrator API"). */
 import type { Deps } from '../../deps.ts';
-import { orDegraded } from '../../domain/degraded.ts';
 import { merchantOf } from '../../gateway/plugin.ts';
-import { getEvent, listEvents } from '../../webhooks/events.ts';
 import { keyErrors, security } from '../../contract/common.ts';
 import { Event, EventIdParams, EventList, EVENT_RETENTION_DAYS, ListEventsQuery } from '../../contract/events.ts';
 import type { WebhookEventType } from '../../contract/webhooks.ts';
 import type { App } from '../app-type.ts';
 
 export function eventRoutes(app: App, deps: Deps): void {
-  const db = deps.database.db;
-
   app.get(
     '/api/events',
     {
@@ -30,8 +26,7 @@ export function eventRoutes(app: App, deps: Deps): void {
     async (request) => {
       const q = request.query;
       // The schema's enum checked the type; the type provider reads an Unsafe schema as unknown.
-      const page = { limit: q.limit ?? 50, type: q.type as WebhookEventType | undefined, startingAfter: q.starting_after };
-      return orDegraded(() => listEvents(db, merchantOf(request), page), { events: [], has_more: false });
+      return deps.events.list({ wallet: merchantOf(request), limit: q.limit, type: q.type as WebhookEventType | undefined, startingAfter: q.starting_after });
     },
   );
 
@@ -48,6 +43,6 @@ export function eventRoutes(app: App, deps: Deps): void {
         response: { 200: Event, ...keyErrors(404) },
       },
     },
-    async (request) => getEvent(db, merchantOf(request), request.params.id),
+    async (request) => deps.events.get({ wallet: merchantOf(request), id: request.params.id }),
   );
 }

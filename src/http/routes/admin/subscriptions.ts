@@ -4,16 +4,6 @@
  */
 import type { Deps } from '../../../deps.ts';
 import { sessionOf } from '../../../auth/plugin.ts';
-import type { SessionInfo } from '../../../auth/sessions.ts';
-import { Forbidden, InvalidInput, NotFound } from '../../../lib/errors.ts';
-import { isAddress, normalizeWallet } from '../../../domain/wallet.ts';
-import {
-  createSubscription,
-  getSubscription,
-  listSubscriptions,
-  revokeSubscription,
-  rotateKey,
-} from '../../../gateway/subscriptions.ts';
 import { adminErrors, errorRef, cookieAuth } from '../../../contract/common.ts';
 import {
   CreateSubscriptionBody,
@@ -27,18 +17,7 @@ import {
 } from '../../../contract/subscriptions.ts';
 import type { App } from '../../app-type.ts';
 
-const isSuper = (s: SessionInfo) => s.roles.includes('superadmin');
-
 export function adminSubscriptionRoutes(app: App, deps: Deps): void {
-  const db = deps.database.db;
-
-  /** Loads a subscription the session may manage; another merchant's is 404, not 403. */
-  async function owned(session: SessionInfo, id: string) {
-    const sub = await getSubscription(db, id);
-    if (sub.wallet !== session.wallet && !isSuper(session)) throw new NotFound(`Subscription ${id} not found`);
-    return sub;
-  }
-
   app.get(
     '/api/admin/subscriptions',
     {
@@ -52,18 +31,7 @@ export function adminSubscriptionRoutes(app: App, deps: Deps): void {
         response: { 200: SubscriptionList, ...adminErrors },
       },
     },
-    async (request) => {
-      const session = sessionOf(request);
-      let wallet = session.wallet;
-      if (request.query.wallet !== undefined) {
-        if (!isAddress(request.query.wallet)) throw new InvalidInput('wallet must be a 0x-prefixed 40-hex address', 'invalid_wallet');
-        if (!isSuper(session) && normalizeWallet(request.query.wallet) !== session.wallet) {
-          throw new Forbidden("Only a superadmin lists another wallet's subscriptions");
-        }
-        wallet = normalizeWallet(request.query.wallet);
-      }
-      return { subscriptions: await listSubscriptions(db, wallet) };
-    },
+    async (request) => deps.subscriptions.list({ by: sessionOf(request), wallet: request.query.wallet }),
   );
 
   app.post(
@@ -82,29 +50,7 @@ export function adminSubscriptionRoutes(app: App, deps: Deps): void {
         },
       },
     },
-    async (request, reply) => {
-      const session = sessionOf(request);
-      const body = request.body;
-      const wallet = body.wallet === undefined ? session.wallet : body.wallet;
-      if (!isAddress(wallet)) throw new InvalidInput('wallet must be a 0x-prefixed 40-hex address', 'invalid_wallet');
-      if (normalizeWallet(wallet) !== session.wallet && !isSuper(session)) {
-        throw new Forbidden('Only a superadmin creates subscriptions for another wallet');
-      }
-      if (body.rateLimitPerMinute !== undefined && !isSuper(session)) {
-        throw new Forbidden('Only a superadmin sets a custom rate limit');
-      }
-      // Field by field: the body may carry extra properties, and none of them may reach the domain
-      // (maxActive, the per-merchant cap, is not the caller's to set).
-      const created = await createSubscription(db, {
-        wallet,
-        product: body.product,
-        scopes: body.scopes,
-        name: body.name,
-        rateLimitPerMinute: body.rateLimitPerMinute,
-        grantedBySuperadmin: isSuper(session),
-      });
-      return reply.status(201).send(created);
-    },
+    async (request, reply) => reply.status(201).send(await deps.subscriptions.create({ by: sessionOf(request), input: request.body })),
   );
 
   app.post(
@@ -123,12 +69,7 @@ export function adminSubscriptionRoutes(app: App, deps: Deps): void {
         },
       },
     },
-    async (request) => {
-      await owned(sessionOf(request), request.params.id);
-      const rotated = await rotateKey(db, request.params.id, request.body.key);
-      deps.keys.forget(rotated.revokedHashes);
-      return { id: request.params.id, slot: rotated.slot, key: rotated.key };
-    },
+    async (request) => deps.subscriptions.rotate({ by: sessionOf(request), id: request.params.id, slot: request.body.key }),
   );
 
   app.delete(
@@ -146,11 +87,6 @@ export function adminSubscriptionRoutes(app: App, deps: Deps): void {
         },
       },
     },
-    async (request) => {
-      await owned(sessionOf(request), request.params.id);
-      const { revokedHashes } = await revokeSubscription(db, request.params.id);
-      deps.keys.forget(revokedHashes);
-      return { ok: true, id: request.params.id, status: 'revoked' };
-    },
+    async (request) => deps.subscriptions.revoke({ by: sessionOf(request), id: request.params.id }),
   );
 }

@@ -1,10 +1,6 @@
 /** Webhook endpoint registration for the signed-in merchant. */
 import type { Deps } from '../../../deps.ts';
 import { sessionOf } from '../../../auth/plugin.ts';
-import { createEndpoint, deleteEndpoint, listEndpoints } from '../../../webhooks/endpoints.ts';
-import { listDeliveries, redeliver } from '../../../webhooks/outbox.ts';
-import { webhookTargetPolicy } from '../../../webhooks/ssrf.ts';
-import { enqueueTestEvent } from '../../../webhooks/test-event.ts';
 import { writeOf } from '../../idempotency.ts';
 import { adminErrors, cookieAuth, errorRef, Ok } from '../../../contract/common.ts';
 import {
@@ -20,10 +16,6 @@ import {
 import type { App } from '../../app-type.ts';
 
 export function adminWebhookRoutes(app: App, deps: Deps): void {
-  const db = deps.database.db;
-  const policy = webhookTargetPolicy(deps.config);
-  const targets = { loopback: policy.allowLoopback, private: policy.allowPrivate };
-
   app.get(
     '/api/admin/webhooks',
     {
@@ -35,7 +27,7 @@ export function adminWebhookRoutes(app: App, deps: Deps): void {
         response: { 200: EndpointList, ...adminErrors },
       },
     },
-    async (request) => ({ webhooks: await listEndpoints(db, sessionOf(request).wallet), targets }),
+    async (request) => deps.webhookEndpoints.list({ wallet: sessionOf(request).wallet }),
   );
 
   app.post(
@@ -57,7 +49,7 @@ export function adminWebhookRoutes(app: App, deps: Deps): void {
         },
       },
     },
-    async (request, reply) => reply.status(201).send(await createEndpoint(db, sessionOf(request).wallet, request.body, policy)),
+    async (request, reply) => reply.status(201).send(await deps.webhookEndpoints.create({ wallet: sessionOf(request).wallet, input: request.body })),
   );
 
   app.delete(
@@ -72,10 +64,7 @@ export function adminWebhookRoutes(app: App, deps: Deps): void {
         response: { 200: Ok('Removed'), ...adminErrors, 404: errorRef },
       },
     },
-    async (request) => {
-      await deleteEndpoint(db, sessionOf(request).wallet, request.params.id);
-      return { ok: true };
-    },
+    async (request) => deps.webhookEndpoints.remove({ wallet: sessionOf(request).wallet, id: request.params.id }),
   );
 
   app.post(
@@ -99,12 +88,8 @@ export function adminWebhookRoutes(app: App, deps: Deps): void {
       },
     },
     async (request, reply) => {
-      const { deliveryId } = await enqueueTestEvent(db, {
-        wallet: sessionOf(request).wallet,
-        endpointId: request.params.id,
-        writeId: writeOf(request).id,
-      });
-      return reply.status(202).send({ deliveryId });
+      const queued = await deps.webhookEndpoints.sendTest({ wallet: sessionOf(request).wallet, endpointId: request.params.id, writeId: writeOf(request).id });
+      return reply.status(202).send(queued);
     },
   );
 
@@ -120,7 +105,7 @@ export function adminWebhookRoutes(app: App, deps: Deps): void {
         response: { 200: DeliveryList, ...adminErrors },
       },
     },
-    async (request) => ({ deliveries: await listDeliveries(db, sessionOf(request).wallet) }),
+    async (request) => deps.webhookEndpoints.deliveries({ wallet: sessionOf(request).wallet }),
   );
 
   app.post(
@@ -135,9 +120,6 @@ export function adminWebhookRoutes(app: App, deps: Deps): void {
         response: { 200: Ok('Queued to be sent again now'), ...adminErrors, 404: errorRef },
       },
     },
-    async (request) => {
-      await redeliver(db, sessionOf(request).wallet, request.params.id);
-      return { ok: true };
-    },
+    async (request) => deps.webhookEndpoints.redeliver({ wallet: sessionOf(request).wallet, deliveryId: request.params.id }),
   );
 }
