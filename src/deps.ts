@@ -20,6 +20,8 @@ import { PayoutSettingsService } from './payments/payouts.ts';
 import { EventService } from './domain/event-service.ts';
 import { WebhookEndpointService } from './webhooks/endpoint-service.ts';
 import { SubscriptionService } from './gateway/subscription-service.ts';
+import { SplitService } from './payments/split-service.ts';
+import { SweepService } from './payments/sweep-service.ts';
 import { TerminalService } from './domain/terminal.ts';
 import { UserDirectory } from './domain/user-directory.ts';
 import { createStores, type Stores } from './db/stores.ts';
@@ -59,6 +61,10 @@ export interface Deps {
    * and the writes that refresh the directory (src/domain/user-directory.ts).
    */
   users: UserDirectory;
+  /** The merchant's split: configuration, versions, transactions, balances, settlements (src/payments/split-service.ts). */
+  splits: SplitService;
+  /** Manual sweeps and whether sweeps wait, for the admin app (src/payments/sweep-service.ts). */
+  sweeps: SweepService;
   /** The shop configuration: read with a key, saved from the admin app (src/domain/shop-service.ts). */
   shop: ShopService;
   /** Refunds from the admin app: recorded (checked on the chain when they name a transaction) and listed (src/domain/refund-service.ts). */
@@ -192,6 +198,7 @@ export async function createDeps(config: Config, opts: DepsOptions = {}): Promis
   const journal = await Journal.open(config.dataDir, {
     database,
     receipts: stores.receipts,
+    claims: stores.claims,
     logger,
     siteUrl: config.siteUrl,
     brandName: config.brandName,
@@ -285,6 +292,8 @@ export async function createDeps(config: Config, opts: DepsOptions = {}): Promis
     receipts,
     orders,
     users,
+    splits: new SplitService({ db: database.db, config, chain, deployer, approvals: auth }),
+    sweeps: new SweepService({ db: database.db, chain }),
     shop: new ShopService({ db: database.db, brandName: config.brandName }),
     refunds: new RefundService({ db: database.db, claims: stores.claims, chain, confirmations: config.confirmations }),
     inventory: new InventoryService({ db: database.db, claims: stores.claims }),

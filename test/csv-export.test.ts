@@ -10,6 +10,7 @@ import { recordSplitTransaction, splitTransactionPages } from '../src/domain/spl
 import type { Receipt } from '../src/contract/receipts.ts';
 import { ReceiptStore } from '../src/db/receipt-store.ts';
 import { ReceiptService } from '../src/domain/receipt-service.ts';
+import { SplitService } from '../src/payments/split-service.ts';
 import type { SplitTransaction } from '../src/contract/split.ts';
 import { splitTransfer } from './helpers/split-transactions.ts';
 import { appWithDatabaseAway, randomWallet, startTestApp, type Res, type TestApp } from './helpers/app.ts';
@@ -161,6 +162,7 @@ describe('GET /api/receipts?format=csv', () => {
         receiptTtlMinutes: t.config.receiptTtlMinutes,
         payTokenSecret: new Uint8Array(32),
       }),
+      splits: new SplitService({ db: unreachable, config: t.config, chain: t.deps.chain, deployer: t.deps.deployer, approvals: t.deps.auth }),
     }));
     try {
       const key = await t.key(randomWallet());

@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { ReceiptStore } from '../src/db/receipt-store.ts';
+import { WriteClaims } from '../src/db/write-claims.ts';
 import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -139,7 +140,7 @@ describe('Journal', () => {
     // The first entry reached the database, then the process died before compacting the file.
     const [firstLine] = linesOf(journalFile(dir));
     const firstEntry = parseEntry(firstLine!);
-    await applyEntry(database.db, store, firstEntry, Date.now());
+    await applyEntry(database.db, { receipts: store, claims: new WriteClaims() }, firstEntry, Date.now());
     const claimed = await database.db.select().from(writeIds).where(eq(writeIds.writeId, firstEntry.entryId));
     assert.equal(claimed.length, 1);
 

@@ -7,6 +7,7 @@ import {
   unitsToTokens,
 } from '../src/domain/split-transactions.ts';
 import type { Db } from '../src/db/client.ts';
+import { SplitService } from '../src/payments/split-service.ts';
 import { splitTransfer } from './helpers/split-transactions.ts';
 import { appWithDatabaseAway, randomWallet, startTestApp, type TestApp } from './helpers/app.ts';
 
@@ -189,7 +190,9 @@ describe('split routes: credentials and outage', () => {
   });
 
   test('with the database unreachable, transactions answer 503 rather than an empty list', async () => {
-    const { app, close } = await appWithDatabaseAway(t);
+    const { app, close } = await appWithDatabaseAway(t, (unreachable) => ({
+      splits: new SplitService({ db: unreachable, config: t.config, chain: t.deps.chain, deployer: t.deps.deployer, approvals: t.deps.auth }),
+    }));
     try {
       const key = await t.key(randomWallet());
       const res = await app.inject({ method: 'GET', url: '/api/split/transactions', headers: { 'ocp-apim-subscription-key': key } });

@@ -58,7 +58,7 @@ export interface BatchRead {
  * One statement: claims every order's write id (in id order, so two batches sharing ids wait for
  * each other rather than deadlock), and reads the merchants' split and shop settings and the items
  * the orders name (each merchant's own only). An id already held is not claimed (the insert waits
- * for a holder still in flight); claimWrite then tells a retry from a conflict. Claims of orders
+ * for a holder still in flight); WriteClaims.claim then tells a retry from a conflict. Claims of orders
  * refused later are released by writeStock, in the same transaction.
  */
 export async function readBatch(tx: Tx, orders: BatchOrder[]): Promise<BatchRead> {

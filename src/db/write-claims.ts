@@ -55,7 +55,7 @@ interface ClaimRecord {
  * parameter or a placeholder), in write-id order so that two batches sharing ids wait for each
  * other rather than deadlock, and returns the ids it claimed (column write_id). An id already
  * held is not claimed: the insert waits for a holder still in flight, and the caller tells a
- * retry from a conflict (WriteClaims.judge).
+ * retry from a conflict (WriteClaims.claim).
  */
 export function claimStatement(records: SQL | Placeholder): SQL {
   return sql`insert into ${writeIds} (write_id, wallet, kind, ref, request_hash, at)
@@ -86,17 +86,6 @@ export function heldStatement(ids: string[]): SQL {
  */
 export function releaseStatement(ids: string[]): SQL {
   return sql`delete from ${writeIds} where write_id in (select value from json_array_elements_text(${JSON.stringify(ids)}::json)) returning write_id`;
-}
-
-/**
- * Claims one write id in the caller's transaction, before the write itself. `fresh` when no write
- * holds the id; otherwise the first write's `ref`. A concurrent write with the same id waits here
- * until the first one commits or rolls back. Another request under the same id is a conflict.
- */
-export async function claimWrite(tx: Tx, write: Write, p: ClaimParams, now = Date.now()): Promise<Claim> {
-  const claimed = rowsOf(await tx.execute(claimStatement(sql`${claimRecords([{ write, claim: p, at: now }])}`)));
-  if (claimed.length === 1) return { fresh: true };
-  return judgeHeld(tx, write, p);
 }
 
 /**
@@ -133,9 +122,15 @@ export class WriteClaims {
   /** See releaseStatement. */
   readonly release = releaseStatement;
 
-  /** See claimWrite. */
-  claim(tx: Tx, write: Write, p: ClaimParams, now = Date.now()): Promise<Claim> {
-    return claimWrite(tx, write, p, now);
+  /**
+   * Claims one write id in the caller's transaction, before the write itself. `fresh` when no write
+   * holds the id; otherwise the first write's `ref`. A concurrent write with the same id waits here
+   * until the first one commits or rolls back. Another request under the same id is a conflict.
+   */
+  async claim(tx: Tx, write: Write, p: ClaimParams, now = Date.now()): Promise<Claim> {
+    const claimed = rowsOf(await tx.execute(claimStatement(sql`${claimRecords([{ write, claim: p, at: now }])}`)));
+    if (claimed.length === 1) return { fresh: true };
+    return judgeHeld(tx, write, p);
   }
 
   /** Deletes write ids and stored Idempotency-Key answers older than their retention. */

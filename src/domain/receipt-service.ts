@@ -54,7 +54,7 @@ export interface ReceiptServiceOptions {
   db: Db;
   /** The app's receipts store (src/db/receipt-store.ts). */
   store: ReceiptStore;
-  /** The app's write-id claims (src/db/write-claims.ts), for sensitive statuses; deps passes stores.claims. */
+  /** The app's write-id claims (src/db/write-claims.ts), for sensitive and tracking statuses; deps passes stores.claims. */
   claims?: WriteClaims;
   journal: Journal;
   siteUrl: string;
@@ -250,7 +250,7 @@ export class ReceiptService {
     // Statuses for a receipt with writes still in the journal queue behind them, keeping their order.
     if (!journal.holds(merchant, receiptId)) {
       try {
-        await recordTrackingStatus(db, { wallet: merchant, receiptId, status }, write);
+        await recordTrackingStatus(db, { wallet: merchant, receiptId, status }, write, this.o.claims);
         return { ok: true };
       } catch (err) {
         // An unknown receipt whose COMMIT went unanswered answers as a known one does then, but

@@ -13,7 +13,7 @@ import { randomText } from '../lib/ids.ts';
 import { setsStatus, transition, type ReceiptException, type ReceiptStatus, type TrackingStatus } from './receipt-states.ts';
 import { applyReceiptEvent } from '../db/receipt-events.ts';
 import { centsToTokenUnits, centsToUsd, ppmToRate, usdToCents } from '../lib/money.ts';
-import { claimWrite, type Write } from '../db/write-claims.ts';
+import { WriteClaims, type Write } from '../db/write-claims.ts';
 import { canonicalMetadata, parseMetadata, type Metadata } from './metadata.ts';
 import { parseReturnUrl } from './return-url.ts';
 import { isAddress, normalizeWallet } from './wallet.ts';
@@ -342,6 +342,9 @@ export function paymentState(row: Pick<ReceiptRow, 'exception' | 'expiresAt' | '
   };
 }
 
+/** The write-id claims when a caller brings none (they hold no state of an app). */
+const DEFAULT_CLAIMS = new WriteClaims();
+
 /**
  * Records a tracking status. It becomes the receipt's status only while the receipt is unpaid;
  * after that it is kept in the history alone, so tracking never moves a receipt backwards. A
@@ -350,12 +353,13 @@ export function paymentState(row: Pick<ReceiptRow, 'exception' | 'expiresAt' | '
  * Anyone may send one, for any wallet and id, so an unknown receipt must cost what a known one
  * costs, or the answer's time would count a merchant's receipts: both run the same statements in
  * one transaction that commits (the write id is stored either way), and NotFound is thrown only
- * after the commit.
+ * after the commit. `claims`: the app's WriteClaims (ReceiptService passes them).
  */
 export async function recordTrackingStatus(
   db: Db,
   p: { wallet: string; receiptId: string; status: TrackingStatus; at?: number },
   write?: Write,
+  claims: WriteClaims = DEFAULT_CLAIMS,
 ): Promise<{ status: ReceiptStatus }> {
   const at = p.at ?? Date.now();
   // Whether the transaction found the receipt, known before its COMMIT is sent.
@@ -363,7 +367,7 @@ export async function recordTrackingStatus(
   const answer = await db
     .transaction(async (tx) => {
       // A write already stored (a retry, or the journal's copy of a commit whose answer was lost) changes nothing.
-      if (write !== undefined && !(await claimWrite(tx, write, { wallet: p.wallet, kind: 'status', ref: p.receiptId }, at)).fresh) {
+      if (write !== undefined && !(await claims.claim(tx, write, { wallet: p.wallet, kind: 'status', ref: p.receiptId }, at)).fresh) {
         const [row] = await tx.select({ status: receipts.status }).from(receipts).where(and(eq(receipts.wallet, p.wallet), eq(receipts.id, p.receiptId)));
         found = row !== undefined;
         return row ?? null;

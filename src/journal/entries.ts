@@ -9,7 +9,7 @@ import { applyTrackingStatus, DEFAULT_TTL_MINUTES, expiryOf } from '../domain/re
 import { parseMetadata } from '../domain/metadata.ts';
 import { isTrackingStatus, type TrackingStatus } from '../contract/receipts.ts';
 import type { JournaledWriteKind } from '../contract/rejected-writes.ts';
-import { claimWrite } from '../db/write-claims.ts';
+import type { WriteClaims } from '../db/write-claims.ts';
 import { enqueueEvent } from '../webhooks/outbox.ts';
 
 export interface ReceiptCreatePayload {
@@ -153,12 +153,14 @@ export interface Applied {
  * Applies one entry in one transaction that first claims its write id (write_ids), so an entry
  * whose write is already stored changes nothing: replayed twice (a crash between apply and
  * compaction), or made on the database path by a commit whose answer was lost. Domain errors
- * (Conflict, NotFound) roll the claim back with everything else.
+ * (Conflict, NotFound) roll the claim back with everything else. `stores`: the app's receipts store
+ * and write-id claims (the journal's options).
  */
-export async function applyEntry(db: Db, receipts: ReceiptStore, e: JournalEntry, now: number): Promise<Applied> {
+export async function applyEntry(db: Db, stores: { receipts: ReceiptStore; claims: WriteClaims }, e: JournalEntry, now: number): Promise<Applied> {
+  const { receipts, claims } = stores;
   return db.transaction(async (tx) => {
     const kind = e.kind === 'receipt.status' ? 'status' : 'journal';
-    const claim = await claimWrite(tx, { id: e.entryId, hash: '' }, { wallet: e.wallet, kind, ref: receiptIdOf(e) }, now);
+    const claim = await claims.claim(tx, { id: e.entryId, hash: '' }, { wallet: e.wallet, kind, ref: receiptIdOf(e) }, now);
     if (!claim.fresh) return { outcome: 'skipped' };
     if (e.kind === 'receipt.status') {
       await applyTrackingStatus(tx, { wallet: e.wallet, receiptId: e.payload.receiptId, status: e.payload.status, at: e.payload.at });

@@ -16,6 +16,7 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Database } from '../db/client.ts';
 import type { ReceiptStore } from '../db/receipt-store.ts';
+import { WriteClaims } from '../db/write-claims.ts';
 import { isDbDown } from '../lib/db-errors.ts';
 import { AppError, Conflict, InvalidInput, JournalUnavailable, NotFound } from '../lib/errors.ts';
 import type { Write } from '../domain/writes.ts';
@@ -48,6 +49,8 @@ export interface JournalOptions {
   database: Database;
   /** The app's receipts store, which stores the journaled creations. */
   receipts: ReceiptStore;
+  /** The app's write-id claims (stores.claims), which the replay claims each entry's id with; its own when absent (tests). */
+  claims?: WriteClaims;
   logger: Logger;
   siteUrl: string;
   /** Brand shown on receipts answered from the journal. */
@@ -93,11 +96,16 @@ export class Journal {
   private started = false;
   private closed = false;
 
+  /** What the replay stores entries with: the app's receipts store and write-id claims. */
+  private readonly stores: { receipts: ReceiptStore; claims: WriteClaims };
+
   private constructor(
     private readonly opts: JournalOptions,
     private readonly log: AppendLog,
     private readonly rejectedPath: string,
-  ) {}
+  ) {
+    this.stores = { receipts: opts.receipts, claims: opts.claims ?? new WriteClaims() };
+  }
 
   static async open(dataDir: string, opts: JournalOptions): Promise<Journal> {
     const dir = path.join(dataDir, 'journal');
@@ -362,7 +370,7 @@ export class Journal {
     const { entry } = slot;
     const { logger } = this.opts;
     try {
-      const applied = await applyEntry(this.opts.database.db, this.opts.receipts, entry, Date.now());
+      const applied = await applyEntry(this.opts.database.db, this.stores, entry, Date.now());
       result[applied.outcome]++;
       if (applied.tokenMismatch) {
         logger.warn(

@@ -59,6 +59,13 @@ export class RateLimited extends AppError {
   }
 }
 
+/** The instance runs without a chain (no CHAIN configured): what must be read from or sent to one cannot be. */
+export class NoChain extends AppError {
+  constructor() {
+    super(503, 'chain_unavailable', 'This instance runs without a chain');
+  }
+}
+
 /** The database cannot be reached; routes with a degraded answer catch this. */
 export class DatabaseUnavailable extends AppError {
   constructor(cause?: unknown) {

@@ -1,14 +1,10 @@
 /** /api/split/*: the merchant's split, read with a key, configured from the admin app. */
 import type { Deps } from '../../deps.ts';
 import { AppError } from '../../lib/errors.ts';
-import { listSplitTransactions, splitTransactionPages, SPLIT_TRANSACTIONS_CAP, type SplitTransactionView } from '../../domain/split-transactions.ts';
+import { SPLIT_TRANSACTIONS_CAP, type SplitTransactionView } from '../../domain/split-transactions.ts';
 import { csvChunks, csvHeader, type CsvColumn } from '../../lib/csv.ts';
 import { jsonOrCsv, sendCsv } from '../csv-reply.ts';
-import { getSplitConfig } from '../../domain/splits.ts';
-import { setUpSplit } from '../../domain/split-setup.ts';
-import { splitChainOf } from '../../chain/split-setup-chain.ts';
-import { merchantSplitBalances, type SplitBalances as Balances } from '../../payments/split-balances.ts';
-import { merchantSettlement, settlementCsv, SETTLEMENT_LINES_CAP, type Settlement as SettlementData } from '../../payments/settlements.ts';
+import { SETTLEMENT_LINES_CAP } from '../../payments/settlements.ts';
 import { sessionOf } from '../../auth/plugin.ts';
 import { merchantOf } from '../../gateway/plugin.ts';
 import { budgetAddress } from '../../gateway/client-address.ts';
@@ -42,40 +38,7 @@ const SPLIT_TRANSACTION_CSV: CsvColumn<SplitTransactionView>[] = [
   { name: 'fees', value: (t) => t.fees },
 ];
 
-/** Amounts as decimal strings of base units, as the contract's Settlement has them. */
-function settlementBody(s: SettlementData, token: string | null): Settlement {
-  const units = (v: bigint) => v.toString();
-  return {
-    split: s.split,
-    currency: s.currency,
-    token,
-    decimals: s.decimals,
-    from: s.from,
-    to: s.to,
-    toBlock: s.toBlock === null ? null : units(s.toBlock),
-    recipients: s.recipients.map((r) => ({ ...r, share: units(r.share), released: units(r.released), accrued: units(r.accrued), releasedToDate: units(r.releasedToDate) })),
-    versions: s.versions,
-    lines: s.lines.map((l) => ({
-      split: l.split!,
-      version: l.version!,
-      receiptId: l.receiptId,
-      transactionHash: l.transactionHash,
-      logIndex: l.logIndex,
-      blockNumber: units(l.blockNumber),
-      timestamp: l.timestamp,
-      gross: units(l.gross),
-      shares: l.shares.map(units),
-      platformFee: units(l.platformFee),
-      unallocated: units(l.unallocated),
-    })),
-    totals: { gross: units(s.totals.gross), platformFee: units(s.totals.platformFee), unallocated: units(s.totals.unallocated), released: units(s.totals.released) },
-  };
-}
-
 export function splitRoutes(app: App, deps: Deps): void {
-  const { config } = deps;
-  const db = deps.database.db;
-
   // No degraded answer: "unconfigured" would be a false statement about the merchant's split,
   // so an unreachable database is a 503 from the error handler.
   app.get(
@@ -90,7 +53,7 @@ export function splitRoutes(app: App, deps: Deps): void {
         response: { 200: SplitAnswer, ...keyErrors() },
       },
     },
-    async (request) => ({ split: await getSplitConfig(db, merchantOf(request)) }),
+    async (request) => deps.splits.config({ wallet: merchantOf(request) }),
   );
 
   // A bare array has nowhere to carry `degraded: true`, and an unflagged empty list would claim
@@ -118,17 +81,11 @@ export function splitRoutes(app: App, deps: Deps): void {
     },
     async (request, reply) => {
       const { address, format } = request.query;
+      const p = { wallet: merchantOf(request), address };
       if (format === 'csv') {
-        const pages = splitTransactionPages(db, merchantOf(request), address, deps.chain?.usdc.address ?? null);
-        // The first page is read before the answer starts, so an unreachable database is a 503.
-        const first = await pages.next();
-        const all = (async function* () {
-          if (first.done !== true) yield first.value;
-          yield* pages;
-        })();
-        return sendCsv(reply, `split-transactions-${Date.now()}.csv`, csvChunks(SPLIT_TRANSACTION_CSV, all));
+        return sendCsv(reply, `split-transactions-${Date.now()}.csv`, csvChunks(SPLIT_TRANSACTION_CSV, await deps.splits.exportTransactions(p)));
       }
-      return reply.send(await listSplitTransactions(db, merchantOf(request), address, deps.chain?.usdc.address ?? null));
+      return reply.send(await deps.splits.transactions(p));
     },
   );
 
@@ -151,19 +108,7 @@ export function splitRoutes(app: App, deps: Deps): void {
         response: { 200: RecipientBalances, ...keyErrors(404) },
       },
     },
-    async (request) => {
-      if (deps.chain === undefined) throw new AppError(503, 'chain_unavailable', 'This instance runs without a chain');
-      const b = await merchantSplitBalances(db, deps.chain, merchantOf(request));
-      const rows = (v: Balances) =>
-        v.recipients.map((r) => ({
-          address: r.address,
-          sharesBps: r.sharesBps,
-          received: (r.released + r.releasable).toString(),
-          released: r.released.toString(),
-          releasable: r.releasable.toString(),
-        }));
-      return { split: b.address, token: b.token, decimals: deps.chain.usdc.decimals, recipients: rows(b), version: b.version, versions: b.versions.map((v) => ({ version: v.version, split: v.address, recipients: rows(v) })) };
-    },
+    async (request) => deps.splits.recipientBalances({ wallet: merchantOf(request) }),
   );
 
   // Read from the indexed split transactions, not the chain: it answers without a chain too.
@@ -193,9 +138,12 @@ export function splitRoutes(app: App, deps: Deps): void {
     },
     async (request, reply) => {
       const { format, ...period } = request.query;
-      const s = await merchantSettlement(db, merchantOf(request), period, config.platformRecipientAddress);
-      if (format === 'csv') return sendCsv(reply, `settlement-${s.split ?? 'none'}-${s.from}-${s.to ?? 'now'}.csv`, settlementCsv(s));
-      return reply.type('application/json; charset=utf-8').send(settlementBody(s, deps.chain?.usdc.address ?? null));
+      const p = { wallet: merchantOf(request), period };
+      if (format === 'csv') {
+        const { fileName, csv } = await deps.splits.settlementCsv(p);
+        return sendCsv(reply, fileName, csv);
+      }
+      return reply.type('application/json; charset=utf-8').send(await deps.splits.settlement(p));
     },
   );
 
@@ -228,17 +176,7 @@ export function splitRoutes(app: App, deps: Deps): void {
         },
       },
     },
-    async (request) => {
-      const platform = { address: config.platformRecipientAddress, feeBps: config.platformFeeBps };
-      const wallet = sessionOf(request).wallet;
-      const caller = {
-        source: budgetAddress(request.ip),
-        approvedOnly: config.splitDeploysApprovedOnly,
-        approved: () => deps.auth.approvedForDeploys(wallet),
-      };
-      const result = await setUpSplit(db, wallet, request.body, platform, Date.now(), splitChainOf(deps.chain, config.splitDeploysPerDay, deps.deployer), caller);
-      return result.idempotent ? { ok: true, split: result.split, idempotent: true } : { ok: true, split: result.split };
-    },
+    async (request) => deps.splits.deploy({ wallet: sessionOf(request).wallet, body: request.body, source: budgetAddress(request.ip) }),
   );
 
   app.post(

@@ -1,37 +1,14 @@
 /**
  * What the signed-in merchant's split contract holds for each recipient and what it has released,
- * read from the contract (src/payments/split-balances.ts). Recipients withdraw with
- * release(token, account) from their own wallets; the admin app shows these numbers beside that.
+ * read from the contract (src/payments/split-balances.ts, through deps.splits). Recipients
+ * withdraw with release(token, account) from their own wallets; the admin app shows these numbers
+ * beside that.
  */
 import type { Deps } from '../../../deps.ts';
-import { AppError } from '../../../lib/errors.ts';
 import { merchantOf } from '../../../gateway/plugin.ts';
-import { merchantSplitBalances, type MerchantSplitBalances, type SplitBalances as Balances } from '../../../payments/split-balances.ts';
 import { adminErrors, errorRef, cookieAuth } from '../../../contract/common.ts';
 import { SplitBalances } from '../../../contract/split.ts';
 import type { App } from '../../app-type.ts';
-
-function one(b: Balances & { version: number }, decimals: number): Omit<SplitBalances, 'versions'> {
-  return {
-    version: b.version,
-    address: b.address,
-    token: b.token,
-    decimals,
-    totalReceived: b.totalReceived.toString(),
-    totalReleased: b.totalReleased.toString(),
-    balance: b.balance.toString(),
-    recipients: b.recipients.map((r) => ({
-      address: r.address,
-      sharesBps: r.sharesBps,
-      released: r.released.toString(),
-      releasable: r.releasable.toString(),
-    })),
-  };
-}
-
-function toBody(b: MerchantSplitBalances, decimals: number): SplitBalances {
-  return { ...one(b, decimals), versions: b.versions.map((v) => one(v, decimals)) };
-}
 
 export function adminSplitBalanceRoutes(app: App, deps: Deps): void {
   app.get(
@@ -50,9 +27,6 @@ export function adminSplitBalanceRoutes(app: App, deps: Deps): void {
         response: { 200: SplitBalances, ...adminErrors, 404: errorRef, 503: adminErrors[500] },
       },
     },
-    async (request) => {
-      if (deps.chain === undefined) throw new AppError(503, 'chain_unavailable', 'This instance runs without a chain');
-      return toBody(await merchantSplitBalances(deps.database.db, deps.chain, merchantOf(request)), deps.chain.usdc.decimals);
-    },
+    async (request) => deps.splits.splitBalances({ wallet: merchantOf(request) }),
   );
 }

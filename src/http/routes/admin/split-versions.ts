@@ -1,20 +1,16 @@
 /**
- * The signed-in merchant's split versions (src/domain/split-versions.ts): list them, make a new one.
- * A new version's contract is deployed or verified as the first split's is (POST /api/split/deploy).
+ * The signed-in merchant's split versions (src/domain/split-versions.ts, through deps.splits): list
+ * them, make a new one. A new version's contract is deployed or verified as the first split's is
+ * (POST /api/split/deploy).
  */
 import type { Deps } from '../../../deps.ts';
 import { sessionOf } from '../../../auth/plugin.ts';
 import { budgetAddress } from '../../../gateway/client-address.ts';
-import { splitChainOf } from '../../../chain/split-setup-chain.ts';
-import { createSplitVersion, listSplitVersions } from '../../../domain/split-versions.ts';
 import { adminErrors, cookieAuth, errorRef } from '../../../contract/common.ts';
 import { SplitVersionBody, SplitVersionCreated, SplitVersions } from '../../../contract/split.ts';
 import type { App } from '../../app-type.ts';
 
 export function adminSplitVersionRoutes(app: App, deps: Deps): void {
-  const { config } = deps;
-  const db = deps.database.db;
-
   app.get(
     '/api/admin/split/versions',
     {
@@ -29,7 +25,7 @@ export function adminSplitVersionRoutes(app: App, deps: Deps): void {
         response: { 200: SplitVersions, ...adminErrors },
       },
     },
-    async (request) => ({ versions: await listSplitVersions(db, sessionOf(request).wallet) }),
+    async (request) => deps.splits.versions({ wallet: sessionOf(request).wallet }),
   );
 
   app.post(
@@ -56,17 +52,6 @@ export function adminSplitVersionRoutes(app: App, deps: Deps): void {
         response: { 200: SplitVersionCreated, ...adminErrors, 503: errorRef },
       },
     },
-    async (request) => {
-      const platform = { address: config.platformRecipientAddress, feeBps: config.platformFeeBps };
-      const wallet = sessionOf(request).wallet;
-      const caller = {
-        source: budgetAddress(request.ip),
-        approvedOnly: config.splitDeploysApprovedOnly,
-        approved: () => deps.auth.approvedForDeploys(wallet),
-      };
-      const chain = splitChainOf(deps.chain, config.splitDeploysPerDay, deps.deployer);
-      const result = await createSplitVersion(db, wallet, request.body, platform, Date.now(), chain, caller);
-      return result.idempotent ? { ok: true, version: result.version, idempotent: true } : { ok: true, version: result.version };
-    },
+    async (request) => deps.splits.createVersion({ wallet: sessionOf(request).wallet, body: request.body, source: budgetAddress(request.ip) }),
   );
 }

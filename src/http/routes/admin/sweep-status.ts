@@ -1,7 +1,6 @@
-/** Whether sweeps are waiting (gas, fees), for the admin app's banner (src/payments/sweeper.ts). */
+/** Whether sweeps are waiting (gas, fees), for the admin app's banner (src/payments/sweeper.ts, through deps.sweeps). */
 import type { Deps } from '../../../deps.ts';
 import { merchantOf } from '../../../gateway/plugin.ts';
-import { sweepStatus } from '../../../payments/sweeper.ts';
 import { adminErrors, cookieAuth } from '../../../contract/common.ts';
 import { SweepStatusAnswer } from '../../../contract/sweeps.ts';
 import type { App } from '../../app-type.ts';
@@ -22,6 +21,6 @@ export function adminSweepStatusRoutes(app: App, deps: Deps): void {
         response: { 200: SweepStatusAnswer, ...adminErrors },
       },
     },
-    async (request) => sweepStatus(deps.database.db, merchantOf(request)),
+    async (request) => deps.sweeps.status({ wallet: merchantOf(request) }),
   );
 }

@@ -1,11 +1,9 @@
 /**
  * The sweep of a receipt's payment address as a transaction the merchant sends from their own
- * wallet (src/payments/manual-sweep.ts).
+ * wallet (src/payments/manual-sweep.ts, through deps.sweeps).
  */
 import type { Deps } from '../../../deps.ts';
-import { AppError } from '../../../lib/errors.ts';
 import { merchantOf } from '../../../gateway/plugin.ts';
-import { manualSweep } from '../../../payments/manual-sweep.ts';
 import { adminErrors, errorRef, cookieAuth } from '../../../contract/common.ts';
 import { SweepParams, SweepQuery, SweepTransaction } from '../../../contract/split.ts';
 import type { App } from '../../app-type.ts';
@@ -34,9 +32,6 @@ export function adminSweepRoutes(app: App, deps: Deps): void {
         },
       },
     },
-    async (request) => {
-      if (deps.chain === undefined) throw new AppError(503, 'chain_unavailable', 'This instance runs without a chain');
-      return manualSweep(deps.database.db, deps.chain, merchantOf(request), request.params.id, request.query.token);
-    },
+    async (request) => deps.sweeps.manual({ wallet: merchantOf(request), receiptId: request.params.id, token: request.query.token }),
   );
 }
