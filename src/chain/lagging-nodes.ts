@@ -47,24 +47,6 @@ export function isBlockMissing(err: unknown): boolean {
   return false;
 }
 
-/** HTTP statuses of a provider's passing failure: a timeout, its rate limit, a gateway or node failing this once. */
-const PASSING_STATUS = new Set([408, 429, 500, 502, 503, 504]);
-
-/**
- * Whether a call failed for a reason that asking once more, a moment later, usually cures: the
- * provider's rate limit (HTTP 429, or JSON-RPC 429 or QuickNode's -32007 in an answer) or a load
- * balancer's 5xx. The caller decides first whether the failure is a refusal of the answer's size
- * (HTTP 413, -32005 "more than 10000 results"), which asking again would only repeat.
- */
-export function isPassingFailure(err: unknown): boolean {
-  for (const e of causes(err)) {
-    const { status, code } = e as { status?: unknown; code?: unknown };
-    if (typeof status === 'number' && PASSING_STATUS.has(status)) return true;
-    if (code === 429 || code === -32007) return true;
-  }
-  return false;
-}
-
 /**
  * Runs `read` (pinned to a block by the caller) and asks again while the answering node lacks the
  * block, up to `retries` more times; the last error is thrown.

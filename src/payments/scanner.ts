@@ -64,11 +64,6 @@
  * refused ends the pass (logged, `stopped` in the result): it is read again next pass, never
  * skipped, and the worker's other work goes on.
  *
- * **Passing failures.** A rate limit (HTTP 429) or a load balancer's 5xx on an eth_getLogs is
- * asked once more after PASSING_FAILURE_PAUSE_MS; a second failure in a row fails the pass. Before,
- * one 503 (about one request in a hundred on a hosted provider) failed the pass, and the worker
- * backed off two block times: the steps in the mainnet bench's payment latency.
- *
  * **Cost.** A pass makes at most `callsPerPass` eth_getLogs calls, so catching up never starves
  * settling, expiry and new blocks; the worker runs the next pass at once while behind. At the head
  * a pass costs one header for `latest`, and then one eth_getLogs (plus one header per further new
@@ -82,13 +77,12 @@
  * waits for money (found by timestamp, 10 minutes early for clock differences), or at the head when
  * there is none: a fresh install reads nothing of the past.
  */
-import { setTimeout as pause } from 'node:timers/promises';
 import { and, desc, eq, gt, inArray, isNotNull, lt, min, sql } from 'drizzle-orm';
 import { decodeEventLog, getAbiItem, ResponseBodyTooLargeError, toEventSelector, type Hex } from 'viem';
 import { erc20Abi } from 'viem';
 import type { Logger } from 'pino';
 import type { ChainDeps } from '../chain/client.ts';
-import { fromAnyNode, isPassingFailure, isRpcAnswer, LAG_RETRIES } from '../chain/lagging-nodes.ts';
+import { fromAnyNode, isRpcAnswer, LAG_RETRIES } from '../chain/lagging-nodes.ts';
 import { paymentSplitterAbi } from '../chain/split-contract.ts';
 import type { Db, Tx } from '../db/client.ts';
 import { chainBlocks, chainCursors, receiptCanExpire, receipts, receiptTransfers, splitTransactions, splitVersions, sweeps } from '../db/schema.ts';
@@ -457,19 +451,8 @@ export class PaymentScanner {
   private async getLogs(filter: { blockHash: string } | { fromBlock: bigint; toBlock: bigint }, addresses: string[]): Promise<RawLog[]> {
     const where =
       'blockHash' in filter ? { blockHash: filter.blockHash } : { fromBlock: `0x${filter.fromBlock.toString(16)}`, toBlock: `0x${filter.toBlock.toString(16)}` };
-    const ask = () => this.request<RawLog[]>('eth_getLogs', [{ ...where, address: addresses, topics: [[TRANSFER_TOPIC, RELEASED_TOPIC]] }], false);
-    // No transport retries: a refusal is answered by splitting the range, never by asking again.
-    // A passing failure (a rate limit, a load balancer's 503) is asked once more after a pause:
-    // failing the pass for it would leave every block to the next one, a backed-off block time or
-    // two later. A second failure in a row fails the pass, so an outage is not hammered.
-    try {
-      return await ask();
-    } catch (err) {
-      if (refusal(err) !== null || !isPassingFailure(err)) throw err;
-      this.o.logger.debug({ err: shortMessage(err) }, 'eth_getLogs failed in passing: asked once more');
-      await pause(PASSING_FAILURE_PAUSE_MS);
-      return ask();
-    }
+    // No transport retries: a refusal is answered by splitting the range, a failure by the next pass.
+    return this.request<RawLog[]>('eth_getLogs', [{ ...where, address: addresses, topics: [[TRANSFER_TOPIC, RELEASED_TOPIC]] }], false);
   }
 
   /**
@@ -846,8 +829,6 @@ export class PaymentScanner {
  * at one eth_getLogs a block.
  */
 const PINNED_LOG_RETRIES = 2;
-/** How long an eth_getLogs that failed in passing (a rate limit, a 5xx) waits before its one re-ask. */
-const PASSING_FAILURE_PAUSE_MS = 200;
 /** Successful range reads before the range size doubles again after a refusal. */
 const RANGE_GROWTH = 8;
 
@@ -900,8 +881,6 @@ export function refusal(err: unknown): Refusal | null {
   while (e !== null && typeof e === 'object' && !seen.has(e)) {
     seen.add(e);
     const o = e as { code?: number; status?: number; message?: string; details?: string; shortMessage?: string; data?: unknown; cause?: unknown };
-    // Infura's rate limit is HTTP 429 with -32005 too: a limit on calls, not on the answer's size.
-    if (o.status === 429) return null;
     if (e instanceof ResponseBodyTooLargeError || o.code === -32005 || o.status === 413) refused = true;
     for (const t of [o.details, o.shortMessage, o.message]) if (typeof t === 'string') texts.push(t);
     if (o.data !== undefined && data === undefined) data = o.data;

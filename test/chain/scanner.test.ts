@@ -10,8 +10,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { and, eq } from 'drizzle-orm';
-import { createPublicClient, erc20Abi, http, HttpRequestError, LimitExceededRpcError, ResponseBodyTooLargeError, RpcRequestError, type Address, type Hex } from 'viem';
-import { isPassingFailure } from '../../src/chain/lagging-nodes.ts';
+import { createPublicClient, erc20Abi, http, HttpRequestError, ResponseBodyTooLargeError, type Address, type Hex } from 'viem';
 import { devAccount } from '../../src/chain/dev-accounts.ts';
 import type { ChainDeps } from '../../src/chain/client.ts';
 import { computeUnits } from '../../src/chain/compute-units.ts';
@@ -31,9 +30,6 @@ class Recorder {
   calls = 0;
   tooLarge = 0;
   maxBodyBytes = Infinity;
-  /** The next `left` requests holding `method` are answered HTTP `status` (a 429 with Infura's body), unserved. */
-  failing: { method: string; status: number; left: number } | undefined;
-  failed = 0;
   private server: Server | undefined;
   constructor(private readonly upstream: string) {}
 
@@ -45,14 +41,6 @@ class Recorder {
         const body = Buffer.concat(chunks).toString('utf8');
         const calls = ([] as { method: string; params?: unknown[] }[]).concat(JSON.parse(body));
         this.calls += calls.length;
-        const fail = this.failing;
-        if (fail !== undefined && fail.left > 0 && calls.some((c) => c.method === fail.method)) {
-          fail.left--;
-          this.failed++;
-          if (fail.status === 429) res.writeHead(429, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32005, message: 'project ID request rate exceeded' } }));
-          else res.writeHead(fail.status, { 'content-type': 'text/plain' }).end('upstream connect error or disconnect/reset before headers');
-          return;
-        }
         for (const c of calls) if (c.method === 'eth_getLogs') this.filters.push((c.params?.[0] ?? {}) as Record<string, unknown>);
         const up = await fetch(this.upstream, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
         const text = await up.text();
@@ -292,35 +280,6 @@ describe('reading the chain through a provider', () => {
     assert.ok(units * 43_200 <= 5_000_000, `idle at the head: ${units * 43_200} compute units a day`);
   });
 
-  test("a 503 or a rate limit on eth_getLogs is asked once more and the pass reads the payment; two in a row fail the pass, and the next reads it", async () => {
-    const sh = await shop();
-    await worker.pass();
-    const failed = (sh: Shop, id: string) => async () => (await detail(sh, id)).amountPaid === '1000000';
-    for (const [id, status] of [['passing-503', 503], ['passing-429', 429], ['passing-502', 502]] as const) {
-      const payTo = await receipt(sh, id, 1);
-      await worker.pass();
-      await pay(3, payTo, 1_000_000n);
-      recorder.failing = { method: 'eth_getLogs', status, left: 1 };
-      const before = recorder.failed;
-      const pass = await worker.pass();
-      assert.equal(recorder.failed, before + 1, `the provider answered ${status} once`);
-      assert.equal(pass.stopped, null, `the pass went on: ${pass.stopped}`);
-      assert.ok(await failed(sh, id)(), `HTTP ${status}: the payment was read in the same pass`);
-    }
-    // An outage (a failure, then another): the pass fails rather than ask on, and reads nothing.
-    const payTo = await receipt(sh, 'passing-outage', 1);
-    await worker.pass();
-    await pay(3, payTo, 1_000_000n);
-    recorder.failing = { method: 'eth_getLogs', status: 503, left: 2 };
-    const before = recorder.failed;
-    await assert.rejects(worker.pass(), /HTTP request failed/);
-    assert.equal(recorder.failed, before + 2, 'asked twice, no more');
-    assert.equal((await detail(sh, 'passing-outage')).amountPaid, '0');
-    await passUntil(failed(sh, 'passing-outage'), 2, 'the next pass reads the payment');
-    // A refusal of the answer's size is never asked again as it was: it is split (the test above).
-    recorder.failing = undefined;
-  });
-
   test('zero-value transfers of the token never count and never name the payer', async () => {
     const sh = await shop();
     const payTo = await receipt(sh, 'zero-1', 2);
@@ -411,13 +370,6 @@ describe('what counts as a refusal', () => {
     assert.notEqual(refusal(new Error('eth_getLogs block range too large, max 500')), null);
     assert.equal(refusal(Object.assign(new Error('HTTP request failed.'), { status: 503 })), null);
     assert.equal(refusal(Object.assign(new Error('rate limited'), { status: 429 })), null);
-    // Infura's rate limit: HTTP 429 whose body is -32005, as its size refusal is. A limit on calls, never split.
-    const rateLimit = new RpcRequestError({ body: {}, url: 'http://127.0.0.1:8545', status: 429, error: { code: -32005, message: 'project ID request rate exceeded' } });
-    assert.equal(refusal(new LimitExceededRpcError(rateLimit)), null);
-    assert.ok(isPassingFailure(new LimitExceededRpcError(rateLimit)), 'it is asked again after a pause');
-    assert.ok(isPassingFailure(Object.assign(new Error('HTTP request failed.'), { status: 503 })));
-    assert.ok(!isPassingFailure(Object.assign(new Error('unknown block'), { code: -32000 })), 'an answer about the block is not');
-    assert.ok(!isPassingFailure(Object.assign(new Error('HTTP request failed.'), { status: 400 })));
     assert.equal(refusal(Object.assign(new Error('unknown block'), { code: -32000 })), null);
   });
 });
