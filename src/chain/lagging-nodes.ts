@@ -47,6 +47,34 @@ export function isBlockMissing(err: unknown): boolean {
   return false;
 }
 
+/** HTTP statuses of a provider's passing failure: a timeout, or a gateway or node failing this once. */
+const SERVER_FAILURE_STATUS = new Set([408, 500, 502, 503, 504]);
+
+/**
+ * Whether the provider's load balancer or a node failed this one request (HTTP 5xx or 408): asking
+ * once more, a moment later, usually reaches a node that answers.
+ */
+export function isServerFailure(err: unknown): boolean {
+  for (const e of causes(err)) {
+    const { status } = e as { status?: unknown };
+    if (typeof status === 'number' && SERVER_FAILURE_STATUS.has(status)) return true;
+  }
+  return false;
+}
+
+/**
+ * Whether the provider refused the call for its rate limit: HTTP 429 (Infura's body then carries
+ * -32005, the code of its result-size refusal too), or JSON-RPC 429 or QuickNode's -32007 in an
+ * answer. Asking again, or splitting the request into more, only spends the limit again.
+ */
+export function isRateLimited(err: unknown): boolean {
+  for (const e of causes(err)) {
+    const { status, code } = e as { status?: unknown; code?: unknown };
+    if (status === 429 || code === 429 || code === -32007) return true;
+  }
+  return false;
+}
+
 /**
  * Runs `read` (pinned to a block by the caller) and asks again while the answering node lacks the
  * block, up to `retries` more times; the last error is thrown.

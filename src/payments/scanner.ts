@@ -64,6 +64,16 @@
  * refused ends the pass (logged, `stopped` in the result): it is read again next pass, never
  * skipped, and the worker's other work goes on.
  *
+ * **Passing failures and rate limits.** A load balancer's 5xx (or a 408) on an eth_getLogs is asked
+ * once more after PASSING_FAILURE_PAUSE_MS; a second failure in a row fails the pass, so an outage
+ * is not hammered. Without the re-ask, one 503 (about one request in a hundred on a hosted
+ * provider) failed the pass and the worker backed off two block times: the steps in the mainnet
+ * bench's payment latency. A rate limit (HTTP 429) is neither asked again nor split: it ends the
+ * pass cleanly (`stopped`), and the blocks are read at the next poll, when the limit has room
+ * again. Asking at once would spend the limit that other reads of the pass (early money's balance
+ * reads, the sweeper) need, and Infura's 429 carries -32005, so taking it for a size refusal split
+ * the range into more calls under the very limit.
+ *
  * **Cost.** A pass makes at most `callsPerPass` eth_getLogs calls, so catching up never starves
  * settling, expiry and new blocks; the worker runs the next pass at once while behind. At the head
  * a pass costs one header for `latest`, and then one eth_getLogs (plus one header per further new
@@ -77,12 +87,13 @@
  * waits for money (found by timestamp, 10 minutes early for clock differences), or at the head when
  * there is none: a fresh install reads nothing of the past.
  */
+import { setTimeout as pause } from 'node:timers/promises';
 import { and, desc, eq, gt, inArray, isNotNull, lt, min, sql } from 'drizzle-orm';
 import { decodeEventLog, getAbiItem, ResponseBodyTooLargeError, toEventSelector, type Hex } from 'viem';
 import { erc20Abi } from 'viem';
 import type { Logger } from 'pino';
 import type { ChainDeps } from '../chain/client.ts';
-import { fromAnyNode, isRpcAnswer, LAG_RETRIES } from '../chain/lagging-nodes.ts';
+import { fromAnyNode, isRateLimited, isRpcAnswer, isServerFailure, LAG_RETRIES } from '../chain/lagging-nodes.ts';
 import { paymentSplitterAbi } from '../chain/split-contract.ts';
 import type { Db, Tx } from '../db/client.ts';
 import { chainBlocks, chainCursors, receiptCanExpire, receipts, receiptTransfers, splitTransactions, splitVersions, sweeps } from '../db/schema.ts';
@@ -194,6 +205,8 @@ interface ChainLog {
 class PassStop extends Error {}
 /** A PassStop because the provider refused an answer's size (not a node behind). */
 class Refused extends PassStop {}
+/** A PassStop because the provider's rate limit refused a call: the blocks wait for the next poll. */
+class RateLimited extends PassStop {}
 
 export class PaymentScanner {
   /** Every RPC call this scanner made, per method, since it was made. */
@@ -451,8 +464,22 @@ export class PaymentScanner {
   private async getLogs(filter: { blockHash: string } | { fromBlock: bigint; toBlock: bigint }, addresses: string[]): Promise<RawLog[]> {
     const where =
       'blockHash' in filter ? { blockHash: filter.blockHash } : { fromBlock: `0x${filter.fromBlock.toString(16)}`, toBlock: `0x${filter.toBlock.toString(16)}` };
-    // No transport retries: a refusal is answered by splitting the range, a failure by the next pass.
-    return this.request<RawLog[]>('eth_getLogs', [{ ...where, address: addresses, topics: [[TRANSFER_TOPIC, RELEASED_TOPIC]] }], false);
+    const ask = () => this.request<RawLog[]>('eth_getLogs', [{ ...where, address: addresses, topics: [[TRANSFER_TOPIC, RELEASED_TOPIC]] }], false);
+    // No transport retries: a refusal is answered by splitting the range, a rate limit by the next
+    // poll, and a server's passing failure by one re-ask here (the module comment).
+    try {
+      return await ask();
+    } catch (first) {
+      if (isRateLimited(first)) throw rateLimited(filter, first);
+      if (!isServerFailure(first)) throw first;
+      this.o.logger.debug({ err: shortMessage(first) }, 'eth_getLogs failed in passing: asked once more');
+      await pause(PASSING_FAILURE_PAUSE_MS);
+      try {
+        return await ask();
+      } catch (second) {
+        throw isRateLimited(second) ? rateLimited(filter, second) : second;
+      }
+    }
   }
 
   /**
@@ -829,6 +856,8 @@ export class PaymentScanner {
  * at one eth_getLogs a block.
  */
 const PINNED_LOG_RETRIES = 2;
+/** How long an eth_getLogs that a server failed in passing (a 5xx) waits before its one re-ask. */
+const PASSING_FAILURE_PAUSE_MS = 200;
 /** Successful range reads before the range size doubles again after a refusal. */
 const RANGE_GROWTH = 8;
 
@@ -881,6 +910,8 @@ export function refusal(err: unknown): Refusal | null {
   while (e !== null && typeof e === 'object' && !seen.has(e)) {
     seen.add(e);
     const o = e as { code?: number; status?: number; message?: string; details?: string; shortMessage?: string; data?: unknown; cause?: unknown };
+    // Infura's rate limit is HTTP 429 with -32005 too: a limit on calls, not on the answer's size.
+    if (o.status === 429) return null;
     if (e instanceof ResponseBodyTooLargeError || o.code === -32005 || o.status === 413) refused = true;
     for (const t of [o.details, o.shortMessage, o.message]) if (typeof t === 'string') texts.push(t);
     if (o.data !== undefined && data === undefined) data = o.data;
@@ -900,6 +931,11 @@ function suggestedRange(text: string, data: unknown): { from: bigint; to: bigint
     return { from: BigInt(d.from), to: BigInt(d.to) };
   }
   return undefined;
+}
+
+function rateLimited(filter: { blockHash: string } | { fromBlock: bigint; toBlock: bigint }, err: unknown): RateLimited {
+  const blocks = 'blockHash' in filter ? `block ${filter.blockHash}` : `blocks ${filter.fromBlock}-${filter.toBlock}`;
+  return new RateLimited(`${blocks}: the provider's rate limit refused eth_getLogs (${shortMessage(err)}); read next poll`);
 }
 
 function shortMessage(err: unknown): string {

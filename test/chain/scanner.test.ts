@@ -10,7 +10,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { and, eq } from 'drizzle-orm';
-import { createPublicClient, erc20Abi, http, HttpRequestError, ResponseBodyTooLargeError, type Address, type Hex } from 'viem';
+import { createPublicClient, erc20Abi, http, HttpRequestError, LimitExceededRpcError, ResponseBodyTooLargeError, RpcRequestError, type Address, type Hex } from 'viem';
+import { isRateLimited, isServerFailure } from '../../src/chain/lagging-nodes.ts';
 import { devAccount } from '../../src/chain/dev-accounts.ts';
 import type { ChainDeps } from '../../src/chain/client.ts';
 import { computeUnits } from '../../src/chain/compute-units.ts';
@@ -30,6 +31,9 @@ class Recorder {
   calls = 0;
   tooLarge = 0;
   maxBodyBytes = Infinity;
+  /** The next `left` requests holding `method` are answered HTTP `status` (a 429 with Infura's body), unserved. */
+  failing: { method: string; status: number; left: number } | undefined;
+  failed = 0;
   private server: Server | undefined;
   constructor(private readonly upstream: string) {}
 
@@ -41,6 +45,17 @@ class Recorder {
         const body = Buffer.concat(chunks).toString('utf8');
         const calls = ([] as { method: string; params?: unknown[] }[]).concat(JSON.parse(body));
         this.calls += calls.length;
+        const fail = this.failing;
+        if (fail !== undefined && fail.left > 0 && calls.some((c) => c.method === fail.method)) {
+          fail.left--;
+          this.failed++;
+          if (fail.status === 429) {
+            res.writeHead(429, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32005, message: 'project ID request rate exceeded' } }));
+          } else {
+            res.writeHead(fail.status, { 'content-type': 'text/plain' }).end('upstream connect error or disconnect/reset before headers');
+          }
+          return;
+        }
         for (const c of calls) if (c.method === 'eth_getLogs') this.filters.push((c.params?.[0] ?? {}) as Record<string, unknown>);
         const up = await fetch(this.upstream, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
         const text = await up.text();
@@ -280,6 +295,48 @@ describe('reading the chain through a provider', () => {
     assert.ok(units * 43_200 <= 5_000_000, `idle at the head: ${units * 43_200} compute units a day`);
   });
 
+  test('a 5xx on eth_getLogs is asked once more in the same pass; two in a row fail the pass; a rate limit ends the pass cleanly, unsplit and unrepeated', async () => {
+    const sh = await shop();
+    await worker.pass();
+    const paid = (id: string) => async () => (await detail(sh, id)).amountPaid === '1000000';
+    for (const [id, status] of [['passing-503', 503], ['passing-502', 502]] as const) {
+      const payTo = await receipt(sh, id, 1);
+      await worker.pass();
+      await pay(3, payTo, 1_000_000n);
+      recorder.failing = { method: 'eth_getLogs', status, left: 1 };
+      const before = recorder.failed;
+      const pass = await worker.pass();
+      assert.equal(recorder.failed, before + 1, `the provider answered ${status} once`);
+      assert.equal(pass.stopped, null, `the pass went on: ${pass.stopped}`);
+      assert.ok(await paid(id)(), `HTTP ${status}: the payment was read in the same pass`);
+    }
+    // An outage (a failure, then another): the pass fails rather than ask on, and reads nothing.
+    const outage = await receipt(sh, 'passing-outage', 1);
+    await worker.pass();
+    await pay(3, outage, 1_000_000n);
+    recorder.failing = { method: 'eth_getLogs', status: 503, left: 2 };
+    let before = recorder.failed;
+    await assert.rejects(worker.pass(), /HTTP request failed/);
+    assert.equal(recorder.failed, before + 2, 'asked twice, no more');
+    assert.equal((await detail(sh, 'passing-outage')).amountPaid, '0');
+    await passUntil(paid('passing-outage'), 2, 'the next pass reads the payment');
+    // A rate limit: one call, no re-ask and no split into more calls; the pass ends cleanly and
+    // the next one reads the block.
+    const limited = await receipt(sh, 'rate-limited', 1);
+    await worker.pass();
+    await pay(3, limited, 1_000_000n);
+    recorder.failing = { method: 'eth_getLogs', status: 429, left: 1 };
+    before = recorder.failed;
+    const logsBefore = recorder.filters.length;
+    const pass = await worker.pass();
+    assert.equal(recorder.failed, before + 1, 'the rate limit answered once');
+    assert.equal(recorder.filters.length, logsBefore, 'no eth_getLogs was asked again or split after it');
+    assert.match(pass.stopped ?? '', /rate limit/, 'the pass ended early, and said why');
+    assert.equal((await detail(sh, 'rate-limited')).amountPaid, '0');
+    await passUntil(paid('rate-limited'), 2, 'the next pass reads the payment');
+    recorder.failing = undefined;
+  });
+
   test('zero-value transfers of the token never count and never name the payer', async () => {
     const sh = await shop();
     const payTo = await receipt(sh, 'zero-1', 2);
@@ -371,5 +428,18 @@ describe('what counts as a refusal', () => {
     assert.equal(refusal(Object.assign(new Error('HTTP request failed.'), { status: 503 })), null);
     assert.equal(refusal(Object.assign(new Error('rate limited'), { status: 429 })), null);
     assert.equal(refusal(Object.assign(new Error('unknown block'), { code: -32000 })), null);
+  });
+
+  test("Infura's rate limit (HTTP 429 with -32005) is a rate limit, not a size refusal; a 5xx is a server's passing failure", () => {
+    const infura = new LimitExceededRpcError(new RpcRequestError({ body: {}, url: 'http://127.0.0.1:8545', status: 429, error: { code: -32005, message: 'project ID request rate exceeded' } }));
+    assert.equal(refusal(infura), null, 'never split');
+    assert.ok(isRateLimited(infura));
+    assert.ok(!isServerFailure(infura), 'never asked again at once');
+    assert.ok(isRateLimited(Object.assign(new Error('rate limited'), { status: 429 })));
+    assert.ok(isRateLimited(Object.assign(new Error('request limit reached'), { code: -32007 })), "QuickNode's code");
+    for (const status of [408, 500, 502, 503, 504]) assert.ok(isServerFailure(Object.assign(new Error('HTTP request failed.'), { status })), `HTTP ${status}`);
+    assert.ok(!isServerFailure(Object.assign(new Error('HTTP request failed.'), { status: 400 })));
+    assert.ok(!isServerFailure(Object.assign(new Error('unknown block'), { code: -32000 })), 'an answer about the block is not');
+    assert.ok(!isRateLimited(Object.assign(new Error('query returned more than 10000 results'), { code: -32005 })), "Infura's size refusal is not");
   });
 });
