@@ -45,12 +45,12 @@ export async function startSimApp(sim: Sim, env: Record<string, string> = {}): P
  * node 20 runs a second top-level `before` as soon as it is registered, without waiting for this
  * one, so a file's own set-up belongs in `started`.
  */
-export function useSimApp(started: (s: { sim: Sim; app: SimApp }) => unknown): void {
+export function useSimApp(started: (s: { sim: Sim; app: SimApp }) => unknown, env: Record<string, string> = {}): void {
   let sim: Sim | undefined;
   let app: SimApp | undefined;
   before(async () => {
     sim = await startSim();
-    app = await startSimApp(sim);
+    app = await startSimApp(sim, env);
     app.t.deps.startWorkers();
     await started({ sim, app });
   });
@@ -91,6 +91,8 @@ export async function openShop(sim: Sim, t: TestApp, behaviour: ProviderBehaviou
 export interface OpenReceipt {
   id: string;
   payTo: Address;
+  /** The payment page's API path with its signed query, as the buyer's browser opens it. */
+  page: string;
   /** What the receipt asks for, in token units. */
   amount: bigint;
 }
@@ -99,9 +101,10 @@ export async function openReceipt(t: TestApp, shop: Shop, id: string, totalUsd: 
   const res = await t.call(shop.key, 'POST', '/api/receipts', { id, lineItems: [{ label: 'Item', priceUsd: totalUsd }], totalUsd, ...extra });
   assert.equal(res.status, 201, JSON.stringify(res.body));
   const search = new URL(res.body.paymentUrl).search;
-  const page = await t.call(null, 'GET', `/api/pay/${id}${search}`);
+  const path = `/api/pay/${id}${search}`;
+  const page = await t.call(null, 'GET', path);
   assert.equal(page.status, 200, JSON.stringify(page.body));
-  return { id, payTo: page.body.payment.payTo, amount: BigInt(page.body.payment.amount) };
+  return { id, payTo: page.body.payment.payTo, page: path, amount: BigInt(page.body.payment.amount) };
 }
 
 /** A buyer (dev account 0-8) pays `amount` of the test USDC to `to`, straight on the node; resolves with the mined transfer. */
