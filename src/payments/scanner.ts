@@ -850,12 +850,14 @@ export class PaymentScanner {
 
 /**
  * Immediate re-asks of a block's pinned logs that a lagging node did not have, while a receipt
- * waits: two. A miss (about one answer in three on a busy provider) would otherwise hold the
- * payment a block time or more (with one re-ask, stalls of three passes were still seen); each
- * re-ask costs one eth_getLogs, which idle (nobody waiting) is not spent, so the idle cost stays
+ * waits: as many as any pinned read's (LAG_RETRIES, three). A miss (about one answer in three on a
+ * busy provider) would otherwise hold the payment a block time or more: with one re-ask, stalls of
+ * three passes were seen; with two, about one block read in 40 still ended its pass, and a
+ * payment's path reads four or five blocks (its own, its sweep's, the confirmations). Each re-ask
+ * costs one eth_getLogs, only after a miss and only while a receipt waits, so the idle cost stays
  * at one eth_getLogs a block.
  */
-const PINNED_LOG_RETRIES = 2;
+const PINNED_LOG_RETRIES = LAG_RETRIES;
 /** How long an eth_getLogs that a server failed in passing (a 5xx) waits before its one re-ask. */
 const PASSING_FAILURE_PAUSE_MS = 200;
 /** Successful range reads before the range size doubles again after a refusal. */

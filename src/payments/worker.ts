@@ -6,8 +6,9 @@
  *   3. settles every receipt whose transfers changed or that still waits for depth or a sweep
  *      (src/payments/settle.ts), most money first within a time budget, each on its own: one
  *      receipt's failure is logged and skipped;
- *   4. starts the sweeps owed (src/payments/sweeper.ts) in the background; the next pass waits
- *      for them, so a pass never waits for a transaction to be mined;
+ *   4. starts the sweeps owed (src/payments/sweeper.ts) in the background, as soon as the
+ *      receipts holding money worth a sweep are settled (before dust); the next pass waits for
+ *      them, so a pass never waits for a transaction to be mined;
  *   5. credits money that reached newly stored addresses before they were stored
  *      (src/payments/early-money.ts), settled next pass;
  *   6. expires receipts whose time ran out with nothing received;
@@ -238,9 +239,22 @@ export class ChainWorker {
     // costs its sender that much, paid to the merchant); the rest only within a time budget, and
     // what is left stays watched for the next pass: dust to hundreds of addresses never holds back
     // a payment, and a stream of payments never starves a smaller one.
+    // The sweeps owed go out in the background as soon as every receipt holding money worth a
+    // sweep is settled, before any dust is (a scan that failed sends none: the pass fails and is
+    // tried again). The newest head any node named dates each send (when to replace it); the
+    // scanned head is what the balances are read at.
+    let sweepsStarted = false;
+    const startSweeps = () => {
+      if (sweepsStarted || scanError !== undefined) return;
+      sweepsStarted = true;
+      this.sweeper.start(scan.chainHead, scan.head, head.baseFee);
+    };
     const settleStarted = Date.now();
     for (const { key, units } of await mostMoneyFirst(db, [...keys.values()], context.token)) {
-      if (units < this.dustUnits && Date.now() - settleStarted >= SETTLE_BUDGET_MS) break;
+      if (units < this.dustUnits) {
+        startSweeps();
+        if (Date.now() - settleStarted >= SETTLE_BUDGET_MS) break;
+      }
       try {
         const outcome = await db.transaction((tx) => settleReceipt(tx, key, { ...context, now: Date.now() }));
         if (outcome.unswept > 0n && outcome.payAddress !== null) this.sweeper.want({ ...key, payAddress: outcome.payAddress, unswept: outcome.unswept });
@@ -250,11 +264,7 @@ export class ChainWorker {
       }
     }
     mark('settle');
-    // The sweeps owed go out now, in the background, while the rest of the pass runs (a scan that
-    // failed sends none: the pass fails and is tried again).
-    // The newest head any node named dates each send (when to replace it); the scanned head is what
-    // the balances are read at.
-    if (scanError === undefined) this.sweeper.start(scan.chainHead, scan.head, head.baseFee);
+    startSweeps();
     // Money that reached newly stored addresses before they were stored (src/payments/early-money.ts): after
     // the settling, so a burst of new addresses never delays a payment's; what it credits is watched
     // and settled next pass.
