@@ -22,7 +22,7 @@ import { and, asc, eq, isNotNull, isNull, sql } from 'drizzle-orm';
 import { erc20Abi, getAbiItem, type Address, type Hex } from 'viem';
 import type { Logger } from 'pino';
 import type { ChainDeps } from '../chain/client.ts';
-import { fromAnyNode, LAG_RETRIES } from '../chain/lagging-nodes.ts';
+import { fromAnyNode, isRateLimited, LAG_RETRIES } from '../chain/lagging-nodes.ts';
 import type { Db } from '../db/client.ts';
 import { chainCursors, receipts, receiptTransfers, splitConfigs, splitTransactions } from '../db/schema.ts';
 import { CURSOR, DEFAULT_SCAN_LIMITS, type ReceiptKey } from './scanner.ts';
@@ -86,14 +86,22 @@ export async function creditEarlyMoney(o: EarlyMoneyOptions): Promise<EarlyMoney
     .orderBy(asc(receipts.wallet))
     .limit(EARLY_MONEY_PER_PASS);
   const started = Date.now();
-  // A few looks at a time: each is mostly a round trip to the provider.
-  for (let i = 0; i < due.length && Date.now() - started < EARLY_MONEY_BUDGET_MS; i += EARLY_MONEY_AT_ONCE) {
+  // A few looks at a time: each is mostly a round trip to the provider. The first rate limit met
+  // ends the looks of this pass: the rest wait, rather than spend the calls the next pass's
+  // reading of new blocks needs.
+  let limited = false;
+  for (let i = 0; i < due.length && !limited && Date.now() - started < EARLY_MONEY_BUDGET_MS; i += EARLY_MONEY_AT_ONCE) {
     await Promise.all(
       due.slice(i, i + EARLY_MONEY_AT_ONCE).map(async (r) => {
         try {
           if (await creditOne(o, r, cursor.block, result)) result.credited.push({ wallet: r.wallet, receiptId: r.receiptId });
         } catch (err) {
           // One address's failing look never holds back another's; it stays unchecked for the next pass.
+          if (isRateLimited(err)) {
+            limited = true;
+            o.logger.info({ wallet: r.wallet, receiptId: r.receiptId }, 'looking for money that reached a payment address early met the rate limit; the looks go on next pass');
+            return;
+          }
           o.logger.error({ err, wallet: r.wallet, receiptId: r.receiptId }, 'looking for money that reached a payment address early failed; tried again next pass');
         }
       }),

@@ -12,7 +12,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { and, eq } from 'drizzle-orm';
+import { and, eq, isNotNull, isNull, ne } from 'drizzle-orm';
 import { createPublicClient, erc20Abi, http, type Hex } from 'viem';
 import type { ChainDeps, ChainPublicClient } from '../../src/chain/client.ts';
 import { paymentSalt, predictPaymentAddress } from '../../src/chain/payment-address.ts';
@@ -75,5 +75,31 @@ describe('early money through a node behind', () => {
       found.map((x) => [x.kind, x.amountUnits, x.transactionHash]),
       [['in', '5000000', hash.toLowerCase()]],
     );
+  });
+
+  test("the provider's rate limit met ends the pass's looks: the rest wait for the next pass instead of spending the limit", async () => {
+    const { tc, t } = f;
+    const db = t.deps.database.db;
+    const sh = await deployShop(t);
+    const ids = Array.from({ length: 12 }, (_, i) => `early-limit-${i}`);
+    for (const id of ids) await postReceipt(t, sh, id, 2);
+    await db.transaction((tx) => fillPayAddresses(tx, tc.chain.paymentFactory!));
+    // Only these are left to look at: every other address was looked at by the test before.
+    await db.update(receipts).set({ earlyMoneyCheckedAt: Date.now() }).where(and(isNotNull(receipts.payAddress), isNull(receipts.earlyMoneyCheckedAt), ne(receipts.wallet, sh.wallet)));
+    const looked = async () => (await db.select({ id: receipts.id }).from(receipts).where(and(eq(receipts.wallet, sh.wallet), isNotNull(receipts.earlyMoneyCheckedAt)))).length;
+    proxy.configure({ lag: null, rateLimitPerSecond: 2 });
+    proxy.resetStats();
+    // No transport retries, so each call meets the limit at most once.
+    const limitedClient = { ...f.tc.chain, publicClient: createPublicClient({ chain: f.tc.chain.publicClient.chain, transport: http(proxy.url, { retryCount: 0 }) }) as ChainPublicClient };
+    await creditEarlyMoney({ db, chain: limitedClient, logger: testLogger() });
+    const stats = proxy.stats();
+    assert.ok(stats.rateLimited.requests >= 1, 'the limit was met');
+    // A look at an empty address is one balance read; four are made at once.
+    assert.ok(stats.rateLimited.requests <= 4, `no look started after the limit was met: ${stats.rateLimited.requests} refused`);
+    const first = await looked();
+    assert.ok(first < ids.length, `the rest wait: ${first} of ${ids.length} looked at`);
+    proxy.configure({ rateLimitPerSecond: null });
+    for (let pass = 0; pass < 5 && (await looked()) < ids.length; pass++) await creditEarlyMoney({ db, chain: limitedClient, logger: testLogger() });
+    assert.equal(await looked(), ids.length, 'later passes look at every address');
   });
 });
