@@ -74,6 +74,15 @@ async function mineAt(wei: bigint): Promise<void> {
   await anvil().mine({ blocks: 1 });
 }
 
+/** Fees fall back to 0.05 gwei: two blocks with a pass after each, then one more pass, so the waiting sweep gets in and the next is sent and mined. */
+async function feesFall(): Promise<void> {
+  await mineAt(parseGwei('0.05'));
+  await step();
+  await mineAt(parseGwei('0.05'));
+  await step();
+  await step();
+}
+
 const shop = (): Promise<Shop> => deployShop(f.t);
 
 async function receipt(sh: Shop, id: string, totalUsd: number, extra: Record<string, unknown> = {}): Promise<{ id: string; payTo: Hex }> {
@@ -150,11 +159,7 @@ describe('a base-fee spike', () => {
       assert.equal(done!.state, 'mined');
       assert.equal(done!.minedHash, stuck!.attempts[1]!.hash, 'the replacement is the one mined');
       // The second receipt's sweep, then fees fall.
-      await mineAt(parseGwei('0.05'));
-      await step();
-      await mineAt(parseGwei('0.05'));
-      await step();
-      await step();
+      await feesFall();
     } finally {
       await anvil().setAutomine(true);
     }
@@ -209,11 +214,7 @@ describe('a base-fee spike', () => {
       assert.equal(worker().sweepHealth().atFeeCap, 2, 'both wait for fees');
 
       // Fees fall: the first sweep gets in, then the second is sent.
-      await mineAt(parseGwei('0.05'));
-      await step();
-      await mineAt(parseGwei('0.05'));
-      await step();
-      await step();
+      await feesFall();
     } finally {
       await anvil().setAutomine(true);
     }
