@@ -10,14 +10,11 @@ import { createWalletClient, erc20Abi, http, type Hex } from 'viem';
 import { devAccount } from '../../src/chain/dev-accounts.ts';
 import { chainStatus, receipts, rejectedWrites } from '../../src/db/schema.ts';
 import { SWEEP_STATUS } from '../../src/payments/sweeper.ts';
-import { ensureWebBuild } from '../../scripts/ensure-web-build.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { admin, newAccount, signIn } from '../helpers/session.ts';
-import { CHAIN_WAIT_MS, startChainApp, startTestChain, type TestChain } from '../chain/helpers.ts';
+import { CHAIN_WAIT_MS, type TestChain } from '../chain/helpers.ts';
 import { eventually, until, waitFor } from '../helpers/wait.ts';
 import {
-  launchChromium,
-  listenLocal,
   PLATFORM,
   RENDER_MS,
   screenshot,
@@ -25,6 +22,7 @@ import {
   signInThroughPage,
   skipReason,
   startHarness,
+  useChainBrowser,
   type Harness,
   type Merchant,
 } from './harness.ts';
@@ -668,19 +666,7 @@ describe('terminal on a dev chain', { skip: skipReason, timeout: 150_000 }, () =
   let t: TestApp;
   let base: string;
   let browser: Browser;
-  before(async () => {
-    await ensureWebBuild((line) => console.log(line));
-    tc = await startTestChain();
-    t = await startChainApp(tc.chain, { CONFIRMATIONS: '1' });
-    t.deps.startWorkers();
-    base = await listenLocal(t);
-    browser = await launchChromium();
-  });
-  after(async () => {
-    await browser?.close();
-    await t?.close();
-    await tc?.close();
-  });
+  useChainBrowser({ CONFIRMATIONS: '1' }, (s) => ({ tc, t, base, browser } = s));
 
   test('the card shows the live status, paid and due, and "Paid" once the transfer to payTo completes it', async () => {
     const s = await signIn(t);

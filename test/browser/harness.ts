@@ -5,6 +5,7 @@
  * strict one that behaves as MetaMask does about chains (see injectStrictWallet).
  */
 import { existsSync, mkdirSync } from 'node:fs';
+import { after, before } from 'node:test';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
@@ -424,6 +425,40 @@ export async function setUpSplit(m: Merchant): Promise<void> {
 
 /** How long a test waits for the page to re-render after an event (it re-renders after, not during). */
 export const RENDER_MS = 5_000;
+
+/** A browser suite's dev chain, the app on it with its workers, where it listens, and Chromium. */
+export interface ChainBrowserSuite {
+  tc: TestChain;
+  t: TestApp;
+  /** http://127.0.0.1:<port>, where the app listens. */
+  base: string;
+  browser: Browser;
+}
+
+/**
+ * For a describe block: starts the web build, a dev chain, the app on it with `env` (its workers
+ * started) listening at 127.0.0.1, and Chromium, in the block's before hook; hands them to
+ * `started` in that same hook (the suite's own set-up belongs there, so it runs after), and closes
+ * every browser context, Chromium, the app and the chain after the block.
+ */
+export function useChainBrowser(env: Record<string, string>, started: (s: ChainBrowserSuite) => unknown): void {
+  let suite: Partial<ChainBrowserSuite> = {};
+  before(async () => {
+    await ensureWebBuild((line) => console.log(line));
+    const tc = (suite.tc = await startTestChain());
+    const t = (suite.t = await startChainApp(tc.chain, env));
+    t.deps.startWorkers();
+    const base = await listenLocal(t);
+    suite = { tc, t, base, browser: await launchChromium() };
+    await started(suite as ChainBrowserSuite);
+  });
+  after(async () => {
+    for (const c of suite.browser?.contexts() ?? []) await c.close();
+    await suite.browser?.close();
+    await suite.t?.close();
+    await suite.tc?.close();
+  });
+}
 
 /** A test file's dev chain, the app on it with its workers, listening at `siteUrl`, and Chromium. */
 export interface ChainBrowser {

@@ -10,17 +10,16 @@
  * show in words.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import { type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { describe, test } from 'node:test';
+import { type Browser, type Page } from 'playwright-core';
 import { createWalletClient, decodeFunctionData, erc20Abi, http, type Address, type Hex } from 'viem';
 import type { PrivateKeyAccount } from 'viem/accounts';
 import { devAccount } from '../../src/chain/dev-accounts.ts';
-import { ensureWebBuild } from '../../scripts/ensure-web-build.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { admin, signIn, type Session } from '../helpers/session.ts';
-import { PLATFORM, startChainApp, startTestChain, type TestChain } from '../chain/helpers.ts';
+import { PLATFORM, type TestChain } from '../chain/helpers.ts';
 import { eventually, waitFor } from '../helpers/wait.ts';
-import { PHONE, RENDER_MS, screenshot, skipReason, launchChromium, listenLocal } from './harness.ts';
+import { PHONE, RENDER_MS, screenshot, skipReason, useChainBrowser } from './harness.ts';
 
 if (skipReason) console.log(skipReason);
 
@@ -37,15 +36,9 @@ describe('refunds in the admin app', { skip: skipReason, timeout: 180_000 }, () 
   /** The merchant's session from Node, for setting up the split and reading back. */
   let s: Session;
   let key: string;
-  const contexts: BrowserContext[] = [];
 
-  before(async () => {
-    await ensureWebBuild((line) => console.log(line));
-    tc = await startTestChain();
-    t = await startChainApp(tc.chain, { CONFIRMATIONS: '1', PLATFORM_RECIPIENT_ADDRESS: PLATFORM });
-    t.deps.startWorkers();
-    base = await listenLocal(t);
-    browser = await launchChromium();
+  useChainBrowser({ CONFIRMATIONS: '1', PLATFORM_RECIPIENT_ADDRESS: PLATFORM }, async (started) => {
+    ({ tc, t, base, browser } = started);
     // Signs the same EIP-712 challenge as a private-key account does.
     s = await signIn(t, devAccount(MERCHANT) as unknown as PrivateKeyAccount);
     const split = await admin(t, s, 'POST', '/api/split/deploy', {
@@ -56,12 +49,6 @@ describe('refunds in the admin app', { skip: skipReason, timeout: 180_000 }, () 
     });
     assert.equal(split.status, 200, JSON.stringify(split.body));
     key = await t.key(s.wallet);
-  });
-  after(async () => {
-    for (const c of contexts) await c.close();
-    await browser?.close();
-    await t?.close();
-    await tc?.close();
   });
 
   const walletOf = (i: number) => createWalletClient({ chain: tc.chain.publicClient.chain, transport: http(tc.chain.rpcUrl), account: devAccount(i) });
@@ -112,7 +99,6 @@ describe('refunds in the admin app', { skip: skipReason, timeout: 180_000 }, () 
       locale: 'en-US',
       timezoneId: 'UTC',
     });
-    contexts.push(context);
     context.setDefaultTimeout(15_000);
     const account = devAccount(MERCHANT);
     const wallet = walletOf(MERCHANT);

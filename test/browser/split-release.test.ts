@@ -7,18 +7,17 @@
  * asked, and sends real transactions from a dev account through a function exposed from Node.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import { type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { describe, test } from 'node:test';
+import { type Browser, type Page } from 'playwright-core';
 import { createWalletClient, erc20Abi, http, toHex, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { devAccount } from '../../src/chain/dev-accounts.ts';
 import { paymentSplitterAbi } from '../../src/chain/split-contract.ts';
-import { ensureWebBuild } from '../../scripts/ensure-web-build.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { admin, signIn } from '../helpers/session.ts';
-import { CHAIN_WAIT_MS, PLATFORM, startChainApp, startTestChain, type TestChain } from '../chain/helpers.ts';
+import { CHAIN_WAIT_MS, PLATFORM, type TestChain } from '../chain/helpers.ts';
 import { waitFor } from '../helpers/wait.ts';
-import { browseWithDevWallet, screenshot, skipReason, launchChromium, listenLocal } from './harness.ts';
+import { browseWithDevWallet, screenshot, skipReason, useChainBrowser } from './harness.ts';
 
 if (skipReason) console.log(skipReason);
 
@@ -28,31 +27,15 @@ describe('split page: balances, payouts and automatic payouts', { skip: skipReas
   let t: TestApp;
   let base: string;
   let browser: Browser;
-  const contexts: BrowserContext[] = [];
 
-  before(async () => {
-    await ensureWebBuild((line) => console.log(line));
-    tc = await startTestChain();
-    t = await startChainApp(tc.chain, { CONFIRMATIONS: '1', PLATFORM_RECIPIENT_ADDRESS: PLATFORM });
-    t.deps.startWorkers();
-    base = await listenLocal(t);
-    browser = await launchChromium();
-  });
-  after(async () => {
-    for (const c of contexts) await c.close();
-    await browser?.close();
-    await t?.close();
-    await tc?.close();
-  });
+  useChainBrowser({ CONFIRMATIONS: '1', PLATFORM_RECIPIENT_ADDRESS: PLATFORM }, (s) => ({ tc, t, base, browser } = s));
 
   /** A dev account as a local account, so it can both sign in (typed data) and pay gas. */
   const devKeyAccount = (i: number) => privateKeyToAccount(toHex(devAccount(i).getHdKey().privateKey!));
 
-  /** The signed-in merchant's browser with dev account `walletOf`'s wallet (browseWithDevWallet), closed after the file. */
+  /** The signed-in merchant's browser with dev account `walletOf`'s wallet (browseWithDevWallet), closed after the suite. */
   async function browse(cookie: string, walletOf: number, phone = false) {
-    const b = await browseWithDevWallet({ browser, base, tc, cookie, walletOf, phone });
-    contexts.push(b.context);
-    return b;
+    return browseWithDevWallet({ browser, base, tc, cookie, walletOf, phone });
   }
 
   const row = (page: Page, address: string) => page.locator(`[data-testid="balance-row"][data-address="${address.toLowerCase()}"]`);

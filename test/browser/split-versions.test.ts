@@ -6,16 +6,15 @@
  * from there with the merchant's wallet.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { type Browser } from 'playwright-core';
 import { erc20Abi, type Hex } from 'viem';
 import { paymentSplitterAbi } from '../../src/chain/split-contract.ts';
-import { ensureWebBuild } from '../../scripts/ensure-web-build.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { admin, newAccount, signIn } from '../helpers/session.ts';
 import { until } from '../helpers/wait.ts';
-import { CHAIN_WAIT_MS, devWallet, PLATFORM, postReceipt, startChainApp, startTestChain, type TestChain } from '../chain/helpers.ts';
-import { browseWithDevWallet, screenshot, skipReason, launchChromium, listenLocal } from './harness.ts';
+import { CHAIN_WAIT_MS, devWallet, PLATFORM, postReceipt, type TestChain } from '../chain/helpers.ts';
+import { browseWithDevWallet, screenshot, skipReason, useChainBrowser } from './harness.ts';
 
 if (skipReason) console.log(skipReason);
 
@@ -27,20 +26,8 @@ describe('split page: versions', { skip: skipReason, timeout: 300_000 }, () => {
   let base: string;
   let browser: Browser;
 
-  before(async () => {
-    await ensureWebBuild((line) => console.log(line));
-    tc = await startTestChain();
-    t = await startChainApp(tc.chain, { CONFIRMATIONS: '1', PLATFORM_RECIPIENT_ADDRESS: PLATFORM });
-    // The chain worker and sweeper move a receipt's payment into its version's split.
-    t.deps.startWorkers();
-    base = await listenLocal(t);
-    browser = await launchChromium();
-  });
-  after(async () => {
-    await browser?.close();
-    await t?.close();
-    await tc?.close();
-  });
+  // The chain worker and sweeper move a receipt's payment into its version's split.
+  useChainBrowser({ CONFIRMATIONS: '1', PLATFORM_RECIPIENT_ADDRESS: PLATFORM }, (s) => ({ tc, t, base, browser } = s));
 
   test('a new version from the recipients editor becomes current; the same recipients again change nothing', async () => {
     const s = await signIn(t);
