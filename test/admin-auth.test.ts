@@ -1,18 +1,13 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { SignJWT } from 'jose';
 import { loadJwtKey } from '../src/auth/secret.ts';
-import { randomWallet, startTestApp, type TestApp } from './helpers/app.ts';
+import { randomWallet, type TestApp, useTestApp } from './helpers/app.ts';
 import { admin, challenge, cookieFrom, newAccount, sign, signIn } from './helpers/session.ts';
 
 let t: TestApp;
 const superAccount = newAccount();
-before(async () => {
-  t = await startTestApp({ SUPERADMIN_WALLETS: superAccount.address });
-});
-after(async () => {
-  await t.close();
-});
+useTestApp({ SUPERADMIN_WALLETS: superAccount.address }, (app) => (t = app));
 
 describe('wallet sign-in', () => {
   test('challenge gives a complete EIP-712 payload; login sets an HttpOnly SameSite cookie', async () => {

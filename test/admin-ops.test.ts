@@ -1,17 +1,12 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import { randomWallet, startTestApp, type TestApp } from './helpers/app.ts';
+import { describe, test } from 'node:test';
+import { randomWallet, type TestApp, useTestApp } from './helpers/app.ts';
 import { admin, newAccount, signIn, type Session } from './helpers/session.ts';
 
 const PLATFORM = '0x000000000000000000000000000000000000beef';
 let t: TestApp;
 const superAccount = newAccount();
-before(async () => {
-  t = await startTestApp({ SUPERADMIN_WALLETS: superAccount.address, WEBHOOK_ALLOW_PRIVATE: 'false' });
-});
-after(async () => {
-  await t.close();
-});
+useTestApp({ SUPERADMIN_WALLETS: superAccount.address, WEBHOOK_ALLOW_PRIVATE: 'false' }, (app) => (t = app));
 
 const recipients = (wallet: string) => [
   { address: wallet, sharesBps: 9950 },

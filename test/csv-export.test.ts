@@ -4,7 +4,7 @@
  * the writer's own rules, and compared row by row with the JSON answers of the same filters.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { parse } from 'csv-parse/sync';
 import { recordSplitTransaction, splitTransactionPages } from '../src/domain/split-transactions.ts';
 import type { Receipt } from '../src/contract/receipts.ts';
@@ -13,16 +13,11 @@ import { ReceiptService } from '../src/domain/receipt-service.ts';
 import { SplitService } from '../src/payments/split-service.ts';
 import type { SplitTransaction } from '../src/contract/split.ts';
 import { splitTransfer } from './helpers/split-transactions.ts';
-import { appWithDatabaseAway, randomWallet, startTestApp, type Res, type TestApp } from './helpers/app.ts';
+import { appWithDatabaseAway, randomWallet, type Res, type TestApp, useTestApp } from './helpers/app.ts';
 import { testReceipt } from './helpers/receipt-views.ts';
 
 let t: TestApp;
-before(async () => {
-  t = await startTestApp();
-});
-after(async () => {
-  await t.close();
-});
+useTestApp({}, (app) => (t = app));
 
 const T0 = 1_767_225_600_000;
 

@@ -19,16 +19,11 @@ import { connectRedis, createDeps, type Deps } from '../src/deps.ts';
 import { RedisRateLimiter } from '../src/gateway/rate-limit.ts';
 import { subscriptionKeys, subscriptions } from '../src/db/schema.ts';
 import { createSubscription, revokeSubscription, rotateKey } from '../src/gateway/subscriptions.ts';
-import { freshPostgresDatabase, randomWallet, startTestApp, type Res, type TestApp } from './helpers/app.ts';
+import { freshPostgresDatabase, randomWallet, type Res, startTestApp, type TestApp, useTestApp } from './helpers/app.ts';
 import { until } from './helpers/wait.ts';
 
 let t: TestApp;
-before(async () => {
-  t = await startTestApp();
-});
-after(async () => {
-  await t.close();
-});
+useTestApp({}, (app) => (t = app));
 
 const receipt = (id: string) => ({ id, lineItems: [{ label: 'Tea', priceUsd: 2 }], totalUsd: 2 });
 

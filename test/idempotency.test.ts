@@ -6,22 +6,17 @@
  * Each test counts what the database holds afterwards.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { and, eq } from 'drizzle-orm';
 import { Purger } from '../src/auth/purge.ts';
 import { idempotencyKeys, inventoryItems, receipts, receiptStatusHistory, refunds, subscriptions, writeIds } from '../src/db/schema.ts';
 import { IDEMPOTENCY_RETENTION_MS, WRITE_ID_RETENTION_MS } from '../src/db/write-claims.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
+import { type TestApp, useTestApp } from './helpers/app.ts';
 import { setUpMerchant } from './helpers/merchant.ts';
 import { admin, signIn } from './helpers/session.ts';
 
 let t: TestApp;
-before(async () => {
-  t = await startTestApp();
-});
-after(async () => {
-  await t.close();
-});
+useTestApp({}, (app) => (t = app));
 
 const ORDER = { items: [{ sku: 'tea', qty: 2 }] };
 const TEA = { sku: 'tea', name: 'Tea', priceUsd: 3, stockQty: 50 };

@@ -1,14 +1,9 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import { randomWallet, startTestApp, type TestApp } from './helpers/app.ts';
+import { describe, test } from 'node:test';
+import { randomWallet, type TestApp, useTestApp } from './helpers/app.ts';
 
 let t: TestApp;
-before(async () => {
-  t = await startTestApp();
-});
-after(async () => {
-  await t.close();
-});
+useTestApp({}, (app) => (t = app));
 
 const coffee = { sku: 'COF-1', name: 'Coffee', priceUsd: 3.5 };
 

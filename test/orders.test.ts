@@ -1,22 +1,17 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 import { openDatabase, type Db } from '../src/db/client.ts';
 import { AppError } from '../src/lib/errors.ts';
 import { OrderService } from '../src/domain/orders.ts';
 import { createStores } from '../src/db/stores.ts';
 import { getSplitConfig, storeSplitConfig } from '../src/domain/splits.ts';
-import { randomWallet, startTestApp, type TestApp } from './helpers/app.ts';
+import { randomWallet, startTestApp, type TestApp, useTestApp } from './helpers/app.ts';
 import { setUpMerchant } from './helpers/merchant.ts';
 import { staleReceiptViews, unrenderedReceipts } from './helpers/receipt-views.ts';
 
 let t: TestApp;
-before(async () => {
-  t = await startTestApp();
-});
-after(async () => {
-  await t.close();
-});
+useTestApp({}, (app) => (t = app));
 
 const menu = [
   { sku: 'coffee', name: 'Coffee', priceUsd: 3.5, stockQty: 10 },

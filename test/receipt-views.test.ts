@@ -4,23 +4,18 @@
  * row stored without them reads the same, and concurrent changes leave none stale.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { and, eq } from 'drizzle-orm';
 import { receipts, receiptStatusHistory, refunds } from '../src/db/schema.ts';
 import type { InsertReceiptParams } from '../src/db/receipt-store.ts';
 import { recordTrackingStatus } from '../src/domain/receipts.ts';
 import { parseRefund, refundReceipt } from '../src/domain/refunds.ts';
 import { setSensitiveStatus } from '../src/domain/sensitive-status.ts';
-import { randomWallet, startTestApp, type TestApp } from './helpers/app.ts';
+import { randomWallet, type TestApp, useTestApp } from './helpers/app.ts';
 import { staleReceiptViews, testReceipt, unrenderedReceipts } from './helpers/receipt-views.ts';
 
 let t: TestApp;
-before(async () => {
-  t = await startTestApp();
-});
-after(async () => {
-  await t.close();
-});
+useTestApp({}, (app) => (t = app));
 
 const db = () => t.deps.database.db;
 const BUYER = '0x' + 'b1'.repeat(20);

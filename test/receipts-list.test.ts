@@ -4,17 +4,12 @@
  * receipt when others are created between pages.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import { randomWallet, startTestApp, type Res, type TestApp } from './helpers/app.ts';
+import { describe, test } from 'node:test';
+import { randomWallet, type Res, type TestApp, useTestApp } from './helpers/app.ts';
 import { testReceipt } from './helpers/receipt-views.ts';
 
 let t: TestApp;
-before(async () => {
-  t = await startTestApp();
-});
-after(async () => {
-  await t.close();
-});
+useTestApp({}, (app) => (t = app));
 
 const T0 = 1_767_225_600_000;
 const ids = (res: Res) => res.body.receipts.map((r: { receiptId: string }) => r.receiptId);

@@ -1,19 +1,14 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { eq } from 'drizzle-orm';
 import { receipts, receiptStatusHistory, receiptTransfers, refunds } from '../src/db/schema.ts';
 import { createReceipt } from '../src/domain/receipts.ts';
 import { saveShopConfig } from '../src/domain/shop.ts';
-import { randomWallet, startTestApp, type Res, type TestApp } from './helpers/app.ts';
+import { randomWallet, type Res, type TestApp, useTestApp } from './helpers/app.ts';
 import { testReceipt } from './helpers/receipt-views.ts';
 
 let t: TestApp;
-before(async () => {
-  t = await startTestApp();
-});
-after(async () => {
-  await t.close();
-});
+useTestApp({}, (app) => (t = app));
 
 const body = (id: string) => ({
   id,

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { and, eq } from 'drizzle-orm';
 import { pino } from 'pino';
 import type { Db } from '../src/db/client.ts';
@@ -19,16 +19,11 @@ import { parseReturnUrl, returnUrlPolicy, returnUrlShown } from '../src/domain/r
 import { saveShopConfig } from '../src/domain/shop.ts';
 import { Journal } from '../src/journal/journal.ts';
 import { loadJwtKey } from '../src/auth/secret.ts';
-import { appWithDatabaseAway, startTestApp, type TestApp } from './helpers/app.ts';
+import { appWithDatabaseAway, type TestApp, useTestApp } from './helpers/app.ts';
 import { assertRefusedOnReceiptsAndOrders, setUpMerchant } from './helpers/merchant.ts';
 
 let t: TestApp;
-before(async () => {
-  t = await startTestApp();
-});
-after(async () => {
-  await t.close();
-});
+useTestApp({}, (app) => (t = app));
 
 const SHOP = 'https://shop.example';
 const shop = { processingFeePct: 0, allowedEmbedOrigins: [SHOP, 'https://other.example:8443'] };

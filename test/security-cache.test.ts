@@ -3,17 +3,12 @@
  * token, key routes a merchant's data; every /api/* answer says Cache-Control: no-store.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import { randomWallet, startTestApp, type TestApp } from './helpers/app.ts';
+import { describe, test } from 'node:test';
+import { randomWallet, type TestApp, useTestApp } from './helpers/app.ts';
 import { admin, signIn } from './helpers/session.ts';
 
 let t: TestApp;
-before(async () => {
-  t = await startTestApp();
-});
-after(async () => {
-  await t.close();
-});
+useTestApp({}, (app) => (t = app));
 
 describe('Cache-Control on API answers', () => {
   test('a session\'s /api/auth/me, a key\'s list and receipt, and their errors carry no-store', async () => {

@@ -5,24 +5,19 @@
  * split deployments per wallet and per day.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { slotsTaken, takeSlot } from '../src/db/counters.ts';
 import { RateLimited } from '../src/lib/errors.ts';
 import { MAX_SPLIT_DEPLOYS_PER_WALLET_PER_DAY, PLATFORM_COUNTER_WALLET, setUpSplit, type SplitChain } from '../src/domain/split-setup.ts';
 import { MAX_SUBSCRIPTIONS_PER_MERCHANT } from '../src/gateway/subscriptions.ts';
 import { MAX_ENDPOINTS } from '../src/webhooks/endpoints.ts';
-import { randomWallet, startTestApp, type Res, type TestApp } from './helpers/app.ts';
+import { randomWallet, type Res, type TestApp, useTestApp } from './helpers/app.ts';
 import { admin, signIn } from './helpers/session.ts';
 import { until } from './helpers/wait.ts';
 
 const PLATFORM = '0x000000000000000000000000000000000000beef';
 let t: TestApp;
-before(async () => {
-  t = await startTestApp();
-});
-after(async () => {
-  await t.close();
-});
+useTestApp({}, (app) => (t = app));
 
 const statuses = (all: Res[]) => all.map((r) => r.status).sort().join(',');
 const count = (all: Res[], status: number) => all.filter((r) => r.status === status).length;

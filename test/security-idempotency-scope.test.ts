@@ -4,17 +4,12 @@
  * and their own receipt moved, never the other's 409 or replay.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import { startTestApp, type TestApp } from './helpers/app.ts';
+import { describe, test } from 'node:test';
+import { type TestApp, useTestApp } from './helpers/app.ts';
 import { admin, signIn, type Session } from './helpers/session.ts';
 
 let t: TestApp;
-before(async () => {
-  t = await startTestApp();
-});
-after(async () => {
-  await t.close();
-});
+useTestApp({}, (app) => (t = app));
 
 async function receiptOf(s: Session, id: string): Promise<void> {
   const key = await t.key(s.wallet);

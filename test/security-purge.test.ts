@@ -5,23 +5,18 @@
  * stops on close.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { eq, inArray } from 'drizzle-orm';
 import { pino } from 'pino';
 import { Purger } from '../src/auth/purge.ts';
 import { NONCE_TTL_MS, SESSION_TTL_MS } from '../src/auth/sessions.ts';
 import { authNonces, sessions, usageCounters } from '../src/db/schema.ts';
-import { randomWallet, startTestApp, type TestApp } from './helpers/app.ts';
+import { randomWallet, startTestApp, type TestApp, useTestApp } from './helpers/app.ts';
 import { newAccount, signIn } from './helpers/session.ts';
 import { sleep, until } from './helpers/wait.ts';
 
 let t: TestApp;
-before(async () => {
-  t = await startTestApp();
-});
-after(async () => {
-  await t.close();
-});
+useTestApp({}, (app) => (t = app));
 
 const HOUR = 3_600_000;
 

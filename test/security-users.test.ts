@@ -5,19 +5,14 @@
  * does not tell when it is online.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import { randomWallet, startTestApp, type TestApp } from './helpers/app.ts';
+import { describe, test } from 'node:test';
+import { randomWallet, type TestApp, useTestApp } from './helpers/app.ts';
 import { admin, newAccount, signIn } from './helpers/session.ts';
 
 const DAY = 86_400_000;
 let t: TestApp;
 const superAccount = newAccount();
-before(async () => {
-  t = await startTestApp({ SUPERADMIN_WALLETS: superAccount.address });
-});
-after(async () => {
-  await t.close();
-});
+useTestApp({ SUPERADMIN_WALLETS: superAccount.address }, (app) => (t = app));
 
 describe('users:read', () => {
   test('a throw-away wallet: its session and every key it issues itself are refused the directory', async () => {

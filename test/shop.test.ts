@@ -1,16 +1,11 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { AppError } from '../src/lib/errors.ts';
 import { saveShopConfig, type ShopConfigInput } from '../src/domain/shop.ts';
-import { randomWallet, startTestApp, type TestApp } from './helpers/app.ts';
+import { randomWallet, type TestApp, useTestApp } from './helpers/app.ts';
 
 let t: TestApp;
-before(async () => {
-  t = await startTestApp();
-});
-after(async () => {
-  await t.close();
-});
+useTestApp({}, (app) => (t = app));
 
 const defaults = { name: null, brandName: 'Splitline', processingFeePct: 0, taxJurisdictions: [], allowedEmbedOrigins: [] };
 

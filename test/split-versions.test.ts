@@ -5,18 +5,13 @@
  * test/chain/split-versions.test.ts.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import { randomWallet, startTestApp, type TestApp } from './helpers/app.ts';
+import { describe, test } from 'node:test';
+import { randomWallet, type TestApp, useTestApp } from './helpers/app.ts';
 import { admin, signIn, type Session } from './helpers/session.ts';
 
 const PLATFORM = '0x000000000000000000000000000000000000beef';
 let t: TestApp;
-before(async () => {
-  t = await startTestApp();
-});
-after(async () => {
-  await t.close();
-});
+useTestApp({}, (app) => (t = app));
 
 const recipientsOf = (wallet: string, partner?: string) =>
   partner === undefined

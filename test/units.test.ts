@@ -6,21 +6,16 @@
  * shapes beside them.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { getAddress } from 'viem';
 import { splitTransactions } from '../src/db/schema.ts';
 import { getReceiptStatus } from '../src/domain/receipts.ts';
 import { listSplitTransactions } from '../src/domain/split-transactions.ts';
 import { expireReceipt } from '../src/payments/settle.ts';
-import { randomWallet, startTestApp, type TestApp } from './helpers/app.ts';
+import { randomWallet, type TestApp, useTestApp } from './helpers/app.ts';
 
 let t: TestApp;
-before(async () => {
-  t = await startTestApp();
-});
-after(async () => {
-  await t.close();
-});
+useTestApp({}, (app) => (t = app));
 
 /** A token address as a chain configures it (checksummed). */
 const TOKEN = getAddress('0x5fbdb2315678afecb367f032d93f642f64180aa3');

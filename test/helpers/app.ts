@@ -94,6 +94,22 @@ export function useFreshPostgres(serverUrl: string, opts: { poolSize: number; se
 }
 
 /**
+ * A test file's app with `env`: started before the file's tests and closed after them. It is
+ * handed to `started` inside the same `before` hook: node 20 runs a second top-level `before` as
+ * soon as it is registered, so a file's own set-up belongs in `started`.
+ */
+export function useTestApp(env: Record<string, string>, started: (t: TestApp) => unknown): void {
+  let app: TestApp | undefined;
+  before(async () => {
+    app = await startTestApp(env);
+    await started(app);
+  });
+  after(async () => {
+    await app?.close();
+  });
+}
+
+/**
  * `opts.chain`: a chain the test file started (test/chain/helpers.ts); the app uses it rather than
  * starting its own, so several apps in one file share one anvil. Without it the app has no chain.
  */
