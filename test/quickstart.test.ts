@@ -12,7 +12,6 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -20,6 +19,7 @@ import { devAccount } from '../src/chain/dev-accounts.ts';
 import { CHAIN_WAIT_MS } from './chain/helpers.ts';
 import { until, waitFor } from './helpers/wait.ts';
 import { http, ROOT } from './helpers/service.ts';
+import { freePort } from '../scripts/service-launcher.ts';
 
 const README_PORT = '8080';
 /** A first start builds the web app and the server and creates the database (about a minute on 2 busy cores). */
@@ -40,14 +40,6 @@ function quickStartCommands(readme: string): string[] {
       .map((line) => line.trim())
       .filter((line) => line !== '' && !line.startsWith('#')),
   );
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen({ host: '127.0.0.1', port: 0 }, resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 let server: ChildProcess | undefined;

@@ -19,6 +19,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import { ensureServerBuild, SERVER_DIST, startArgs } from '../scripts/ensure-server-build.ts';
+import { freePort } from '../scripts/service-launcher.ts';
 import { freshPostgresDatabase } from './helpers/app.ts';
 import { http, ROOT, startService, stopAllServices } from './helpers/service.ts';
 
@@ -87,14 +88,6 @@ describe('start-up checks: one line and exit code 1 before anything slow', () =>
     await new Promise<void>((resolve) => server.listen({ host: '127.0.0.1', port: 0 }, resolve));
     held.push(server);
     return (server.address() as { port: number }).port;
-  }
-
-  async function freePort(): Promise<number> {
-    const server = createServer();
-    await new Promise<void>((resolve) => server.listen({ host: '127.0.0.1', port: 0 }, resolve));
-    const { port } = server.address() as { port: number };
-    await new Promise((resolve) => server.close(resolve));
-    return port;
   }
 
   interface Refusal {
