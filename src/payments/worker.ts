@@ -7,8 +7,9 @@
  *      (src/payments/settle.ts), most money first within a time budget, each on its own: one
  *      receipt's failure is logged and skipped;
  *   4. starts the sweeps owed (src/payments/sweeper.ts) in the background, as soon as the
- *      receipts holding money worth a sweep are settled (before dust); the next pass waits for
- *      them, so a pass never waits for a transaction to be mined;
+ *      receipts holding money worth a sweep are settled (and smaller ones for 50 ms, before dust
+ *      can hold them); the next pass waits for them, so a pass never waits for a transaction to
+ *      be mined;
  *   5. credits money that reached newly stored addresses before they were stored
  *      (src/payments/early-money.ts), settled next pass;
  *   6. expires receipts whose time ran out with nothing received;
@@ -239,10 +240,12 @@ export class ChainWorker {
     // costs its sender that much, paid to the merchant); the rest only within a time budget, and
     // what is left stays watched for the next pass: dust to hundreds of addresses never holds back
     // a payment, and a stream of payments never starves a smaller one.
-    // The sweeps owed go out in the background as soon as every receipt holding money worth a
-    // sweep is settled, before any dust is (a scan that failed sends none: the pass fails and is
-    // tried again). The newest head any node named dates each send (when to replace it); the
-    // scanned head is what the balances are read at.
+    // The sweeps owed go out in the background once every receipt holding money worth a sweep is
+    // settled and the smaller ones have had SMALL_BEFORE_SWEEPS_MS: a small receipt paid in full
+    // (swept whatever its amount) sorts before dust and goes in its own pass's run, while dust to
+    // hundreds of addresses holds the sweeps no longer than that. A scan that failed sends none:
+    // the pass fails and is tried again. The newest head any node named dates each send (when to
+    // replace it); the scanned head is what the balances are read at.
     let sweepsStarted = false;
     const startSweeps = () => {
       if (sweepsStarted || scanError !== undefined) return;
@@ -250,9 +253,11 @@ export class ChainWorker {
       this.sweeper.start(scan.chainHead, scan.head, head.baseFee);
     };
     const settleStarted = Date.now();
+    let smallFrom: number | undefined;
     for (const { key, units } of await mostMoneyFirst(db, [...keys.values()], context.token)) {
       if (units < this.dustUnits) {
-        startSweeps();
+        smallFrom ??= Date.now();
+        if (Date.now() - smallFrom >= SMALL_BEFORE_SWEEPS_MS) startSweeps();
         if (Date.now() - settleStarted >= SETTLE_BUDGET_MS) break;
       }
       try {
@@ -386,6 +391,8 @@ const BLOCK_ARRIVAL_MS = 400;
  * few hundred.
  */
 const SETTLE_BUDGET_MS = 500;
+/** How long receipts under SWEEP_DUST_USD are settled before the pass's sweeps start (the rest of the budget runs beside them). */
+const SMALL_BEFORE_SWEEPS_MS = 50;
 /** Receipts settled per pass besides those whose transfers just changed. */
 const WATCH_PER_PASS = 1000;
 /** Receipts expired per pass at most; the rest wait for the next. */

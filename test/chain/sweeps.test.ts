@@ -372,6 +372,28 @@ describe('dust', () => {
     await stepUntilCompleted(sh, 'dust-0');
     assert.deepEqual(await swept(dust[0]!.payTo), [5_000_000n]);
   });
+
+  test('a payment and a small receipt paid in full, in one block with dust, are both swept by the pass that reads the block', async () => {
+    const sh = await shop();
+    const dust = await Promise.all(Array.from({ length: 25 }, (_, i) => receipt(sh, `one-block-dust-${i}`, 5)));
+    const small = await receipt(sh, 'one-block-small', 0.01);
+    const big = await receipt(sh, 'one-block-big', 8);
+    await stepToHead();
+    await anvil().setAutomine(false);
+    try {
+      for (const d of dust) await pay(8, d.payTo, 1n);
+      await pay(7, small.payTo, 10_000n);
+      await pay(6, big.payTo, 8_000_000n);
+      await anvil().mine({ blocks: 1 });
+    } finally {
+      await anvil().setAutomine(true);
+    }
+    await step();
+    // Settled most money first: the payment, then the small receipt, then dust within the budget.
+    assert.equal((await sweepsOf(db(), big.payTo)).length, 1, 'the payment is swept by the pass that read it');
+    assert.equal((await sweepsOf(db(), small.payTo)).length, 1, 'so is the small receipt paid in full: it settled before the sweeps started');
+    for (const d of dust) assert.deepEqual(await sweepsOf(db(), d.payTo), [], 'dust is not swept');
+  });
 });
 
 describe('a node that answers stale nonces', () => {
