@@ -57,6 +57,16 @@ async function current(db: Db, wallet: string): Promise<Record<string, unknown>>
   return rest;
 }
 
+/** Writes the wallet's whole profile record (a new row, or over the stored one) and answers its view. */
+async function save(db: Db, record: ReturnType<typeof parseOne>, now: number): Promise<ProfileView> {
+  const [row] = await db
+    .insert(users)
+    .values({ ...record, updatedAt: now })
+    .onConflictDoUpdate({ target: users.wallet, set: { ...record, updatedAt: now } })
+    .returning();
+  return view(row!, now);
+}
+
 export async function getProfile(db: Db, wallet: string, now = Date.now()): Promise<ProfileView> {
   const [row] = await db.select().from(users).where(eq(users.wallet, wallet));
   if (row !== undefined) return view(row, now);
@@ -67,12 +77,7 @@ export async function updateProfile(db: Db, wallet: string, patch: Record<string
   const unknown = Object.keys(patch).filter((k) => !(PROFILE_FIELDS as readonly string[]).includes(k));
   if (unknown.length > 0) throw new InvalidInput(`Unknown profile fields: ${unknown.join(', ')}`);
   const record = parseOne({ ...(await current(db, wallet)), ...patch, wallet }, now);
-  const [row] = await db
-    .insert(users)
-    .values({ ...record, updatedAt: now })
-    .onConflictDoUpdate({ target: users.wallet, set: { ...record, updatedAt: now } })
-    .returning();
-  return view(row!, now);
+  return save(db, record, now);
 }
 
 /**
@@ -102,10 +107,5 @@ export async function heartbeat(
     },
     now,
   );
-  const [row] = await db
-    .insert(users)
-    .values({ ...record, updatedAt: now })
-    .onConflictDoUpdate({ target: users.wallet, set: { ...record, updatedAt: now } })
-    .returning();
-  return view(row!, now);
+  return save(db, record, now);
 }

@@ -3,7 +3,7 @@
  * deploying or checking PaymentSplitter contracts on chain.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { encodeFunctionData, erc20Abi, getAddress, parseEther, type Hex } from 'viem';
 import { devAccount, DEV_DEPLOYER_INDEX } from '../../src/chain/dev-accounts.ts';
 import { eq } from 'drizzle-orm';
@@ -13,21 +13,21 @@ import { deploySplit, verifySplitMatches } from '../../src/chain/split-contract.
 import { splitConfigs } from '../../src/db/schema.ts';
 import { randomWallet, startTestApp, type TestApp } from '../helpers/app.ts';
 import { admin, signIn } from '../helpers/session.ts';
-import { CHAIN_WAIT_MS, PLATFORM, startChainApp, startTestChain, testLogger, type TestChain } from './helpers.ts';
+import { CHAIN_WAIT_MS, PLATFORM, testLogger, useChainApp, type TestChain } from './helpers.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 let tc: TestChain;
 let chain: ChainDeps;
 let t: TestApp;
-before(async () => {
-  tc = await startTestChain();
-  chain = tc.chain;
-  t = await startChainApp(chain);
-});
-after(async () => {
-  await t.close();
-  await tc.close();
-});
+useChainApp(
+  {},
+  {
+    started: (s) => {
+      ({ tc, t } = s);
+      chain = tc.chain;
+    },
+  },
+);
 
 const rpc = (payload: unknown) => t.call(null, 'POST', '/dev/rpc', payload, { 'content-type': 'application/json' });
 const recipientsOf = (wallet: string) => [

@@ -124,14 +124,17 @@ export interface ChainFile {
 /**
  * Starts a dev chain and an app on it before the file's tests (`env` for the app), and closes both
  * after. `workers`: start the app's background workers too, rather than the tests driving passes.
+ * `started`: the file's own set-up, run inside the same `before` hook with the chain and the app
+ * (node 20 runs a second top-level `before` as soon as it is registered).
  */
-export function useChainApp(env: Record<string, string>, opts: { workers?: boolean } = {}): ChainFile {
+export function useChainApp(env: Record<string, string>, opts: { workers?: boolean; started?: (s: { tc: TestChain; t: TestApp }) => unknown } = {}): ChainFile {
   let tc: TestChain | undefined;
   let t: TestApp | undefined;
   before(async () => {
     tc = await startTestChain();
     t = await startChainApp(tc.chain, env);
     if (opts.workers === true) t.deps.startWorkers();
+    await opts.started?.({ tc, t });
   });
   after(async () => {
     await t?.close();

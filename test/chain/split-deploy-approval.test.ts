@@ -7,33 +7,28 @@
  * elsewhere still gets theirs.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import type { ChainDeps } from '../../src/chain/client.ts';
 import { deploySplit, verifySplitMatches } from '../../src/chain/split-contract.ts';
 import { deploysPerSourcePerDay } from '../../src/domain/split-setup.ts';
 import type { Res, TestApp } from '../helpers/app.ts';
 import { admin, newAccount, signIn, type Session } from '../helpers/session.ts';
-import { devWallet, PLATFORM, startChainApp, startTestChain, type TestChain } from './helpers.ts';
+import { devWallet, PLATFORM, useChainApp, type TestChain } from './helpers.ts';
 
 const PER_DAY = 20;
 const superAccount = newAccount();
 let tc: TestChain;
 let chain: ChainDeps;
 let t: TestApp;
-before(async () => {
-  tc = await startTestChain();
-  chain = tc.chain;
-  t = await startChainApp(chain, {
-    SPLIT_DEPLOYS_APPROVED_ONLY: 'true',
-    SPLIT_DEPLOYS_PER_DAY: String(PER_DAY),
-    SUPERADMIN_WALLETS: superAccount.address,
-    TRUST_PROXY: '1',
-  });
-});
-after(async () => {
-  await t.close();
-  await tc.close();
-});
+useChainApp(
+  { SPLIT_DEPLOYS_APPROVED_ONLY: 'true', SPLIT_DEPLOYS_PER_DAY: String(PER_DAY), SUPERADMIN_WALLETS: superAccount.address, TRUST_PROXY: '1' },
+  {
+    started: (s) => {
+      ({ tc, t } = s);
+      chain = tc.chain;
+    },
+  },
+);
 
 const recipientsOf = (wallet: string) => [
   { address: wallet, sharesBps: 9950 },
