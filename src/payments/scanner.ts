@@ -64,11 +64,12 @@
  * refused ends the pass (logged, `stopped` in the result): it is read again next pass, never
  * skipped, and the worker's other work goes on.
  *
- * **Passing failures and rate limits.** A load balancer's 5xx (or a 408) on an eth_getLogs is asked
- * once more after PASSING_FAILURE_PAUSE_MS; a second failure in a row fails the pass, so an outage
- * is not hammered. Without the re-ask, one 503 (about one request in a hundred on a hosted
- * provider) failed the pass and the worker backed off two block times: the steps in the mainnet
- * bench's payment latency. A rate limit (HTTP 429) is neither asked again nor split: it ends the
+ * **Passing failures and rate limits.** While a receipt waits, a load balancer's 5xx (or a 408) on
+ * an eth_getLogs is asked once more after PASSING_FAILURE_PAUSE_MS; a second failure in a row fails
+ * the pass, so an outage is not hammered. Without the re-ask, one 503 (about one request in a
+ * hundred on a hosted provider) failed the pass and the worker backed off two block times: the
+ * steps in the mainnet bench's payment latency. Idle, nobody waits: the pass fails as before and
+ * the next reads the blocks with one range, which costs fewer calls than asking again. A rate limit (HTTP 429) is neither asked again nor split: it ends the
  * pass cleanly (`stopped`), and the blocks are read at the next poll, when the limit has room
  * again. Asking at once would spend the limit that other reads of the pass (early money's balance
  * reads, the sweeper) need, and Infura's 429 carries -32005, so taking it for a size refusal split
@@ -226,6 +227,8 @@ export class PaymentScanner {
   /** A pass ended on a node behind at this head: nothing up to it is read again before `until` (lagPauseMs). */
   private lagged: { head: bigint; until: number } | undefined;
   private passCalls = 0;
+  /** Whether this pass reads for a receipt that waits (money or depth): only then is a server's failure asked again. */
+  private awaitedPass = true;
   private readonly limits: ScanLimits;
   /** The range size that last worked; halves on a refusal, grows back after RANGE_GROWTH successes. */
   private range: bigint;
@@ -264,6 +267,7 @@ export class PaymentScanner {
     const touched = new Map<string, ReceiptKey>();
     const withdrawn: ReceiptKey[] = [];
     let stopped: string | null = null;
+    this.awaitedPass = awaited;
     let cursor = (await this.cursor()) ?? (await this.startCursor(latest));
     try {
       if (latest.number <= cursor) {
@@ -471,7 +475,7 @@ export class PaymentScanner {
       return await ask();
     } catch (first) {
       if (isRateLimited(first)) throw rateLimited(filter, first);
-      if (!isServerFailure(first)) throw first;
+      if (!isServerFailure(first) || !this.awaitedPass) throw first;
       this.o.logger.debug({ err: shortMessage(first) }, 'eth_getLogs failed in passing: asked once more');
       await pause(PASSING_FAILURE_PAUSE_MS);
       try {
