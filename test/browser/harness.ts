@@ -8,7 +8,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { after, before } from 'node:test';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
 import { createWalletClient, http, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type LocalAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { ensureWebBuild } from '../../scripts/ensure-web-build.ts';
@@ -51,6 +51,17 @@ export const skipReason: string | false = existsSync(CHROMIUM)
 export const SCREENSHOTS = path.join(fileURLToPath(new URL('../..', import.meta.url)), 'test-artifacts', 'screenshots');
 export const PHONE = { width: 390, height: 844 };
 const DESKTOP = { width: 1280, height: 860 };
+
+/** A page's context as the tests open it: a desktop, or a phone (touch, 2x), in English at UTC; at `base` when given. */
+export function contextOptions(phone: boolean, base?: string): BrowserContextOptions {
+  return {
+    ...(base === undefined ? {} : { baseURL: base }),
+    viewport: phone ? PHONE : DESKTOP,
+    ...(phone ? { isMobile: true, hasTouch: true, deviceScaleFactor: 2 } : {}),
+    locale: 'en-US',
+    timezoneId: 'UTC',
+  };
+}
 
 export interface ApiResult {
   status: number;
@@ -140,13 +151,7 @@ export async function startHarness(env: Record<string, string> = {}, opts: { cha
     browser,
     async open(opts = {}) {
       const account = opts.account ?? privateKeyToAccount(generatePrivateKey());
-      const context = await browser.newContext({
-        baseURL: base,
-        viewport: opts.phone ? PHONE : DESKTOP,
-        ...(opts.phone ? { isMobile: true, hasTouch: true, deviceScaleFactor: 2 } : {}),
-        locale: 'en-US',
-        timezoneId: 'UTC',
-      });
+      const context = await browser.newContext(contextOptions(opts.phone === true, base));
       contexts.push(context);
       context.setDefaultTimeout(10_000);
       if (opts.wallet !== false) {
@@ -366,13 +371,7 @@ export async function browseWithDevWallet(opts: {
   phone?: boolean;
 }): Promise<DevWalletPage> {
   const { base, tc, phone = false } = opts;
-  const context = await opts.browser.newContext({
-    baseURL: base,
-    viewport: phone ? PHONE : DESKTOP,
-    ...(phone ? { isMobile: true, hasTouch: true, deviceScaleFactor: 2 } : {}),
-    locale: 'en-US',
-    timezoneId: 'UTC',
-  });
+  const context = await opts.browser.newContext(contextOptions(phone, base));
   context.setDefaultTimeout(15_000);
   const [name, value] = opts.cookie.split('=') as [string, string];
   await context.addCookies([{ name, value, url: base }]);
@@ -492,12 +491,7 @@ export async function startChainBrowser(env: Record<string, string> = {}): Promi
     siteUrl,
     browser,
     async context(opts = {}) {
-      const context = await browser.newContext({
-        viewport: opts.desktop ? DESKTOP : PHONE,
-        ...(opts.desktop ? {} : { isMobile: true, hasTouch: true, deviceScaleFactor: 2 }),
-        locale: 'en-US',
-        timezoneId: 'UTC',
-      });
+      const context = await browser.newContext(contextOptions(opts.desktop !== true));
       contexts.push(context);
       context.setDefaultTimeout(15_000);
       // The first load of a page on a busy machine (other test files share its cores) can take longer.

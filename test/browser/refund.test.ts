@@ -19,11 +19,10 @@ import type { TestApp } from '../helpers/app.ts';
 import { admin, signIn, type Session } from '../helpers/session.ts';
 import { PLATFORM, type TestChain } from '../chain/helpers.ts';
 import { eventually, waitFor } from '../helpers/wait.ts';
-import { PHONE, RENDER_MS, screenshot, skipReason, useChainBrowser } from './harness.ts';
+import { contextOptions, RENDER_MS, screenshot, skipReason, useChainBrowser } from './harness.ts';
 
 if (skipReason) console.log(skipReason);
 
-const DESKTOP = { width: 1280, height: 860 };
 /** The merchant's wallet sends refunds; the buyer pays receipts. */
 const MERCHANT = 1;
 const BUYER = 2;
@@ -92,13 +91,7 @@ describe('refunds in the admin app', { skip: skipReason, timeout: 180_000 }, () 
    * transactions on the dev chain from the merchant's dev account, and answers receipts of them.
    */
   async function merchantPage(phone = false): Promise<MerchantPage> {
-    const context = await browser.newContext({
-      baseURL: base,
-      viewport: phone ? PHONE : DESKTOP,
-      ...(phone ? { isMobile: true, hasTouch: true, deviceScaleFactor: 2 } : {}),
-      locale: 'en-US',
-      timezoneId: 'UTC',
-    });
+    const context = await browser.newContext(contextOptions(phone, base));
     context.setDefaultTimeout(15_000);
     const account = devAccount(MERCHANT);
     const wallet = walletOf(MERCHANT);
