@@ -69,9 +69,9 @@
  * the pass, so an outage is not hammered. Without the re-ask, one 503 (about one request in a
  * hundred on a hosted provider) failed the pass and the worker backed off two block times: the
  * steps in the mainnet bench's payment latency. Idle, nobody waits: the pass fails as before and
- * the next reads the blocks with one range, which costs fewer calls than asking again. A rate limit (HTTP 429) is neither asked again nor split: it ends the
- * pass cleanly (`stopped`), and the blocks are read at the next poll, when the limit has room
- * again. Asking at once would spend the limit that other reads of the pass (early money's balance
+ * the next reads the blocks with one range, which costs fewer calls than asking again. A rate
+ * limit (HTTP 429) is neither asked again nor split: it ends the pass cleanly (`stopped`), and the
+ * blocks are read at the next poll, when the limit has room again. Asking at once would spend the limit that other reads of the pass (early money's balance
  * reads, the sweeper) need, and Infura's 429 carries -32005, so taking it for a size refusal split
  * the range into more calls under the very limit.
  *
