@@ -441,14 +441,14 @@ export interface ChainBrowserSuite {
  * every browser context, Chromium, the app and the chain after the block.
  */
 export function useChainBrowser(env: Record<string, string>, started: (s: ChainBrowserSuite) => unknown): void {
-  let suite: Partial<ChainBrowserSuite> = {};
+  const suite: Partial<ChainBrowserSuite> = {};
   before(async () => {
     await ensureWebBuild((line) => console.log(line));
-    const tc = (suite.tc = await startTestChain());
-    const t = (suite.t = await startChainApp(tc.chain, env));
-    t.deps.startWorkers();
-    const base = await listenLocal(t);
-    suite = { tc, t, base, browser: await launchChromium() };
+    suite.tc = await startTestChain();
+    suite.t = await startChainApp(suite.tc.chain, env);
+    suite.t.deps.startWorkers();
+    suite.base = await listenLocal(suite.t);
+    suite.browser = await launchChromium();
     await started(suite as ChainBrowserSuite);
   });
   after(async () => {
