@@ -33,7 +33,7 @@ import type { Db } from '../db/client.ts';
 import type { ChainPublicClient, ChainWalletClient } from './client.ts';
 import { firstFees, gwei, replacementFees, type Fees } from './fees.ts';
 import { NonceKeeper } from './nonce-keeper.ts';
-import { refusalOf, type Refusal } from './refusals.ts';
+import { sendSigned, type Refusal } from './refusals.ts';
 import { sendSerially } from './wallet-queue.ts';
 
 /** A transaction of the deployer: `to` absent deploys `data` as creation code. */
@@ -273,13 +273,9 @@ export class Deployer {
 
   /** Hands a signed transaction to the node: null when taken, else how it was refused. */
   private async broadcast(raw: Hex): Promise<Refusal | null> {
-    try {
-      await this.publicClient.sendRawTransaction({ serializedTransaction: raw });
-      return null;
-    } catch (err) {
-      this.lastError = err;
-      return refusalOf(err);
-    }
+    const { refusal, error } = await sendSigned(this.publicClient, raw);
+    if (refusal !== null) this.lastError = error;
+    return refusal;
   }
 
   private sign(tx: DeployerTx, nonce: bigint, gas: bigint, fees: Fees): Promise<Hex> {

@@ -49,7 +49,7 @@ import type { ChainDeps } from '../chain/client.ts';
 import { firstFees, gwei, replacementFees, type Fees } from '../chain/fees.ts';
 import { fromAnyNode } from '../chain/lagging-nodes.ts';
 import { NonceKeeper } from '../chain/nonce-keeper.ts';
-import { refusalOf } from '../chain/refusals.ts';
+import { sendSigned, type Refusal } from '../chain/refusals.ts';
 import { sendSerially } from '../chain/wallet-queue.ts';
 import type { Db } from '../db/client.ts';
 import { chainStatus, receipts, receiptTransfers, receiptWatch, sweeps, type SweepAttempt } from '../db/schema.ts';
@@ -559,7 +559,7 @@ export class Sweeper {
     if (fees === null) {
       // The cap leaves no room for a raise. If what was sent could be mined now, a node may have
       // dropped it: send the same transaction again (harmless when it is still known).
-      if (previous.maxFeePerGas >= s.baseFee) await this.broadcast(row.raw as Hex).catch(() => undefined);
+      if (previous.maxFeePerGas >= s.baseFee) await this.broadcast(row.raw as Hex);
       if (!row.atFeeCap) {
         await db.update(sweeps).set({ atFeeCap: true, updatedAt: Date.now() }).where(eq(sweeps.id, row.id));
         this.tellAtCap(row, s.baseFee);
@@ -575,10 +575,7 @@ export class Sweeper {
     const attempt: SweepAttempt = { hash: keccak256(raw), maxFeePerGas: fees.maxFeePerGas.toString(), maxPriorityFeePerGas: fees.maxPriorityFeePerGas.toString(), block: s.head.toString(), at: Date.now() };
     const attempts = [...row.attempts, attempt];
     await db.update(sweeps).set({ attempts, raw, atFeeCap: false, updatedAt: Date.now() }).where(eq(sweeps.id, row.id));
-    const refusal = await this.broadcast(raw).then(
-      () => null,
-      (err: unknown) => refusalOf(err),
-    );
+    const refusal = await this.broadcast(raw);
     logger.info(
       { wallet: row.wallet, receiptId: row.receiptId, nonce: row.nonce.toString(), tx: attempt.hash, maxFeeGwei: gwei(fees.maxFeePerGas), refusal },
       'sweep replaced (same nonce, higher fee)',
@@ -678,10 +675,7 @@ export class Sweeper {
         await keeper.release(nonce);
         return 'skip' as const;
       }
-      const refusal = await this.broadcast(raw).then(
-        () => null,
-        (err: unknown) => refusalOf(err),
-      );
+      const refusal = await this.broadcast(raw);
       if (refusal !== null && refusal !== 'unknown' && refusal !== 'known') {
         // Refused outright: nothing was sent. The nonce goes back unless the chain already used it.
         await db.delete(sweeps).where(eq(sweeps.id, row.id));
@@ -695,7 +689,9 @@ export class Sweeper {
           .set({ sweepTx: attempt.hash, sweepSentAt: now })
           .where(and(eq(receiptWatch.wallet, need.wallet), eq(receiptWatch.receiptId, need.receiptId)));
       }
-      logger.info({ wallet: need.wallet, receiptId: need.receiptId, tx: attempt.hash, nonce: nonce.toString(), token, amount: balance.toString(), maxFeeGwei: gwei(fees.maxFeePerGas) }, 'sweep sent');
+      // `refusal` 'unknown': the provider failed every send, which the node may still have taken;
+      // the sweep is followed as sent and replaced if it stays unmined.
+      logger.info({ wallet: need.wallet, receiptId: need.receiptId, tx: attempt.hash, nonce: nonce.toString(), token, amount: balance.toString(), maxFeeGwei: gwei(fees.maxFeePerGas), ...(refusal === null ? {} : { refusal }) }, 'sweep sent');
       return 'sent' as const;
     });
     if (result === 'sent') this.spend(s, gas * fees.maxFeePerGas);
@@ -733,9 +729,10 @@ export class Sweeper {
     });
   }
 
-  private async broadcast(raw: Hex): Promise<void> {
+  /** Sends a signed sweep (again after a provider's failure or rate limit): null when the node took it. */
+  private async broadcast(raw: Hex): Promise<Refusal | null> {
     this.sent++;
-    await this.rpc(() => this.o.chain.publicClient.sendRawTransaction({ serializedTransaction: raw }));
+    return (await sendSigned(this.o.chain.publicClient, raw, () => this.calls++)).refusal;
   }
 }
 

@@ -514,6 +514,44 @@ describe('a node behind answers the balance read', () => {
   });
 });
 
+describe('a provider that fails or limits the send', () => {
+  let provider: ProviderProxy;
+  before(async () => {
+    provider = await startProviderProxy({ upstream: f.tc.chain.rpcUrl, behaviour: PLAIN_PROVIDER });
+  });
+  after(() => provider?.close());
+
+  // The provider turns the send away before any node sees it. Counted as sent, the sweep waited
+  // unmined for its replacement time (three blocks); the same bytes are sent again instead.
+  for (const refusal of [503, 429] as const) {
+    test(`a sweep whose send is answered HTTP ${refusal} is sent again at once, the same transaction, and mined in the next block`, async () => {
+      const sh = await shop();
+      const publicClient = createPublicClient({ chain: f.tc.chain.publicClient.chain, transport: http(provider.url), pollingInterval: 50 }) as ChainPublicClient;
+      const w = new ChainWorker({ db: db(), chain: { ...f.tc.chain, publicClient }, logger: testLogger(), confirmations: 1, platformRecipient: PLATFORM, startBlock: 0n });
+      provider.configure(PLAIN_PROVIDER);
+      const id = `send-refused-${refusal}`;
+      const r = await receipt(sh, id, 2);
+      await stepToHead(w);
+      provider.configure({ refuse: { status: refusal, methods: ['eth_sendRawTransaction'], limit: 1 } });
+      provider.resetStats();
+      await payMined(5, r.payTo, 2_000_000n);
+      await step(w);
+      const stats = provider.stats();
+      assert.equal(stats.refusedOnPurpose, 1, 'the first send was turned away');
+      assert.equal(stats.methods.eth_sendRawTransaction?.calls, 1, 'the node took the second send');
+      const rows = await sweepsOf(db(), r.payTo);
+      assert.equal(rows.length, 1, 'one sweep');
+      assert.equal(rows[0]!.attempts.length, 1, 'the same transaction, not a replacement');
+      const mined = await f.tc.chain.publicClient.getTransactionReceipt({ hash: rows[0]!.attempts[0]!.hash as Hex });
+      assert.equal(mined.status, 'success', 'the transaction is in a block');
+      await step(w);
+      assert.deepEqual(await swept(r.payTo), [2_000_000n]);
+      assert.equal((await status(sh, id)).status, 'completed');
+      provider.configure({ refuse: null });
+    });
+  }
+});
+
 describe('gas limits', () => {
   /** A worker of its own: its sweeper has learnt no gas limit yet, as after a restart. */
   const freshWorker = () => new ChainWorker({ db: db(), chain: f.tc.chain, logger: testLogger(), confirmations: 1, platformRecipient: PLATFORM, startBlock: 0n });

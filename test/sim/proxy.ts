@@ -18,6 +18,8 @@
  *                      above it are null and such transactions look pending (`methods` and
  *                      `limit` narrow it to some methods' first answers, for a test of one read)
  *   serverErrorShare   a share of requests is answered HTTP 503
+ *   refuse             the first `limit` requests holding a call of one of `methods` are answered
+ *                      HTTP `status` (503 or 429) and nothing of them is served (a test's one send)
  *
  * Every answer comes from anvil; the proxy only refuses, delays and rewrites. It counts calls and
  * bytes served per method (`stats`), for the bench's compute units and MB per day.
@@ -38,11 +40,18 @@ export interface LagBehaviour {
   limit?: number;
 }
 
+export interface RefuseBehaviour {
+  status: 429 | 503;
+  methods: readonly string[];
+  limit: number;
+}
+
 export interface ProviderBehaviour {
   latencyMs: readonly [number, number] | null;
   rateLimitPerSecond: number | null;
   lag: LagBehaviour | null;
   serverErrorShare: number;
+  refuse: RefuseBehaviour | null;
   getLogsMaxResults: number | null;
   getLogsMaxBlocks: number | null;
 }
@@ -53,6 +62,7 @@ export const MAINNET_PROVIDER: ProviderBehaviour = {
   rateLimitPerSecond: 25,
   lag: { share: 0.3, minBlocks: 1, maxBlocks: 3 },
   serverErrorShare: 0.01,
+  refuse: null,
   getLogsMaxResults: 10_000,
   getLogsMaxBlocks: 2_000,
 };
@@ -63,6 +73,7 @@ export const PLAIN_PROVIDER: ProviderBehaviour = {
   rateLimitPerSecond: null,
   lag: null,
   serverErrorShare: 0,
+  refuse: null,
   getLogsMaxResults: null,
   getLogsMaxBlocks: null,
 };
@@ -83,6 +94,8 @@ export interface ProviderStats {
   rateLimited: { requests: number; calls: number };
   /** Requests answered HTTP 503. */
   serverErrors: number;
+  /** Requests answered by `refuse` (counted in serverErrors or rateLimited too). */
+  refusedOnPurpose: number;
   /** Requests answered by a lagging node. */
   lagged: number;
   /** Calls of those requests that the lagging node answered (`methods` and `limit` narrow them). */
@@ -150,7 +163,7 @@ export interface ProviderProxy {
 }
 
 function emptyStats(): ProviderStats {
-  return { requests: 0, rateLimited: { requests: 0, calls: 0 }, serverErrors: 0, lagged: 0, laggedAnswers: 0, getLogsRefused: { results: 0, blocks: 0 }, methods: {}, bytes: 0, since: Date.now() };
+  return { requests: 0, rateLimited: { requests: 0, calls: 0 }, serverErrors: 0, refusedOnPurpose: 0, lagged: 0, laggedAnswers: 0, getLogsRefused: { results: 0, blocks: 0 }, methods: {}, bytes: 0, since: Date.now() };
 }
 
 /** Calls per second over a one-second bucket that refills continuously. */
@@ -329,12 +342,14 @@ export async function startProviderProxy(opts: { upstream: string; behaviour?: P
     const calls = Array.isArray(parsed) ? parsed : [parsed];
     const b = behaviour;
     if (b.latencyMs !== null) await pause(b.latencyMs[0] + random() * (b.latencyMs[1] - b.latencyMs[0]));
-    if (b.serverErrorShare > 0 && random() < b.serverErrorShare) {
+    const refused = b.refuse !== null && stats.refusedOnPurpose < b.refuse.limit && calls.some((c) => b.refuse!.methods.includes(c.method)) ? b.refuse.status : null;
+    if (refused !== null) stats.refusedOnPurpose++;
+    if (refused === 503 || (b.serverErrorShare > 0 && random() < b.serverErrorShare)) {
       stats.serverErrors++;
       res.writeHead(503, { 'content-type': 'text/plain' }).end('upstream connect error or disconnect/reset before headers');
       return;
     }
-    if (b.rateLimitPerSecond !== null && !limiter.take(calls.length, b.rateLimitPerSecond)) {
+    if (refused === 429 || (b.rateLimitPerSecond !== null && !limiter.take(calls.length, b.rateLimitPerSecond))) {
       stats.rateLimited.requests++;
       stats.rateLimited.calls += calls.length;
       const refusal = (c: Call): Answer => ({ jsonrpc: '2.0', id: c.id ?? null, error: { code: -32005, message: 'rate limited' } });

@@ -2,7 +2,8 @@
  * Reads pinned to a block behind a provider whose nodes lag (src/chain/lagging-nodes.ts), through
  * viem's own client and HTTP transport against a JSON-RPC endpoint that answers as scripted: a
  * node without the block answers Geth's "header not found", which is asked again; a revert or an
- * HTTP failure is not.
+ * HTTP failure is not. A signed transaction whose send the provider failed or limited is sent
+ * again, the same bytes (src/chain/refusals.ts).
  */
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
@@ -10,6 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { createPublicClient, encodeAbiParameters, erc20Abi, http } from 'viem';
 import { fromAnyNode, isBlockMissing, LAG_RETRIES } from '../../src/chain/lagging-nodes.ts';
+import { RESEND_PAUSES_MS, sendSigned } from '../../src/chain/refusals.ts';
 
 type Scripted = { error: { code: number; message: string; data?: string } } | { status: number } | { result: string };
 
@@ -83,5 +85,44 @@ describe('reads pinned to a block, behind lagging nodes', () => {
     }
     assert.equal(isBlockMissing(Object.assign(new Error('nonce too low'), { code: -32000 })), false);
     assert.equal(isBlockMissing(new Error('header not found')), false, 'without an RPC code it is not the node’s answer');
+  });
+});
+
+describe('a signed transaction sent through a provider that fails or limits requests', () => {
+  const RAW = '0x02f86b82210501843b9aca00843b9aca0082520894000000000000000000000000000000000000000080c001a0aa000000000000000000000000000000000000000000000000000000000000aaa0bb000000000000000000000000000000000000000000000000000000000000bb';
+  const HASH = { result: `0x${'ab'.repeat(32)}` };
+  const send = () => sendSigned(client(), RAW);
+
+  test('a 503, then the node takes it: the same bytes were sent twice', async () => {
+    script = [{ status: 503 }, HASH];
+    asked = [];
+    assert.equal((await send()).refusal, null);
+    assert.deepEqual(
+      asked.map((a) => a.params[0]),
+      [RAW, RAW],
+    );
+  });
+
+  test('a 429, then "nonce too low": the first reached a node after all, so the transaction is out there (known)', async () => {
+    script = [{ status: 429 }, { error: { code: -32000, message: 'nonce too low' } }];
+    asked = [];
+    assert.equal((await send()).refusal, 'known');
+    assert.equal(asked.length, 2);
+  });
+
+  test(`failed every time: sent ${1 + RESEND_PAUSES_MS.length} times in all, and 'unknown' (it may still be out there)`, async () => {
+    script = [{ status: 503 }, { status: 429 }, { status: 502 }, HASH];
+    asked = [];
+    assert.equal((await send()).refusal, 'unknown');
+    assert.equal(asked.length, 1 + RESEND_PAUSES_MS.length);
+  });
+
+  test("the node's own refusal is an answer: not sent again", async () => {
+    script = [{ error: { code: -32000, message: 'insufficient funds for gas * price + value' } }, HASH];
+    asked = [];
+    assert.equal((await send()).refusal, 'funds');
+    script = [{ error: { code: -32000, message: 'nonce too low' } }, HASH];
+    assert.equal((await send()).refusal, 'nonce_used', 'on the first send it means another transaction used the nonce');
+    assert.equal(asked.length, 2);
   });
 });
