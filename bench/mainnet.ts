@@ -78,6 +78,8 @@ export interface MainnetReport {
   payments: Cost & { callsPerPayment: number; computeUnitsPerPayment: number; kbPerPayment: number };
   blockToCompletedMs: Stats;
   samplesMs: number[];
+  /** Time between the simulated chain's blocks during the payments (its timestamps, whole seconds). */
+  blockGapsMs: { blocks: number; p50: number; max: number; over3s: number };
   completed: number;
   /** Payments right after dust and during a flood of fake logs, against payments alone; null when skipped. */
   strangers: { dust: StrangerDelay; flood: StrangerDelay } | null;
@@ -110,6 +112,7 @@ async function paymentPhase(sim: Sim, app: SimApp, count: number, idle: MainnetR
   for (let i = 0; i < count; i++) receipts.push(await openReceipt(app.t, shop, `bench-${i}`, (100 + i) / 100));
   sim.proxy.resetStats();
   const started = Date.now();
+  const firstBlock = await sim.publicClient.getBlockNumber({ cacheTime: 0 });
   const samples: number[] = [];
   const waits: Promise<void>[] = [];
   for (const r of receipts) {
@@ -126,6 +129,7 @@ async function paymentPhase(sim: Sim, app: SimApp, count: number, idle: MainnetR
   }
   await Promise.all(waits);
   const cost = costOf(sim.proxy.resetStats(), (Date.now() - started) / 1000);
+  const blockGapsMs = await blockGaps(sim, firstBlock, await sim.publicClient.getBlockNumber({ cacheTime: 0 }));
   const share = cost.seconds / idle.seconds;
   const over = (all: number, idleAmount: number) => Math.max(0, all - idleAmount * share) / count;
   return {
@@ -136,7 +140,21 @@ async function paymentPhase(sim: Sim, app: SimApp, count: number, idle: MainnetR
       kbPerPayment: over(cost.bytes, idle.bytes) / 1000,
     },
     samples,
+    blockGapsMs,
   };
+}
+
+/**
+ * The time between consecutive blocks from `from` to `to`, as the node stamped them: a block
+ * later than the block time delays every payment waiting for depth, whatever the worker does, so
+ * the report shows it beside block → completed.
+ */
+async function blockGaps(sim: Sim, from: bigint, to: bigint): Promise<MainnetReport['blockGapsMs']> {
+  const stamps: number[] = [];
+  for (let b = from; b <= to; b++) stamps.push(Number((await sim.publicClient.getBlock({ blockNumber: b })).timestamp) * 1000);
+  const gaps = stamps.slice(1).map((t, i) => t - stamps[i]!);
+  const sorted = [...gaps].sort((a, b) => a - b);
+  return { blocks: gaps.length, p50: percentile(sorted, 50), max: sorted.at(-1) ?? NaN, over3s: gaps.filter((g) => g > 3000).length };
 }
 
 /**
@@ -209,6 +227,7 @@ export function mainnetMarkdown(r: MainnetReport): string {
     `| block → completed p50 | ${n(r.blockToCompletedMs.p50 / 1000, 1)} s | ≤ 9 s |`,
     `| block → completed p95 | ${n(r.blockToCompletedMs.p95 / 1000, 1)} s | ≤ 15 s |`,
     `| payments completed | ${r.completed} of ${r.settings.payments} | all |`,
+    `| the chain's blocks during the payments: gap p50 / max, gaps over 3 s | ${n(r.blockGapsMs.p50 / 1000, 1)} / ${n(r.blockGapsMs.max / 1000, 1)} s, ${r.blockGapsMs.over3s} of ${r.blockGapsMs.blocks} | 2 s |`,
     `| idle RPC calls per day | ${n(r.idle.callsPerDay)} | |`,
     `| idle compute units per day | ${n(r.idle.computeUnitsPerDay)} | ≤ 5,000,000 |`,
     `| idle MB of answers per day | ${n(r.idle.mbPerDay, 1)} | |`,
@@ -295,6 +314,7 @@ export async function benchMainnet(env: NodeJS.ProcessEnv = process.env): Promis
       payments: paid.cost,
       blockToCompletedMs: { p50: percentile(sorted, 50), p95: percentile(sorted, 95), max: sorted.at(-1) ?? NaN },
       samplesMs: paid.samples,
+      blockGapsMs: paid.blockGapsMs,
       completed: paid.samples.length,
       strangers,
     };

@@ -96,6 +96,8 @@ export interface Config {
   rpcLogsMaxRange: number;
   /** eth_getLogs calls one chain worker pass may make (catch-up is spread over passes). */
   rpcLogsCallsPerPass: number;
+  /** Calls a second the RPC provider allows (RPC_RATE_LIMIT); null when not known. */
+  rpcRateLimit: number | null;
   /** Newest blocks read one by one, pinned to their hash, because a load-balanced node may lag. */
   rpcLagHorizonBlocks: number;
   containerType: ContainerType;
@@ -452,6 +454,7 @@ export function loadConfig(env: Env = process.env): Config {
     chainPollMs: int('CHAIN_POLL_MS', chain === 'dev' && devChainBlockTime === 0 ? 100 : chainBlockSeconds * 1000, 10, 600_000),
     rpcLogsMaxRange: int('RPC_LOGS_MAX_RANGE', 2000, 1, 1_000_000),
     rpcLogsCallsPerPass: int('RPC_LOGS_CALLS_PER_PASS', 32, 1, 10_000),
+    rpcRateLimit: int('RPC_RATE_LIMIT', 0, 0, 100_000) || null,
     rpcLagHorizonBlocks: int('RPC_LAG_HORIZON_BLOCKS', 64, 1, 100_000),
     containerType: oneOf('CONTAINER_TYPE', ['platform', 'partner'] as const, 'platform'),
     brandKey,

@@ -26,7 +26,6 @@ import {
   getAddress,
   http,
   parseEther,
-  webSocket,
   type Account,
   type Address,
   type Chain,
@@ -46,6 +45,7 @@ import { Deployer } from './deployer.ts';
 import { devPublicClient } from './dev-public-client.ts';
 import { DEV_CHAIN_ID, startDevChain, type DevChain } from './dev-chain.ts';
 import { DevChainAttachError } from './errors.ts';
+import { RpcBudget } from './rpc-budget.ts';
 import { assertPaymentFactory, ensurePaymentFactory, factoryAddress } from './payment-address.ts';
 import { ensureTestUsdc } from './test-usdc-setup.ts';
 import type { TokenInfo } from './test-usdc.ts';
@@ -88,6 +88,8 @@ export interface ChainDeps {
   paymentFactoryV1: Address | undefined;
   /** The node's JSON-RPC URL as the service reaches it (for the dev chain: anvil on loopback). */
   rpcUrl: string;
+  /** The provider's rate budget (src/chain/rpc-budget.ts); absent for the embedded dev chain, which has no limit. */
+  rpcBudget?: RpcBudget;
   dev?: DevChainInfo;
   close(): Promise<void>;
 }
@@ -105,9 +107,6 @@ export interface StartChainParams {
 
 const VIEM_CHAINS: Record<Exclude<ChainName, 'dev'>, Chain> = { base, 'base-sepolia': baseSepolia };
 
-function transportFor(url: string, timeout: number): Transport {
-  return url.startsWith('ws') ? webSocket(url, { timeout }) : http(url, { timeout });
-}
 
 export async function startChain(p: StartChainParams): Promise<ChainDeps> {
   if (p.config.chain !== 'dev') return connectPublicChain(p, p.config.chain);
@@ -120,7 +119,8 @@ async function connectPublicChain(p: StartChainParams, name: Exclude<ChainName, 
   // config.ts refuses CHAIN=base without RPC_URL; this guards callers that built a Config by hand.
   if (rpcUrl === undefined) throw new Error(`RPC_URL is required for CHAIN=${name}`);
   const chain = VIEM_CHAINS[name];
-  const transport = transportFor(rpcUrl, config.rpcTimeoutMs);
+  const rpcBudget = new RpcBudget(config.rpcRateLimit);
+  const transport = rpcBudget.transport(rpcUrl, config.rpcTimeoutMs);
   const publicClient: ChainPublicClient = createPublicClient({ chain, transport, pollingInterval: 1_000 });
   const walletClient =
     config.splitDeployerKey === undefined
@@ -149,6 +149,7 @@ async function connectPublicChain(p: StartChainParams, name: Exclude<ChainName, 
     paymentFactory,
     paymentFactoryV1,
     rpcUrl,
+    rpcBudget,
     async close() {
       const close = (publicClient.transport as { getRpcClient?: () => Promise<{ close(): void }> }).getRpcClient;
       if (close !== undefined) (await close()).close();
@@ -231,7 +232,8 @@ async function joinDevChain(p: StartChainParams, rpcUrl: string): Promise<ChainD
   const { config, logger } = p;
   // config.ts requires it with RPC_URL on the dev chain; this guards callers that built a Config by hand.
   if (config.usdcAddress === undefined) throw new DevChainAttachError(rpcUrl, 'USDC_ADDRESS is not set');
-  const transport = transportFor(rpcUrl, config.rpcTimeoutMs);
+  const rpcBudget = new RpcBudget(config.rpcRateLimit);
+  const transport = rpcBudget.transport(rpcUrl, config.rpcTimeoutMs);
   const usdc: TokenInfo = { address: getAddress(config.usdcAddress), decimals: 6, symbol: 'USDC' };
   let chain: Chain;
   let code: string | undefined;
@@ -262,6 +264,7 @@ async function joinDevChain(p: StartChainParams, rpcUrl: string): Promise<ChainD
     paymentFactory,
     paymentFactoryV1,
     rpcUrl,
+    rpcBudget,
     dev: { accounts: Array.from({ length: DEV_ACCOUNT_COUNT }, (_, i) => devAccount(i).address) },
     // The node belongs to whoever started it.
     close: () => Promise.resolve(),

@@ -15,7 +15,10 @@
  * Only up to the scanner's cursor: its reorganisation check covers those blocks, and it reads the
  * newer ones itself, now that the address is stored. When what the scanner already recorded for
  * the receipt accounts for the balance, nothing came early and no log is read. Looks stop for the
- * pass after EARLY_MONEY_BUDGET_MS, so a burst of new addresses never slows other payments. A receipt whose look fails (the RPC) stays
+ * pass after EARLY_MONEY_BUDGET_MS, so a burst of new addresses never slows other payments, and
+ * the looks are spare work of the provider's rate budget (src/chain/rpc-budget.ts): they keep to
+ * half of RPC_RATE_LIMIT and stop at the first call held back or refused by the limit, leaving the
+ * rest to the reading of new blocks and the sweeps. A receipt whose look fails (the RPC) stays
  * unchecked and is looked at again next pass.
  */
 import { and, asc, eq, isNotNull, isNull, sql } from 'drizzle-orm';
@@ -23,6 +26,7 @@ import { erc20Abi, getAbiItem, type Address, type Hex } from 'viem';
 import type { Logger } from 'pino';
 import type { ChainDeps } from '../chain/client.ts';
 import { fromAnyNode, isRateLimited, LAG_RETRIES } from '../chain/lagging-nodes.ts';
+import { isHeldBack } from '../chain/rpc-budget.ts';
 import type { Db } from '../db/client.ts';
 import { chainCursors, receipts, receiptTransfers, splitConfigs, splitTransactions } from '../db/schema.ts';
 import { CURSOR, DEFAULT_SCAN_LIMITS, type ReceiptKey } from './scanner.ts';
@@ -72,6 +76,12 @@ interface FoundLog {
 
 /** Looks at a few newly stored payment addresses for money that reached them before; returns whom it credited. */
 export async function creditEarlyMoney(o: EarlyMoneyOptions): Promise<EarlyMoneyResult> {
+  // Spare work: its calls yield to the reading of new blocks and the sweeps (src/chain/rpc-budget.ts).
+  const budget = o.chain.rpcBudget;
+  return budget === undefined ? lookAtNewAddresses(o) : budget.spare(() => lookAtNewAddresses(o));
+}
+
+async function lookAtNewAddresses(o: EarlyMoneyOptions): Promise<EarlyMoneyResult> {
   const { db } = o;
   const [cursor] = await db.select({ block: chainCursors.block }).from(chainCursors).where(eq(chainCursors.name, CURSOR));
   const result: EarlyMoneyResult = { credited: [], rpcCalls: 0 };
@@ -99,7 +109,8 @@ export async function creditEarlyMoney(o: EarlyMoneyOptions): Promise<EarlyMoney
           // One address's failing look never holds back another's; it stays unchecked for the next pass.
           if (isRateLimited(err)) {
             limited = true;
-            o.logger.info({ wallet: r.wallet, receiptId: r.receiptId }, 'looking for money that reached a payment address early met the rate limit; the looks go on next pass');
+            // Held back by the service's own budget (src/chain/rpc-budget.ts) is the usual case under load: debug.
+            o.logger[isHeldBack(err) ? 'debug' : 'info']({ wallet: r.wallet, receiptId: r.receiptId }, 'looking for money that reached a payment address early met the rate limit; the looks go on next pass');
             return;
           }
           o.logger.error({ err, wallet: r.wallet, receiptId: r.receiptId }, 'looking for money that reached a payment address early failed; tried again next pass');

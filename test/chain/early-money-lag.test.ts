@@ -8,7 +8,8 @@
  *
  * The provider is the simulation's proxy (test/sim/proxy.ts) with every eth_getLogs answered by a
  * node three blocks behind and every other call by one at the head, so the balance reads (pinned)
- * succeed and only the logs are cut.
+ * succeed and only the logs are cut. With the provider's rate limit, the looks are spare work that
+ * yields to the chain's own calls (src/chain/rpc-budget.ts).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -16,6 +17,7 @@ import { and, eq, isNotNull, isNull, ne } from 'drizzle-orm';
 import { createPublicClient, erc20Abi, http, type Hex } from 'viem';
 import type { ChainDeps, ChainPublicClient } from '../../src/chain/client.ts';
 import { paymentSalt, predictPaymentAddress } from '../../src/chain/payment-address.ts';
+import { RpcBudget } from '../../src/chain/rpc-budget.ts';
 import { receipts, receiptTransfers } from '../../src/db/schema.ts';
 import { creditEarlyMoney } from '../../src/payments/early-money.ts';
 import { fillPayAddresses } from '../../src/payments/pay-address.ts';
@@ -101,5 +103,38 @@ describe('early money through a node behind', () => {
     proxy.configure({ rateLimitPerSecond: null });
     for (let pass = 0; pass < 5 && (await looked()) < ids.length; pass++) await creditEarlyMoney({ db, chain: limitedClient, logger: testLogger() });
     assert.equal(await looked(), ids.length, 'later passes look at every address');
+  });
+
+  test('with the rate budget (RPC_RATE_LIMIT) the looks keep to half of it: the chain’s own calls made meanwhile meet no 429, and later passes look at every address', async () => {
+    const { tc, t } = f;
+    const db = t.deps.database.db;
+    const sh = await deployShop(t);
+    const ids = Array.from({ length: 12 }, (_, i) => `early-budget-${i}`);
+    for (const id of ids) await postReceipt(t, sh, id, 2);
+    await db.transaction((tx) => fillPayAddresses(tx, tc.chain.paymentFactory!));
+    await db.update(receipts).set({ earlyMoneyCheckedAt: Date.now() }).where(and(isNotNull(receipts.payAddress), isNull(receipts.earlyMoneyCheckedAt), ne(receipts.wallet, sh.wallet)));
+    const looked = async () => (await db.select({ id: receipts.id }).from(receipts).where(and(eq(receipts.wallet, sh.wallet), isNotNull(receipts.earlyMoneyCheckedAt)))).length;
+    const PER_SECOND = 6;
+    // A full bucket at the provider and at the service.
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    proxy.configure({ lag: null, rateLimitPerSecond: PER_SECOND });
+    proxy.resetStats();
+    const budget = new RpcBudget(PER_SECOND);
+    const publicClient: ChainPublicClient = createPublicClient({ chain: tc.chain.publicClient.chain, transport: budget.transport(proxy.url, 10_000) });
+    const chain: ChainDeps = { ...tc.chain, publicClient, rpcBudget: budget };
+    // The looks, and at the same time the reads of the chain's own work (a pass's head, a sweep's balance).
+    const own = () => publicClient.getBlockNumber({ cacheTime: 0 });
+    await Promise.all([creditEarlyMoney({ db, chain, logger: testLogger() }), own(), own(), own()]);
+    assert.equal(proxy.stats().rateLimited.requests, 0, 'no call met the provider’s limit');
+    assert.ok(budget.counts.heldBack >= 1, 'looks were held back');
+    const first = await looked();
+    assert.ok(first >= 1 && first <= PER_SECOND / 2, `the looks took at most half the budget: ${first} of ${ids.length}`);
+    for (let pass = 0; pass < 12 && (await looked()) < ids.length; pass++) {
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      await Promise.all([creditEarlyMoney({ db, chain, logger: testLogger() }), own()]);
+    }
+    assert.equal(await looked(), ids.length, 'later passes look at every address');
+    assert.equal(proxy.stats().rateLimited.requests, 0);
+    proxy.configure({ rateLimitPerSecond: null });
   });
 });

@@ -164,7 +164,11 @@ export async function startSim(opts: SimOptions = {}): Promise<Sim> {
       liveFrom,
       generator,
       // The node's block time: the service polls at it, as on Base (CHAIN_POLL_MS follows it).
-      env: () => ({ CHAIN: 'dev', RPC_URL: proxy.url, USDC_ADDRESS: usdc, PAYMENT_FACTORY_ADDRESS: paymentFactory, DEV_CHAIN_BLOCK_TIME: String(blockTime) }),
+      // The service is told the provider's rate limit, as a merchant sets RPC_RATE_LIMIT to their plan's.
+      env: () => {
+        const limit = proxy.behaviour().rateLimitPerSecond;
+        return { CHAIN: 'dev', RPC_URL: proxy.url, USDC_ADDRESS: usdc, PAYMENT_FACTORY_ADDRESS: paymentFactory, DEV_CHAIN_BLOCK_TIME: String(blockTime), ...(limit === null ? {} : { RPC_RATE_LIMIT: String(limit) }) };
+      },
       wallet,
       async flood(targets, logs, blocks) {
         const hashes: Hex[] = [];
