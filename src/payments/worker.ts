@@ -191,6 +191,11 @@ export class ChainWorker {
     return ++this.overdueLooks <= OVERDUE_LOOKS ? Math.max(100, Math.floor(blockMs / 4)) : interval;
   }
 
+  /** Whether the chain makes a block every block time, and the worker polls at it (not a dev chain mining each transaction). */
+  private steadyBlocks(): boolean {
+    return (this.o.intervalMs ?? 2000) >= 1000 && this.o.blockTimeSeconds !== undefined;
+  }
+
   /** One pass: hold the lease, then follow payments. */
   async tick(now = Date.now()): Promise<void> {
     await this.loop.tick(now);
@@ -283,7 +288,9 @@ export class ChainWorker {
     mark('expire');
     const hints = await followHints(db, chain, scan.head, now);
     // ETH or other tokens at payment addresses, where a payment page or a hint asked (other-money.ts).
-    const balanceReads = await checkRequestedBalances(db, chain, balanceTokensOf(chain, this.o.balanceTokens), { now, block: scan.chainHead }, logger).catch((err: unknown) => {
+    // A read asked for after the head's block was made waits for a newer block (other-money.ts).
+    const answers = this.steadyBlocks() ? scan.chainHeadTime + askSlackMs(this.o.blockTimeSeconds!) : now;
+    const balanceReads = await checkRequestedBalances(db, chain, balanceTokensOf(chain, this.o.balanceTokens), { now, block: scan.chainHead, answers }, logger).catch((err: unknown) => {
       logger.error({ err }, 'chain worker: reading other balances at payment addresses failed; tried again next pass');
       return 0;
     });
@@ -384,6 +391,12 @@ export interface PassStats {
 
 /** Quick looks (a quarter block time apart) once the next block is overdue, before polling at the block time. */
 const OVERDUE_LOOKS = 2;
+/**
+ * How long after a block's timestamp (whole seconds, so up to a second early) a read asked for is
+ * still answered by that block: under one block time, so that a read asked for once a later
+ * block was made never is.
+ */
+const askSlackMs = (blockTimeSeconds: number) => Math.min(1000, (blockTimeSeconds * 1000) / 2);
 /** How long after its timestamp a block is expected at the provider, at first (then learnt). */
 const BLOCK_ARRIVAL_MS = 400;
 /**
