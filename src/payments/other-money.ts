@@ -17,7 +17,7 @@
  *
  * Which tokens: ETH always; BALANCE_TOKENS when set, else USDT and DAI on Base and none elsewhere.
  */
-import { and, asc, eq, isNotNull, lt, lte, or, isNull, sql } from 'drizzle-orm';
+import { and, asc, eq, isNotNull, lt, or, isNull, sql } from 'drizzle-orm';
 import { erc20Abi, getAddress, type Address } from 'viem';
 import type { Logger } from 'pino';
 import type { ChainDeps } from '../chain/client.ts';
@@ -149,20 +149,12 @@ export async function checkOtherMoney(db: Db, chain: ChainDeps, tokens: readonly
   return Object.keys(seen).length > 0;
 }
 
-/**
- * Runs the reads asked for, oldest first, BALANCE_CHECKS_PER_PASS at most, at block `at.block`.
- * Only those asked for by `at.answers` (ms) are run: a block answers what was asked before it was
- * made. A buyer sends ETH, sees it mined and opens the page; a pass that read its head a moment
- * before that block, and ran the read asked for meanwhile at that older head, found nothing and
- * marked the read done, and the ETH waited for the next ask. The worker passes the head's
- * timestamp plus a slack on a chain with a block time (a later ask waits for the next block), and
- * `now` on a chain that mines each transaction at once. Returns how many were run.
- */
-export async function checkRequestedBalances(db: Db, chain: ChainDeps, tokens: readonly Address[], at: { now: number; block: bigint; answers: number }, logger: Logger): Promise<number> {
+/** Runs the reads asked for, oldest first, BALANCE_CHECKS_PER_PASS at most, at block `at.block`. Returns how many. */
+export async function checkRequestedBalances(db: Db, chain: ChainDeps, tokens: readonly Address[], at: { now: number; block: bigint }, logger: Logger): Promise<number> {
   const due = await db
     .select({ wallet: receipts.wallet, receiptId: receipts.id })
     .from(receipts)
-    .where(and(isNotNull(receipts.balancesCheckDue), lte(receipts.balancesCheckDue, at.answers)))
+    .where(isNotNull(receipts.balancesCheckDue))
     .orderBy(asc(receipts.balancesCheckDue))
     .limit(BALANCE_CHECKS_PER_PASS);
   for (const key of due) await checkOtherMoney(db, chain, tokens, key, at, logger);

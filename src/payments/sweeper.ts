@@ -633,18 +633,14 @@ export class Sweeper {
       logger.warn({ wallet: need.wallet, receiptId: need.receiptId, payAddress: need.payAddress, reason: err.reason }, `sweep: ${err.message}; sweep it from the admin app`);
       return 'skip';
     }
-    // The receipt's token is read at the block the scan read, which holds the money the settle
-    // loop counted: a lagging node's `latest` would show the address empty and skip the sweep for
-    // a pass. Other money is read at the head its need was read at (other-sweeps.ts): at the
-    // scanned block, which lags far behind while the scanner catches up, money swept since would
-    // still show, and an empty sweep would go out.
-    const at = need.token === undefined ? s.scanned : s.head;
-    const balance = await this.balanceAt(token, need.payAddress as Address, at);
+    // Read at the block the scan read, which holds the money the settle loop counted: a lagging
+    // node's `latest` would show the address empty and skip the sweep for a pass.
+    const balance = await this.balanceAt(token, need.payAddress as Address, s.scanned);
     if (balance === 0n) return 'skip';
     const call = sweepTransactionOf(sweep);
     const kind = { target: call.target, token, deploys: !(await this.sweptBefore(need)) };
     const gas = await this.gasLimits.limit(kind, () =>
-      fromAnyNode(() => this.rpc(() => chain.publicClient.estimateGas({ account: account.address, to: call.target, data: call.data, blockNumber: at }))),
+      fromAnyNode(() => this.rpc(() => chain.publicClient.estimateGas({ account: account.address, to: call.target, data: call.data, blockNumber: s.scanned }))),
     );
     if (gas * fees.maxFeePerGas > s.spendable) return 'no_gas';
 

@@ -191,11 +191,6 @@ export class ChainWorker {
     return ++this.overdueLooks <= OVERDUE_LOOKS ? Math.max(100, Math.floor(blockMs / 4)) : interval;
   }
 
-  /** Whether the chain makes a block every block time, and the worker polls at it (not a dev chain mining each transaction). */
-  private steadyBlocks(): boolean {
-    return (this.o.intervalMs ?? 2000) >= 1000 && this.o.blockTimeSeconds !== undefined;
-  }
-
   /** One pass: hold the lease, then follow payments. */
   async tick(now = Date.now()): Promise<void> {
     await this.loop.tick(now);
@@ -213,15 +208,14 @@ export class ChainWorker {
     await this.sweeper.idle();
     // The head first: a payment in a block up to it was sent to an address its buyer read from a
     // receipt committed before, which the filling then sees.
-    const waiting = await awaited(db);
-    const head = await this.scanner.head(waiting);
+    const head = await this.scanner.head();
     mark('head');
     const factory = chain.paymentFactory;
     if (factory !== undefined) await fillPayAddresses(db, factory);
     // A scan that fails (the node errs or stalls) still lets receipts settle and expire on what is
     // known; the pass then fails, so the loop backs off.
     let scanError: Error | undefined;
-    const scan: ScanResult = await this.scanner.pass(head, waiting).catch((err: unknown) => {
+    const scan: ScanResult = await this.scanner.pass(head, await awaited(db)).catch((err: unknown) => {
       scanError = err instanceof Error ? err : new Error(String(err), { cause: err });
       const newest = this.scanner.newest ?? head;
       return { head: this.lastPass?.head ?? 0n, chainHead: newest.number, chainHeadTime: newest.timestamp, touched: [], withdrawn: [], behind: false, stopped: null, rpcCalls: 0 };
@@ -288,9 +282,7 @@ export class ChainWorker {
     mark('expire');
     const hints = await followHints(db, chain, scan.head, now);
     // ETH or other tokens at payment addresses, where a payment page or a hint asked (other-money.ts).
-    // A read asked for after the head's block was made waits for a newer block (other-money.ts).
-    const answers = this.steadyBlocks() ? scan.chainHeadTime + askSlackMs(this.o.blockTimeSeconds!) : now;
-    const balanceReads = await checkRequestedBalances(db, chain, balanceTokensOf(chain, this.o.balanceTokens), { now, block: scan.chainHead, answers }, logger).catch((err: unknown) => {
+    const balanceReads = await checkRequestedBalances(db, chain, balanceTokensOf(chain, this.o.balanceTokens), { now, block: scan.chainHead }, logger).catch((err: unknown) => {
       logger.error({ err }, 'chain worker: reading other balances at payment addresses failed; tried again next pass');
       return 0;
     });
@@ -391,12 +383,6 @@ export interface PassStats {
 
 /** Quick looks (a quarter block time apart) once the next block is overdue, before polling at the block time. */
 const OVERDUE_LOOKS = 2;
-/**
- * How long after a block's timestamp (whole seconds, so up to a second early) a read asked for is
- * still answered by that block: under one block time, so that a read asked for once a later
- * block was made never is.
- */
-const askSlackMs = (blockTimeSeconds: number) => Math.min(1000, (blockTimeSeconds * 1000) / 2);
 /** How long after its timestamp a block is expected at the provider, at first (then learnt). */
 const BLOCK_ARRIVAL_MS = 400;
 /**

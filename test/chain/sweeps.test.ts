@@ -10,12 +10,11 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { and, eq } from 'drizzle-orm';
-import { createPublicClient, createWalletClient, erc20Abi, http, parseEther, parseGwei, zeroAddress, type Hex } from 'viem';
+import { createPublicClient, createWalletClient, erc20Abi, http, parseEther, parseGwei, type Hex } from 'viem';
 import { devAccount, DEV_DEPLOYER_INDEX } from '../../src/chain/dev-accounts.ts';
 import type { ChainDeps, ChainPublicClient, ChainWalletClient } from '../../src/chain/client.ts';
 import { paymentForwarderFactoryAbi } from '../../src/chain/payment-address.ts';
 import { chainNonces, receipts, receiptTransfers, receiptWatch } from '../../src/db/schema.ts';
-import { requestBalanceCheck } from '../../src/payments/other-money.ts';
 import { sweepCall } from '../../src/payments/pay-address.ts';
 import { sweepsOf } from '../../src/payments/sweeper.ts';
 import { ChainWorker } from '../../src/payments/worker.ts';
@@ -636,42 +635,5 @@ describe('gas limits', () => {
     assert.deepEqual(await swept(fresh.payTo), [3_000_000n], 'one sweep moved the money, none empty');
     assert.deepEqual(await swept(early.payTo), [0n, 2_000_000n], "the stranger's empty sweep, then the service's");
     assert.equal(await balance(sh.split), 5_000_000n);
-  });
-});
-
-describe('other money asked for on a chain with a block time', () => {
-  let provider: ProviderProxy;
-  before(async () => {
-    provider = await startProviderProxy({ upstream: f.tc.chain.rpcUrl, behaviour: PLAIN_PROVIDER });
-  });
-  after(() => provider?.close());
-
-  test("a read asked for after the head's block was made waits for a newer block, and that one shows the ETH", async () => {
-    const sh = await shop();
-    const publicClient = createPublicClient({ chain: f.tc.chain.publicClient.chain, transport: http(provider.url), pollingInterval: 50 }) as ChainPublicClient;
-    // Polling at a 2-second block time, as on Base.
-    const w = new ChainWorker({ db: db(), chain: { ...f.tc.chain, publicClient }, logger: testLogger(), confirmations: 1, platformRecipient: PLATFORM, startBlock: 0n, blockTimeSeconds: 2, intervalMs: 2000 });
-    const r = await receipt(sh, 'asked-after-head', 2);
-    await stepToHead(w);
-    const head = await f.tc.chain.publicClient.getBlock({ blockTag: 'latest' });
-    // The buyer's ETH is mined in the next block, and the page asks once the buyer sees it mined.
-    await anvil().setNextBlockTimestamp({ timestamp: head.timestamp + 2n });
-    const hash = await buyer(6).sendTransaction({ to: r.payTo, value: parseEther('0.01') });
-    const mined = await f.tc.chain.publicClient.waitForTransactionReceipt({ hash });
-    await requestBalanceCheck(db(), { wallet: sh.wallet, receiptId: r.id }, Number(head.timestamp + 2n) * 1000, { force: true });
-    // The next pass's head comes from a node one block behind: the ETH's block is not in it.
-    provider.configure({ lag: { share: 1, minBlocks: 1, maxBlocks: 1, methods: ['eth_getBlockByNumber'], limit: 1 } });
-    const lagged = await w.pass();
-    await w.sweeper.idle();
-    assert.equal(lagged.chainHead, head.number, 'the pass knew only the older head');
-    const asked = async () => (await db().select().from(receipts).where(and(eq(receipts.wallet, sh.wallet), eq(receipts.id, r.id))))[0]!;
-    assert.notEqual((await asked()).balancesCheckDue, null, 'the read waits: that head was made before it was asked for');
-    provider.configure({ lag: null });
-    const next = await w.pass();
-    await w.sweeper.idle();
-    assert.ok(next.chainHead >= mined.blockNumber);
-    const row = await asked();
-    assert.equal(row.balancesCheckDue, null, 'read now');
-    assert.deepEqual(row.otherMoney, { [zeroAddress]: parseEther('0.01').toString() }, 'the ETH was found');
   });
 });
