@@ -149,12 +149,19 @@ export async function checkOtherMoney(db: Db, chain: ChainDeps, tokens: readonly
   return Object.keys(seen).length > 0;
 }
 
-/** Runs the reads asked for, oldest first, BALANCE_CHECKS_PER_PASS at most, at block `at.block`. Returns how many. */
-export async function checkRequestedBalances(db: Db, chain: ChainDeps, tokens: readonly Address[], at: { now: number; block: bigint }, logger: Logger): Promise<number> {
+/**
+ * Runs the reads asked for, oldest first, BALANCE_CHECKS_PER_PASS at most, at block `at.block`.
+ * Only reads asked for before the pass asked the node for its head (`at.headAskedAt`, this
+ * service's clock) are run: a buyer sends ETH, sees it mined and opens the page, which asks for a
+ * read. A pass that had asked for its head just before that block, and ran the read asked for
+ * meanwhile at that older head, found nothing and marked it done, and the ETH waited for the next
+ * ask. Such a read now waits for the next pass. Returns how many were run.
+ */
+export async function checkRequestedBalances(db: Db, chain: ChainDeps, tokens: readonly Address[], at: { now: number; block: bigint; headAskedAt: number }, logger: Logger): Promise<number> {
   const due = await db
     .select({ wallet: receipts.wallet, receiptId: receipts.id })
     .from(receipts)
-    .where(isNotNull(receipts.balancesCheckDue))
+    .where(and(isNotNull(receipts.balancesCheckDue), lt(receipts.balancesCheckDue, at.headAskedAt)))
     .orderBy(asc(receipts.balancesCheckDue))
     .limit(BALANCE_CHECKS_PER_PASS);
   for (const key of due) await checkOtherMoney(db, chain, tokens, key, at, logger);

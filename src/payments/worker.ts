@@ -208,6 +208,7 @@ export class ChainWorker {
     await this.sweeper.idle();
     // The head first: a payment in a block up to it was sent to an address its buyer read from a
     // receipt committed before, which the filling then sees.
+    const headAskedAt = Date.now();
     const head = await this.scanner.head();
     mark('head');
     const factory = chain.paymentFactory;
@@ -282,7 +283,8 @@ export class ChainWorker {
     mark('expire');
     const hints = await followHints(db, chain, scan.head, now);
     // ETH or other tokens at payment addresses, where a payment page or a hint asked (other-money.ts).
-    const balanceReads = await checkRequestedBalances(db, chain, balanceTokensOf(chain, this.o.balanceTokens), { now, block: scan.chainHead }, logger).catch((err: unknown) => {
+    // A read asked for after the head was asked for waits for the next pass (other-money.ts).
+    const balanceReads = await checkRequestedBalances(db, chain, balanceTokensOf(chain, this.o.balanceTokens), { now, block: scan.chainHead, headAskedAt }, logger).catch((err: unknown) => {
       logger.error({ err }, 'chain worker: reading other balances at payment addresses failed; tried again next pass');
       return 0;
     });

@@ -10,11 +10,12 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { and, eq } from 'drizzle-orm';
-import { createPublicClient, createWalletClient, erc20Abi, http, parseEther, parseGwei, type Hex } from 'viem';
+import { createPublicClient, createWalletClient, erc20Abi, http, parseEther, parseGwei, zeroAddress, type Hex } from 'viem';
 import { devAccount, DEV_DEPLOYER_INDEX } from '../../src/chain/dev-accounts.ts';
 import type { ChainDeps, ChainPublicClient, ChainWalletClient } from '../../src/chain/client.ts';
 import { paymentForwarderFactoryAbi } from '../../src/chain/payment-address.ts';
 import { chainNonces, receipts, receiptTransfers, receiptWatch } from '../../src/db/schema.ts';
+import { requestBalanceCheck } from '../../src/payments/other-money.ts';
 import { sweepCall } from '../../src/payments/pay-address.ts';
 import { sweepsOf } from '../../src/payments/sweeper.ts';
 import { ChainWorker } from '../../src/payments/worker.ts';
@@ -635,5 +636,26 @@ describe('gas limits', () => {
     assert.deepEqual(await swept(fresh.payTo), [3_000_000n], 'one sweep moved the money, none empty');
     assert.deepEqual(await swept(early.payTo), [0n, 2_000_000n], "the stranger's empty sweep, then the service's");
     assert.equal(await balance(sh.split), 5_000_000n);
+  });
+});
+
+describe('a read of other balances asked for during a pass', () => {
+  test('waits for the next pass, whose head was asked for after it; that one shows the ETH', async () => {
+    const sh = await shop();
+    const w = new ChainWorker({ db: db(), chain: f.tc.chain, logger: testLogger(), confirmations: 1, platformRecipient: PLATFORM, startBlock: 0n });
+    const r = await receipt(sh, 'asked-during-pass', 2);
+    await stepToHead(w);
+    await buyer(6).sendTransaction({ to: r.payTo, value: parseEther('0.01') });
+    // Asked for a moment after the next pass asks for its head: as when the page's ask lands mid-pass.
+    const askedAt = Date.now() + 1_000;
+    await requestBalanceCheck(db(), { wallet: sh.wallet, receiptId: r.id }, askedAt, { force: true });
+    const row = async () => (await db().select().from(receipts).where(and(eq(receipts.wallet, sh.wallet), eq(receipts.id, r.id))))[0]!;
+    await step(w);
+    assert.equal((await row()).balancesCheckDue, askedAt, 'not read by a pass whose head was asked for before the ask');
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    await step(w);
+    const read = await row();
+    assert.equal(read.balancesCheckDue, null, 'read by the next pass');
+    assert.deepEqual(read.otherMoney, { [zeroAddress]: parseEther('0.01').toString() }, 'the ETH was found');
   });
 });
