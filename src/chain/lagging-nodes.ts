@@ -21,7 +21,7 @@ export const LAG_RETRIES = 3;
 const BLOCK_MISSING = /header not found|unknown block|block (?:\S+ )?not found/i;
 
 /** The error and its causes, outermost first. */
-function* causes(err: unknown): Generator<object> {
+export function* causes(err: unknown): Generator<object> {
   const seen = new Set<unknown>();
   for (let e: unknown = err; e !== null && typeof e === 'object' && !seen.has(e); e = (e as { cause?: unknown }).cause) {
     seen.add(e);

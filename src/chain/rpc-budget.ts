@@ -23,6 +23,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { setTimeout as pause } from 'node:timers/promises';
 import { http, webSocket, type Transport } from 'viem';
+import { causes } from './lagging-nodes.ts';
 
 /** How long spare work stays held after the provider answered 429. */
 export const HOLD_MS = 1_000;
@@ -39,7 +40,7 @@ export class SpareHeldBack extends Error {
 
 /** Whether `err` (or one of its causes) is a spare call the budget held back. */
 export function isHeldBack(err: unknown): boolean {
-  for (let e = err, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) if (e instanceof SpareHeldBack) return true;
+  for (const e of causes(err)) if (e instanceof SpareHeldBack) return true;
   return false;
 }
 
