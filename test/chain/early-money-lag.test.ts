@@ -33,6 +33,22 @@ function lagging(): ChainDeps {
   return { ...f.tc.chain, publicClient };
 }
 
+/**
+ * Twelve new receipts of a new shop, their addresses stored and not yet looked at, and the only
+ * ones left so (every other address is marked looked at); `looked` counts those looked at since.
+ */
+async function twelveToLookAt(prefix: string) {
+  const { tc, t } = f;
+  const db = t.deps.database.db;
+  const sh = await deployShop(t);
+  const ids = Array.from({ length: 12 }, (_, i) => `${prefix}-${i}`);
+  for (const id of ids) await postReceipt(t, sh, id, 2);
+  await db.transaction((tx) => fillPayAddresses(tx, tc.chain.paymentFactory!));
+  await db.update(receipts).set({ earlyMoneyCheckedAt: Date.now() }).where(and(isNotNull(receipts.payAddress), isNull(receipts.earlyMoneyCheckedAt), ne(receipts.wallet, sh.wallet)));
+  const looked = async () => (await db.select({ id: receipts.id }).from(receipts).where(and(eq(receipts.wallet, sh.wallet), isNotNull(receipts.earlyMoneyCheckedAt)))).length;
+  return { db, ids, looked };
+}
+
 describe('early money through a node behind', () => {
   before(async () => {
     proxy = await startProviderProxy({
@@ -80,15 +96,7 @@ describe('early money through a node behind', () => {
   });
 
   test("the provider's rate limit met ends the pass's looks: the rest wait for the next pass instead of spending the limit", async () => {
-    const { tc, t } = f;
-    const db = t.deps.database.db;
-    const sh = await deployShop(t);
-    const ids = Array.from({ length: 12 }, (_, i) => `early-limit-${i}`);
-    for (const id of ids) await postReceipt(t, sh, id, 2);
-    await db.transaction((tx) => fillPayAddresses(tx, tc.chain.paymentFactory!));
-    // Only these are left to look at: every other address was looked at by the test before.
-    await db.update(receipts).set({ earlyMoneyCheckedAt: Date.now() }).where(and(isNotNull(receipts.payAddress), isNull(receipts.earlyMoneyCheckedAt), ne(receipts.wallet, sh.wallet)));
-    const looked = async () => (await db.select({ id: receipts.id }).from(receipts).where(and(eq(receipts.wallet, sh.wallet), isNotNull(receipts.earlyMoneyCheckedAt)))).length;
+    const { db, ids, looked } = await twelveToLookAt('early-limit');
     proxy.configure({ lag: null, rateLimitPerSecond: 2 });
     proxy.resetStats();
     // No transport retries, so each call meets the limit at most once.
@@ -106,14 +114,8 @@ describe('early money through a node behind', () => {
   });
 
   test('with the rate budget (RPC_RATE_LIMIT) the looks keep to half of it: the chain’s own calls made meanwhile meet no 429, and later passes look at every address', async () => {
-    const { tc, t } = f;
-    const db = t.deps.database.db;
-    const sh = await deployShop(t);
-    const ids = Array.from({ length: 12 }, (_, i) => `early-budget-${i}`);
-    for (const id of ids) await postReceipt(t, sh, id, 2);
-    await db.transaction((tx) => fillPayAddresses(tx, tc.chain.paymentFactory!));
-    await db.update(receipts).set({ earlyMoneyCheckedAt: Date.now() }).where(and(isNotNull(receipts.payAddress), isNull(receipts.earlyMoneyCheckedAt), ne(receipts.wallet, sh.wallet)));
-    const looked = async () => (await db.select({ id: receipts.id }).from(receipts).where(and(eq(receipts.wallet, sh.wallet), isNotNull(receipts.earlyMoneyCheckedAt)))).length;
+    const { tc } = f;
+    const { db, ids, looked } = await twelveToLookAt('early-budget');
     const PER_SECOND = 6;
     // A full bucket at the provider and at the service.
     await new Promise((resolve) => setTimeout(resolve, 1_100));
