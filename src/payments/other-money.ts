@@ -7,7 +7,7 @@
  * receipt, so page loads cannot flood the RPC node, and without writing the database on the loads
  * in between: pageAsksForBalances), a hint asks when its transaction is mined, and
  * the worker reads once more before a receipt expires. The reads themselves run in the chain
- * worker, a bounded number per pass.
+ * worker, a bounded number per pass, each at a block made after its ask (checkRequestedBalances).
  *
  * What it does: the most seen of each such token is kept in receipts.other_money (amounts only
  * grow: money that arrived and was swept since still arrived), and the receipt is settled again:
@@ -17,7 +17,7 @@
  *
  * Which tokens: ETH always; BALANCE_TOKENS when set, else USDT and DAI on Base and none elsewhere.
  */
-import { and, asc, eq, isNotNull, lt, or, isNull, sql } from 'drizzle-orm';
+import { and, asc, eq, isNotNull, isNull, lt, lte, or, sql } from 'drizzle-orm';
 import { erc20Abi, getAddress, type Address } from 'viem';
 import type { Logger } from 'pino';
 import type { ChainDeps } from '../chain/client.ts';
@@ -54,7 +54,7 @@ export function balanceTokensOf(chain: Pick<ChainDeps, 'name' | 'usdc'>, configu
  * it (`force`); the payment page goes through pageAsksForBalances, which writes nothing on most loads.
  */
 export async function requestBalanceCheck(db: Db | Tx, key: ReceiptKey, now: number, opts: { force?: boolean } = {}): Promise<void> {
-  const where = and(eq(receipts.wallet, key.wallet), eq(receipts.id, key.receiptId), isNotNull(receipts.payAddress), isNull(receipts.balancesCheckDue));
+  const where = and(eq(receipts.wallet, key.wallet), eq(receipts.id, key.receiptId), isNull(receipts.balancesCheckDue));
   await db
     .update(receipts)
     .set({ balancesCheckDue: now })
@@ -67,7 +67,6 @@ export async function requestBalanceCheck(db: Db | Tx, key: ReceiptKey, now: num
 
 /** The receipt as the payment page read it: whether a read of its balances is pending or recent. */
 export interface BalanceCheckState extends ReceiptKey {
-  payAddress: string | null;
   balancesCheckDue: number | null;
   balancesCheckedAt: number | null;
 }
@@ -80,10 +79,12 @@ export interface BalanceCheckState extends ReceiptKey {
  * limiter: memory per instance, Redis when REDIS_URL is set), one hit per receipt and last read,
  * so concurrent loads on any number of instances send one update between two reads of the worker,
  * not one each. A throttle that fails open costs at most the conditional update it guards.
- * Returns whether it asked.
+ * A page opened before the worker stored the receipt's address asks all the same (its buyer may
+ * send ETH to the address it shows at once); the read waits for the address. Returns whether it
+ * asked.
  */
 export async function pageAsksForBalances(db: Db, throttle: RateLimiter, row: BalanceCheckState, now: number): Promise<boolean> {
-  if (row.payAddress === null || row.balancesCheckDue !== null) return false;
+  if (row.balancesCheckDue !== null) return false;
   if (row.balancesCheckedAt !== null && row.balancesCheckedAt >= now - PAGE_CHECK_EVERY_MS) return false;
   const decision = await throttle.hit(`balances:${row.wallet}:${row.receiptId}:${row.balancesCheckedAt ?? 'never'}`, 1, now);
   if (!decision.allowed) return false;
@@ -150,18 +151,41 @@ export async function checkOtherMoney(db: Db, chain: ChainDeps, tokens: readonly
 }
 
 /**
- * Runs the reads asked for, oldest first, BALANCE_CHECKS_PER_PASS at most, at block `at.block`.
- * Only reads asked for before the pass asked the node for its head (`at.headAskedAt`, this
- * service's clock) are run: a buyer sends ETH, sees it mined and opens the page, which asks for a
- * read. A pass that had asked for its head just before that block, and ran the read asked for
- * meanwhile at that older head, found nothing and marked it done, and the ETH waited for the next
- * ask. Such a read now waits for the next pass. Returns how many were run.
+ * Block times a read asked for waits for a block stamped at or after the ask. Then it runs at the
+ * newest head whatever its stamp: a quiet chain (a dev chain mines only when sent a transaction)
+ * has no newer block to wait for, and a chain whose clock is behind this service's delays a read
+ * by this much, never for good. The newest head is the highest any node named over the passes
+ * since, so nodes behind would have to answer every pass of that time to hide a block.
  */
-export async function checkRequestedBalances(db: Db, chain: ChainDeps, tokens: readonly Address[], at: { now: number; block: bigint; headAskedAt: number }, logger: Logger): Promise<number> {
+export const STAMP_WAIT_BLOCKS = 5;
+
+/** How long a read waits for a block stamped after its ask, on a chain of `blockTimeSeconds` (1 when unknown). */
+export function stampWaitMs(blockTimeSeconds: number | undefined): number {
+  return STAMP_WAIT_BLOCKS * (blockTimeSeconds ?? 1) * 1000;
+}
+
+/**
+ * Runs the reads asked for, oldest first, BALANCE_CHECKS_PER_PASS at most, at block `at.block`,
+ * the newest head any node named, stamped `at.blockTime` (Unix ms, whole seconds). A buyer sends
+ * ETH, sees it mined and opens the page, which asks for a read. The newest head this worker knows
+ * may still be older than the buyer's block: the pass asked for it just before that block, or a
+ * node behind answered. A read run there finds nothing and is marked done, and the ETH waits for
+ * the page's next ask, a minute on at the earliest. So a read runs only at a block stamped at or
+ * after the ask, which was made after every block its buyer saw (or, `at.waitMs` after the ask,
+ * at the newest head: stampWaitMs), and once the receipt's address is stored (the pass stores new ones
+ * before it reads). Returns how many were run.
+ */
+export async function checkRequestedBalances(db: Db, chain: ChainDeps, tokens: readonly Address[], at: { now: number; block: bigint; blockTime: number; waitMs: number }, logger: Logger): Promise<number> {
   const due = await db
     .select({ wallet: receipts.wallet, receiptId: receipts.id })
     .from(receipts)
-    .where(and(isNotNull(receipts.balancesCheckDue), lt(receipts.balancesCheckDue, at.headAskedAt)))
+    .where(
+      and(
+        isNotNull(receipts.balancesCheckDue),
+        isNotNull(receipts.payAddress),
+        or(lte(receipts.balancesCheckDue, at.blockTime), lt(receipts.balancesCheckDue, at.now - at.waitMs)),
+      ),
+    )
     .orderBy(asc(receipts.balancesCheckDue))
     .limit(BALANCE_CHECKS_PER_PASS);
   for (const key of due) await checkOtherMoney(db, chain, tokens, key, at, logger);

@@ -115,8 +115,8 @@ export class PaymentPage {
     const [shop] = await Promise.all([
       getShopSettings(db, row.wallet),
       // ETH or another token sent here is found by its balance: the worker reads it soon (once a
-      // minute per receipt; most loads write nothing).
-      chain === undefined ? undefined : pageAsksForBalances(db, this.o.limiter, { ...row, receiptId: row.id }, this.now()),
+      // minute per receipt; most loads write nothing). Only payment addresses hold such money.
+      chain?.paymentFactory === undefined ? undefined : pageAsksForBalances(db, this.o.limiter, { ...row, receiptId: row.id }, this.now()),
     ]);
     return {
       receiptId: row.id,

@@ -33,7 +33,7 @@ import { receiptCanExpire, receipts, receiptWatch } from '../db/schema.ts';
 import { centsToTokenUnits } from '../lib/money.ts';
 import { LeasedLoop } from '../workers/leased-loop.ts';
 import { followHints } from './hints.ts';
-import { BALANCE_CHECKS_PER_PASS, balanceTokensOf, checkOtherMoney, checkRequestedBalances } from './other-money.ts';
+import { BALANCE_CHECKS_PER_PASS, balanceTokensOf, checkOtherMoney, checkRequestedBalances, stampWaitMs } from './other-money.ts';
 import { creditEarlyMoney } from './early-money.ts';
 import { fillPayAddresses } from './pay-address.ts';
 import { followRefundProofs } from './refund-proofs.ts';
@@ -208,7 +208,6 @@ export class ChainWorker {
     await this.sweeper.idle();
     // The head first: a payment in a block up to it was sent to an address its buyer read from a
     // receipt committed before, which the filling then sees.
-    const headAskedAt = Date.now();
     const head = await this.scanner.head();
     mark('head');
     const factory = chain.paymentFactory;
@@ -282,9 +281,9 @@ export class ChainWorker {
     const expired = await this.expire(now, scan.chainHead);
     mark('expire');
     const hints = await followHints(db, chain, scan.head, now);
-    // ETH or other tokens at payment addresses, where a payment page or a hint asked (other-money.ts).
-    // A read asked for after the head was asked for waits for the next pass (other-money.ts).
-    const balanceReads = await checkRequestedBalances(db, chain, balanceTokensOf(chain, this.o.balanceTokens), { now, block: scan.chainHead, headAskedAt }, logger).catch((err: unknown) => {
+    // ETH or other tokens at payment addresses, where a payment page or a hint asked (other-money.ts),
+    // once the newest head is a block made after the ask.
+    const balanceReads = await checkRequestedBalances(db, chain, balanceTokensOf(chain, this.o.balanceTokens), { now, block: scan.chainHead, blockTime: scan.chainHeadTime, waitMs: stampWaitMs(this.o.blockTimeSeconds) }, logger).catch((err: unknown) => {
       logger.error({ err }, 'chain worker: reading other balances at payment addresses failed; tried again next pass');
       return 0;
     });

@@ -15,7 +15,7 @@ import { devAccount, DEV_DEPLOYER_INDEX } from '../../src/chain/dev-accounts.ts'
 import type { ChainDeps, ChainPublicClient, ChainWalletClient } from '../../src/chain/client.ts';
 import { paymentForwarderFactoryAbi } from '../../src/chain/payment-address.ts';
 import { chainNonces, receipts, receiptTransfers, receiptWatch } from '../../src/db/schema.ts';
-import { requestBalanceCheck } from '../../src/payments/other-money.ts';
+import { requestBalanceCheck, stampWaitMs } from '../../src/payments/other-money.ts';
 import { sweepCall } from '../../src/payments/pay-address.ts';
 import { sweepsOf } from '../../src/payments/sweeper.ts';
 import { ChainWorker } from '../../src/payments/worker.ts';
@@ -639,23 +639,65 @@ describe('gas limits', () => {
   });
 });
 
-describe('a read of other balances asked for during a pass', () => {
-  test('waits for the next pass, whose head was asked for after it; that one shows the ETH', async () => {
+describe('a read of other balances asked for', () => {
+  const row = async (sh: Shop, id: string) => (await db().select().from(receipts).where(and(eq(receipts.wallet, sh.wallet), eq(receipts.id, id))))[0]!;
+  /** Asks for a read at `askedAt` in place of the one the page's first load asked for. */
+  const askAt = async (sh: Shop, id: string, askedAt: number) => {
+    await db().update(receipts).set({ balancesCheckDue: null }).where(and(eq(receipts.wallet, sh.wallet), eq(receipts.id, id)));
+    await requestBalanceCheck(db(), { wallet: sh.wallet, receiptId: id }, askedAt, { force: true });
+  };
+
+  test('a page opened before the worker stored its address asks all the same: the read waits for the address and finds the ETH sent to it', async () => {
     const sh = await shop();
     const w = new ChainWorker({ db: db(), chain: f.tc.chain, logger: testLogger(), confirmations: 1, platformRecipient: PLATFORM, startBlock: 0n });
-    const r = await receipt(sh, 'asked-during-pass', 2);
+    await stepToHead(w);
+    const r = await receipt(sh, 'asked-before-stored', 2);
+    const asked = await row(sh, r.id);
+    assert.equal(asked.payAddress, null, 'the page opened before the address was stored');
+    assert.ok(asked.balancesCheckDue !== null, 'the page asked for a read');
+    // The buyer sends ETH to the address the page showed, in a block made after the ask.
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    await buyer(6).sendTransaction({ to: r.payTo, value: parseEther('0.03') });
+    await step(w);
+    const read = await row(sh, r.id);
+    assert.equal(read.payAddress, r.payTo.toLowerCase(), 'stored by the pass');
+    assert.equal(read.balancesCheckDue, null, 'and read by it');
+    assert.deepEqual(read.otherMoney, { [zeroAddress]: parseEther('0.03').toString() }, 'the ETH was found');
+  });
+
+  test('runs only at a block stamped at or after the ask: a head older than it never marks the read done; the next block shows the ETH', async () => {
+    const sh = await shop();
+    const w = new ChainWorker({ db: db(), chain: f.tc.chain, logger: testLogger(), confirmations: 1, platformRecipient: PLATFORM, startBlock: 0n });
+    const r = await receipt(sh, 'asked-after-head', 2);
     await stepToHead(w);
     await buyer(6).sendTransaction({ to: r.payTo, value: parseEther('0.01') });
-    // Asked for a moment after the next pass asks for its head: as when the page's ask lands mid-pass.
-    const askedAt = Date.now() + 1_000;
-    await requestBalanceCheck(db(), { wallet: sh.wallet, receiptId: r.id }, askedAt, { force: true });
-    const row = async () => (await db().select().from(receipts).where(and(eq(receipts.wallet, sh.wallet), eq(receipts.id, r.id))))[0]!;
+    // Asked for after every block the worker knows was made: as when the page's ask lands mid-pass,
+    // or a node behind named an older head than the buyer's block.
+    const askedAt = Date.now() + 1_100;
+    await askAt(sh, r.id, askedAt);
     await step(w);
-    assert.equal((await row()).balancesCheckDue, askedAt, 'not read by a pass whose head was asked for before the ask');
-    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    assert.equal((await row(sh, r.id)).balancesCheckDue, askedAt, 'not read at a head made before the ask');
+    await new Promise((resolve) => setTimeout(resolve, 2_100));
+    await anvil().mine({ blocks: 1 });
     await step(w);
-    const read = await row();
-    assert.equal(read.balancesCheckDue, null, 'read by the next pass');
+    const read = await row(sh, r.id);
+    assert.equal(read.balancesCheckDue, null, 'read at the first block made after the ask');
     assert.deepEqual(read.otherMoney, { [zeroAddress]: parseEther('0.01').toString() }, 'the ETH was found');
+  });
+
+  test('runs at the newest head once stampWaitMs passed with no block stamped after the ask (a quiet chain, or one whose clock is behind)', async () => {
+    const sh = await shop();
+    const w = new ChainWorker({ db: db(), chain: f.tc.chain, logger: testLogger(), confirmations: 1, platformRecipient: PLATFORM, startBlock: 0n });
+    const r = await receipt(sh, 'asked-chain-behind', 2);
+    await stepToHead(w);
+    await buyer(6).sendTransaction({ to: r.payTo, value: parseEther('0.02') });
+    const askedAt = Date.now() + 60_000;
+    await askAt(sh, r.id, askedAt);
+    await w.pass(askedAt + stampWaitMs(undefined) - 1);
+    assert.equal((await row(sh, r.id)).balancesCheckDue, askedAt, 'still waiting for a later block');
+    await w.pass(askedAt + stampWaitMs(undefined) + 1);
+    const read = await row(sh, r.id);
+    assert.equal(read.balancesCheckDue, null, 'read at the newest head');
+    assert.deepEqual(read.otherMoney, { [zeroAddress]: parseEther('0.02').toString() });
   });
 });
