@@ -5,7 +5,8 @@
  * Most calls are the chain worker's own: reading new blocks, settling, sweeping, and the API's
  * reads for a buyer. Some are spare work that may wait a pass: the looks for money that reached
  * newly stored payment addresses early (src/payments/early-money.ts), hundreds of them after a
- * stranger's dust. Sharing the limit first come, first served, those looks spent the calls that
+ * stranger's dust, and the reads of other balances that payment pages asked for
+ * (src/payments/other-money.ts), one per open page. Sharing the limit first come, first served, those looks spent the calls that
  * the next block's reading and a payment's sweep needed: the reading met a 429, ended its pass,
  * and the payment waited a block time or two.
  *
@@ -36,6 +37,11 @@ export class SpareHeldBack extends Error {
     super('spare work held back: the rate budget keeps its room for the chain’s own reads');
     this.name = 'SpareHeldBack';
   }
+}
+
+/** Runs `work` as spare work of `budget` (RpcBudget.spare), or as it is when the chain has no budget. */
+export function asSpare<T>(budget: RpcBudget | undefined, work: () => Promise<T>): Promise<T> {
+  return budget === undefined ? work() : budget.spare(work);
 }
 
 /** Whether `err` (or one of its causes) is a spare call the budget held back. */

@@ -26,7 +26,7 @@ import { erc20Abi, getAbiItem, type Address, type Hex } from 'viem';
 import type { Logger } from 'pino';
 import type { ChainDeps } from '../chain/client.ts';
 import { fromAnyNode, isRateLimited, LAG_RETRIES } from '../chain/lagging-nodes.ts';
-import { isHeldBack } from '../chain/rpc-budget.ts';
+import { asSpare, isHeldBack } from '../chain/rpc-budget.ts';
 import type { Db } from '../db/client.ts';
 import { chainCursors, receipts, receiptTransfers, splitConfigs, splitTransactions } from '../db/schema.ts';
 import { CURSOR, DEFAULT_SCAN_LIMITS, type ReceiptKey } from './scanner.ts';
@@ -77,8 +77,7 @@ interface FoundLog {
 /** Looks at a few newly stored payment addresses for money that reached them before; returns whom it credited. */
 export async function creditEarlyMoney(o: EarlyMoneyOptions): Promise<EarlyMoneyResult> {
   // Spare work: its calls yield to the reading of new blocks and the sweeps (src/chain/rpc-budget.ts).
-  const budget = o.chain.rpcBudget;
-  return budget === undefined ? lookAtNewAddresses(o) : budget.spare(() => lookAtNewAddresses(o));
+  return asSpare(o.chain.rpcBudget, () => lookAtNewAddresses(o));
 }
 
 async function lookAtNewAddresses(o: EarlyMoneyOptions): Promise<EarlyMoneyResult> {

@@ -23,7 +23,8 @@ import type { Logger } from 'pino';
 import type { ChainDeps } from '../chain/client.ts';
 import type { ChainName } from '../config.ts';
 import { NATIVE_TOKEN } from '../chain/payment-address.ts';
-import { fromAnyNode } from '../chain/lagging-nodes.ts';
+import { fromAnyNode, isRateLimited } from '../chain/lagging-nodes.ts';
+import { asSpare, isHeldBack } from '../chain/rpc-budget.ts';
 import type { Db, Tx } from '../db/client.ts';
 import { receipts } from '../db/schema.ts';
 import type { RateLimiter } from '../gateway/rate-limit.ts';
@@ -34,6 +35,11 @@ import { watch } from './watch.ts';
 export const PAGE_CHECK_EVERY_MS = 60_000;
 /** Receipts whose other balances the worker reads per pass at most (asked-for reads and pre-expiry reads each). */
 export const BALANCE_CHECKS_PER_PASS = 20;
+
+/** Asked-for reads a pass starts no more of after this long (ms): the rest wait for the next pass. */
+export const READS_BUDGET_MS = 300;
+/** Asked-for reads made at once: each is mostly a round trip to the provider. */
+const READS_AT_ONCE = 4;
 
 /** Other tokens checked by default per chain: Tether USD and Dai on Base. */
 export const DEFAULT_BALANCE_TOKENS: Record<ChainName, readonly Address[]> = {
@@ -108,7 +114,8 @@ async function balancesAt(chain: ChainDeps, tokens: readonly Address[], holder: 
   reads.forEach((r, i) => {
     const token = i === 0 ? NATIVE_TOKEN : tokens[i - 1]!.toLowerCase();
     if (r.status === 'fulfilled') out.set(token, r.value);
-    else if (i === 0) throw r.reason;
+    // A rate limit skips no token: the whole read waits for the next pass.
+    else if (i === 0 || isRateLimited(r.reason)) throw r.reason;
     else logger.warn({ token, holder, err: r.reason }, 'other money: balanceOf failed; the token is skipped this time');
   });
   return out;
@@ -173,7 +180,7 @@ export function stampWaitMs(blockTimeSeconds: number | undefined): number {
  * the page's next ask, a minute on at the earliest. So a read runs only at a block stamped at or
  * after the ask, which was made after every block its buyer saw (or, `at.waitMs` after the ask,
  * at the newest head: stampWaitMs), and once the receipt's address is stored (the pass stores new ones
- * before it reads). Returns how many were run.
+ * before it reads). The reads are spare work of the rate budget. Returns how many were run.
  */
 export async function checkRequestedBalances(db: Db, chain: ChainDeps, tokens: readonly Address[], at: { now: number; block: bigint; blockTime: number; waitMs: number }, logger: Logger): Promise<number> {
   const due = await db
@@ -188,8 +195,33 @@ export async function checkRequestedBalances(db: Db, chain: ChainDeps, tokens: r
     )
     .orderBy(asc(receipts.balancesCheckDue))
     .limit(BALANCE_CHECKS_PER_PASS);
-  for (const key of due) await checkOtherMoney(db, chain, tokens, key, at, logger);
-  return due.length;
+  // Spare work of the provider's rate budget, a few at a time within READS_BUDGET_MS: a page open
+  // on each of 400 receipts must neither spend the calls nor hold up the pass that the next block's
+  // reading and the sweeps need (src/chain/rpc-budget.ts).
+  return asSpare(chain.rpcBudget, async () => {
+    const started = Date.now();
+    let ran = 0;
+    let limited = false;
+    for (let i = 0; i < due.length && !limited && Date.now() - started < READS_BUDGET_MS; i += READS_AT_ONCE) {
+      await Promise.all(
+        due.slice(i, i + READS_AT_ONCE).map(async (key) => {
+          try {
+            await checkOtherMoney(db, chain, tokens, key, at, logger);
+            ran++;
+          } catch (err) {
+            // The read stays asked for: a rate limit ends this pass's reads, another failure only its own.
+            if (isRateLimited(err)) {
+              limited = true;
+              logger[isHeldBack(err) ? 'debug' : 'info']({ wallet: key.wallet, receiptId: key.receiptId }, 'reading other balances met the rate limit; the reads go on next pass');
+              return;
+            }
+            logger.error({ err, wallet: key.wallet, receiptId: key.receiptId }, 'reading other balances at a payment address failed; tried again next pass');
+          }
+        }),
+      );
+    }
+    return ran;
+  });
 }
 
 /** Whether a receipt's balances were read at or after `since` (e.g. its expiry time). */

@@ -15,7 +15,8 @@ import { devAccount, DEV_DEPLOYER_INDEX } from '../../src/chain/dev-accounts.ts'
 import type { ChainDeps, ChainPublicClient, ChainWalletClient } from '../../src/chain/client.ts';
 import { paymentForwarderFactoryAbi } from '../../src/chain/payment-address.ts';
 import { chainNonces, receipts, receiptTransfers, receiptWatch } from '../../src/db/schema.ts';
-import { requestBalanceCheck, stampWaitMs } from '../../src/payments/other-money.ts';
+import { checkRequestedBalances, requestBalanceCheck, stampWaitMs } from '../../src/payments/other-money.ts';
+import { HOLD_MS, RpcBudget } from '../../src/chain/rpc-budget.ts';
 import { sweepCall } from '../../src/payments/pay-address.ts';
 import { sweepsOf } from '../../src/payments/sweeper.ts';
 import { ChainWorker } from '../../src/payments/worker.ts';
@@ -683,6 +684,28 @@ describe('a read of other balances asked for', () => {
     const read = await row(sh, r.id);
     assert.equal(read.balancesCheckDue, null, 'read at the first block made after the ask');
     assert.deepEqual(read.otherMoney, { [zeroAddress]: parseEther('0.01').toString() }, 'the ETH was found');
+  });
+
+  test('the reads are spare work of the rate budget: held back after a 429, a read stays asked for and runs once the budget has room', async () => {
+    const sh = await shop();
+    const w = new ChainWorker({ db: db(), chain: f.tc.chain, logger: testLogger(), confirmations: 1, platformRecipient: PLATFORM, startBlock: 0n });
+    const r = await receipt(sh, 'asked-held-back', 2);
+    await stepToHead(w);
+    await buyer(6).sendTransaction({ to: r.payTo, value: parseEther('0.04') });
+    await askAt(sh, r.id, Date.now());
+    const budget = new RpcBudget(null);
+    const publicClient: ChainPublicClient = createPublicClient({ chain: f.tc.chain.publicClient.chain, transport: budget.transport(f.tc.chain.rpcUrl, 10_000) });
+    const chain: ChainDeps = { ...f.tc.chain, publicClient, rpcBudget: budget };
+    const at = async () => ({ now: Date.now(), block: await f.tc.chain.publicClient.getBlockNumber({ cacheTime: 0 }), blockTime: Date.now(), waitMs: stampWaitMs(undefined) });
+    budget.afterResponse(429);
+    assert.equal(await checkRequestedBalances(db(), chain, [], await at(), testLogger()), 0, 'held back');
+    assert.ok(budget.counts.heldBack >= 1);
+    assert.ok((await row(sh, r.id)).balancesCheckDue !== null, 'still asked for');
+    await new Promise((resolve) => setTimeout(resolve, HOLD_MS + 100));
+    assert.ok((await checkRequestedBalances(db(), chain, [], await at(), testLogger())) >= 1, 'run once the hold is over');
+    const read = await row(sh, r.id);
+    assert.equal(read.balancesCheckDue, null);
+    assert.deepEqual(read.otherMoney, { [zeroAddress]: parseEther('0.04').toString() });
   });
 
   test('runs at the newest head once stampWaitMs passed with no block stamped after the ask (a quiet chain, or one whose clock is behind)', async () => {
