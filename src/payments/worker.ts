@@ -208,14 +208,15 @@ export class ChainWorker {
     await this.sweeper.idle();
     // The head first: a payment in a block up to it was sent to an address its buyer read from a
     // receipt committed before, which the filling then sees.
-    const head = await this.scanner.head();
+    const waiting = await awaited(db);
+    const head = await this.scanner.head(waiting);
     mark('head');
     const factory = chain.paymentFactory;
     if (factory !== undefined) await fillPayAddresses(db, factory);
     // A scan that fails (the node errs or stalls) still lets receipts settle and expire on what is
     // known; the pass then fails, so the loop backs off.
     let scanError: Error | undefined;
-    const scan: ScanResult = await this.scanner.pass(head, await awaited(db)).catch((err: unknown) => {
+    const scan: ScanResult = await this.scanner.pass(head, waiting).catch((err: unknown) => {
       scanError = err instanceof Error ? err : new Error(String(err), { cause: err });
       const newest = this.scanner.newest ?? head;
       return { head: this.lastPass?.head ?? 0n, chainHead: newest.number, chainHeadTime: newest.timestamp, touched: [], withdrawn: [], behind: false, stopped: null, rpcCalls: 0 };

@@ -337,6 +337,23 @@ describe('reading the chain through a provider', () => {
     recorder.failing = undefined;
   });
 
+  test('a node behind answers `latest` while a receipt waits: asked again in the same pass, and the payment is read in it', async () => {
+    const sh = await shop();
+    const payTo = await receipt(sh, 'stale-head', 1);
+    await anvil().mine({ blocks: 3 });
+    await worker.pass();
+    await pay(3, payTo, 1_000_000n);
+    const head = await tc.chain.publicClient.getBlockNumber({ cacheTime: 0 });
+    // Only the pass's first header comes from a node three blocks behind: older than the head seen.
+    provider.configure({ lag: { share: 1, minBlocks: 3, maxBlocks: 3, methods: ['eth_getBlockByNumber'], limit: 1 } });
+    provider.resetStats();
+    const pass = await worker.pass();
+    assert.equal(provider.stats().laggedAnswers, 1, 'the first `latest` came from the node behind');
+    assert.equal(pass.answeredHead, head, 'asked again, a node at the head answered');
+    assert.equal(pass.head, head, 'the payment’s block was read');
+    assert.equal((await detail(sh, 'stale-head')).amountPaid, '1000000', 'in the same pass');
+  });
+
   test('zero-value transfers of the token never count and never name the payer', async () => {
     const sh = await shop();
     const payTo = await receipt(sh, 'zero-1', 2);
