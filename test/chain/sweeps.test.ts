@@ -647,6 +647,17 @@ describe('a read of other balances asked for', () => {
     await db().update(receipts).set({ balancesCheckDue: null }).where(and(eq(receipts.wallet, sh.wallet), eq(receipts.id, id)));
     await requestBalanceCheck(db(), { wallet: sh.wallet, receiptId: id }, askedAt, { force: true });
   };
+  /** A stored receipt of a new shop whose address then receives `eth`, its worker at the head, and a read asked for at `askedAt()` after the ETH. */
+  const ethThenAsk = async (id: string, eth: string, askedAt: () => number) => {
+    const sh = await shop();
+    const w = new ChainWorker({ db: db(), chain: f.tc.chain, logger: testLogger(), confirmations: 1, platformRecipient: PLATFORM, startBlock: 0n });
+    const r = await receipt(sh, id, 2);
+    await stepToHead(w);
+    await buyer(6).sendTransaction({ to: r.payTo, value: parseEther(eth) });
+    const at = askedAt();
+    await askAt(sh, r.id, at);
+    return { sh, w, r, askedAt: at };
+  };
 
   test('a page opened before the worker stored its address asks all the same: the read waits for the address and finds the ETH sent to it', async () => {
     const sh = await shop();
@@ -667,15 +678,9 @@ describe('a read of other balances asked for', () => {
   });
 
   test('runs only at a block stamped at or after the ask: a head older than it never marks the read done; the next block shows the ETH', async () => {
-    const sh = await shop();
-    const w = new ChainWorker({ db: db(), chain: f.tc.chain, logger: testLogger(), confirmations: 1, platformRecipient: PLATFORM, startBlock: 0n });
-    const r = await receipt(sh, 'asked-after-head', 2);
-    await stepToHead(w);
-    await buyer(6).sendTransaction({ to: r.payTo, value: parseEther('0.01') });
     // Asked for after every block the worker knows was made: as when the page's ask lands mid-pass,
     // or a node behind named an older head than the buyer's block.
-    const askedAt = Date.now() + 1_100;
-    await askAt(sh, r.id, askedAt);
+    const { sh, w, r, askedAt } = await ethThenAsk('asked-after-head', '0.01', () => Date.now() + 1_100);
     await step(w);
     assert.equal((await row(sh, r.id)).balancesCheckDue, askedAt, 'not read at a head made before the ask');
     await new Promise((resolve) => setTimeout(resolve, 2_100));
@@ -687,12 +692,7 @@ describe('a read of other balances asked for', () => {
   });
 
   test('the reads are spare work of the rate budget: held back after a 429, a read stays asked for and runs once the budget has room', async () => {
-    const sh = await shop();
-    const w = new ChainWorker({ db: db(), chain: f.tc.chain, logger: testLogger(), confirmations: 1, platformRecipient: PLATFORM, startBlock: 0n });
-    const r = await receipt(sh, 'asked-held-back', 2);
-    await stepToHead(w);
-    await buyer(6).sendTransaction({ to: r.payTo, value: parseEther('0.04') });
-    await askAt(sh, r.id, Date.now());
+    const { sh, r } = await ethThenAsk('asked-held-back', '0.04', () => Date.now());
     const budget = new RpcBudget(null);
     const publicClient: ChainPublicClient = createPublicClient({ chain: f.tc.chain.publicClient.chain, transport: budget.transport(f.tc.chain.rpcUrl, 10_000) });
     const chain: ChainDeps = { ...f.tc.chain, publicClient, rpcBudget: budget };
@@ -709,13 +709,7 @@ describe('a read of other balances asked for', () => {
   });
 
   test('runs at the newest head once stampWaitMs passed with no block stamped after the ask (a quiet chain, or one whose clock is behind)', async () => {
-    const sh = await shop();
-    const w = new ChainWorker({ db: db(), chain: f.tc.chain, logger: testLogger(), confirmations: 1, platformRecipient: PLATFORM, startBlock: 0n });
-    const r = await receipt(sh, 'asked-chain-behind', 2);
-    await stepToHead(w);
-    await buyer(6).sendTransaction({ to: r.payTo, value: parseEther('0.02') });
-    const askedAt = Date.now() + 60_000;
-    await askAt(sh, r.id, askedAt);
+    const { sh, w, r, askedAt } = await ethThenAsk('asked-chain-behind', '0.02', () => Date.now() + 60_000);
     await w.pass(askedAt + stampWaitMs(undefined) - 1);
     assert.equal((await row(sh, r.id)).balancesCheckDue, askedAt, 'still waiting for a later block');
     await w.pass(askedAt + stampWaitMs(undefined) + 1);
