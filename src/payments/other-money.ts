@@ -179,8 +179,8 @@ export function stampWaitMs(blockTimeSeconds: number | undefined): number {
  * node behind answered. A read run there finds nothing and is marked done, and the ETH waits for
  * the page's next ask, a minute on at the earliest. So a read runs only at a block stamped at or
  * after the ask, which was made after every block its buyer saw (or, `at.waitMs` after the ask,
- * at the newest head: stampWaitMs), and once the receipt's address is stored (the pass stores new ones
- * before it reads). The reads are spare work of the rate budget. Returns how many were run.
+ * at the newest head: stampWaitMs), and once the receipt's address is stored (the pass stores
+ * new ones before it reads). The reads are spare work of the rate budget. Returns how many ran.
  */
 export async function checkRequestedBalances(db: Db, chain: ChainDeps, tokens: readonly Address[], at: { now: number; block: bigint; blockTime: number; waitMs: number }, logger: Logger): Promise<number> {
   const due = await db
