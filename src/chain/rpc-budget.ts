@@ -6,9 +6,9 @@
  * reads for a buyer. Some are spare work that may wait a pass: the looks for money that reached
  * newly stored payment addresses early (src/payments/early-money.ts), hundreds of them after a
  * stranger's dust, and the reads of other balances that payment pages asked for
- * (src/payments/other-money.ts), one per open page. Sharing the limit first come, first served, those looks spent the calls that
- * the next block's reading and a payment's sweep needed: the reading met a 429, ended its pass,
- * and the payment waited a block time or two.
+ * (src/payments/other-money.ts), one per open page. Sharing the limit first come, first served,
+ * such work spent the calls that the next block's reading and a payment's sweep needed: the
+ * reading met a 429, ended its pass, and the payment waited a block time or two.
  *
  * So work run through `spare()` yields:
  *   - with RPC_RATE_LIMIT set, a spare call is made only while the budget (a bucket of that many
