@@ -3,9 +3,10 @@
  * ERC-20 tokens, found by their balances (eth_getBalance, balanceOf), never by logs, which any
  * contract can emit (DESIGN.md "Only the receipt's token is money").
  *
- * When: the payment page asks for a read when it opens (at most once per PAGE_CHECK_EVERY_MS per
- * receipt, so page loads cannot flood the RPC node, and without writing the database on the loads
- * in between: pageAsksForBalances), a hint asks when its transaction is mined, and
+ * When: the payment page asks for a read while it is open, once the receipt is PAGE_CHECK_EVERY_MS
+ * old and then at most once per PAGE_CHECK_EVERY_MS (so page loads cannot flood the RPC node, and
+ * without writing the database on the loads in between: pageAsksForBalances), a hint asks when its
+ * transaction is mined, and
  * the worker reads once more before a receipt expires. The reads themselves run in the chain
  * worker, a bounded number per pass, each at a block made after its ask (checkRequestedBalances).
  *
@@ -64,34 +65,40 @@ export async function requestBalanceCheck(db: Db | Tx, key: ReceiptKey, now: num
   await db
     .update(receipts)
     .set({ balancesCheckDue: now })
-    .where(
-      opts.force === true
-        ? where
-        : and(where, or(isNull(receipts.balancesCheckedAt), lt(receipts.balancesCheckedAt, now - PAGE_CHECK_EVERY_MS))),
-    );
+    .where(opts.force === true ? where : and(where, lt(sql`coalesce(${receipts.balancesCheckedAt}, ${receipts.createdAt})`, now - PAGE_CHECK_EVERY_MS)));
 }
 
-/** The receipt as the payment page read it: whether a read of its balances is pending or recent. */
+/** The receipt as the payment page read it: its age, and whether a read of its balances is pending or recent. */
 export interface BalanceCheckState extends ReceiptKey {
+  createdAt: number;
   balancesCheckDue: number | null;
   balancesCheckedAt: number | null;
 }
 
 /**
- * A payment-page load asks for a read of the receipt's other balances at most once per
- * PAGE_CHECK_EVERY_MS, and a read route writes the database only then. The row the page already
- * read decides first: a read pending, or one less than PAGE_CHECK_EVERY_MS old, means nothing to
- * ask (no statement at all). Otherwise the request goes through `throttle` (the gateway's rate
- * limiter: memory per instance, Redis when REDIS_URL is set), one hit per receipt and last read,
- * so concurrent loads on any number of instances send one update between two reads of the worker,
- * not one each. A throttle that fails open costs at most the conditional update it guards.
- * A page opened before the worker stored the receipt's address asks all the same (its buyer may
- * send ETH to the address it shows at once); the read waits for the address. Returns whether it
+ * A payment-page load asks for a read of the receipt's other balances once the receipt is
+ * PAGE_CHECK_EVERY_MS old, then at most once per PAGE_CHECK_EVERY_MS, and a read route writes the
+ * database only then.
+ *
+ * Not at once: a page opens before its buyer sends anything, so a read then finds nothing, and it
+ * cost every payment one or two calls (the bench's compute units per payment). ETH sent after the
+ * page opened was found by the first load a minute on, as it still is; what waits now is only
+ * money sent before the page first opened, found a minute after the receipt's creation instead
+ * of at once. A buyer who pays from the page's wallet button sends a hint, which asks at once
+ * (src/payments/hints.ts), and every address is read again before its receipt expires.
+ *
+ * The row the page already read decides first: a read pending, a receipt younger than
+ * PAGE_CHECK_EVERY_MS or a read less than that old means nothing to ask (no statement at all).
+ * Otherwise the request goes through `throttle` (the gateway's rate limiter: memory per instance,
+ * Redis when REDIS_URL is set), one hit per receipt and last read, so concurrent loads on any
+ * number of instances send one update between two reads of the worker, not one each. A throttle
+ * that fails open costs at most the conditional update it guards. A receipt whose address the
+ * worker has not stored yet asks all the same; the read waits for the address. Returns whether it
  * asked.
  */
 export async function pageAsksForBalances(db: Db, throttle: RateLimiter, row: BalanceCheckState, now: number): Promise<boolean> {
   if (row.balancesCheckDue !== null) return false;
-  if (row.balancesCheckedAt !== null && row.balancesCheckedAt >= now - PAGE_CHECK_EVERY_MS) return false;
+  if ((row.balancesCheckedAt ?? row.createdAt) >= now - PAGE_CHECK_EVERY_MS) return false;
   const decision = await throttle.hit(`balances:${row.wallet}:${row.receiptId}:${row.balancesCheckedAt ?? 'never'}`, 1, now);
   if (!decision.allowed) return false;
   await requestBalanceCheck(db, row, now);
@@ -132,11 +139,8 @@ export async function checkOtherMoney(db: Db, chain: ChainDeps, tokens: readonly
     .select({ payAddress: receipts.payAddress, otherMoney: receipts.otherMoney })
     .from(receipts)
     .where(and(eq(receipts.wallet, key.wallet), eq(receipts.id, key.receiptId)));
-  if (row === undefined) return false;
-  if (row.payAddress === null) {
-    await db.update(receipts).set({ balancesCheckDue: null }).where(and(eq(receipts.wallet, key.wallet), eq(receipts.id, key.receiptId)));
-    return false;
-  }
+  // Callers pass receipts whose address is stored; an asked-for read waits for it (checkRequestedBalances).
+  if (row === undefined || row.payAddress === null) return false;
   const found = await balancesAt(chain, tokens, getAddress(row.payAddress), at.block, logger);
   const seen: Record<string, string> = { ...(row.otherMoney ?? {}) };
   let grew = false;

@@ -487,13 +487,13 @@ describe('payment page', { skip: skipReason, timeout: 600_000 }, () => {
     const m = await merchant({ origins: [] });
     const payUrl = await receipt(m.key, 'pay-wrong-1');
     const quote = (await view(payUrl)).payment;
-    // Other money is found by its balance, which opening the page asks the worker to read; it never
+    // Other money is found by its balance, which the open page asks the worker to read; it never
     // moves the status (a stranger's wei must not park a receipt), so the receipt keeps its own.
     const wallet = createWalletClient({ chain: tc.chain.publicClient.chain, transport: http(tc.chain.rpcUrl), account: devAccount(7) });
     await tc.chain.publicClient.waitForTransactionReceipt({ hash: await wallet.sendTransaction({ to: quote.payTo, value: 10n ** 15n }) });
-    // The quote above already had the balances read; a page opened after the per-receipt throttle
-    // (a minute) asks again, which the test stands in for by clearing the last read's time.
-    await t.deps.database.db.execute(sql`update receipts set balances_checked_at = null where wallet = ${m.s.wallet} and id = 'pay-wrong-1'`);
+    // A page asks once its receipt is a minute old (and then once a minute): the test stands in
+    // for the minute by making the receipt that old, with no read made yet.
+    await t.deps.database.db.execute(sql`update receipts set created_at = created_at - 61000, balances_checked_at = null where wallet = ${m.s.wallet} and id = 'pay-wrong-1'`);
     const pages = await bothWidths(payUrl);
     for (const [i, b] of pages.entries()) {
       await phase(b.page, 'wrong_token');

@@ -51,6 +51,11 @@ async function page(id: string, search: string) {
   return res.body as { status: string; exception: string | null; payment: { payTo: Hex; paid: string } };
 }
 
+/** Makes the receipt PAGE_CHECK_EVERY_MS old, from when its page's loads ask for reads. */
+async function aMinuteOld(sh: Shop, id: string) {
+  await t.deps.database.db.update(receipts).set({ createdAt: Date.now() - PAGE_CHECK_EVERY_MS - 1 }).where(and(eq(receipts.wallet, sh.wallet), eq(receipts.id, id)));
+}
+
 async function row(sh: Shop, id: string) {
   const [r] = await t.deps.database.db.select().from(receipts).where(and(eq(receipts.wallet, sh.wallet), eq(receipts.id, id)));
   assert.ok(r);
@@ -79,10 +84,9 @@ describe('other money at a payment address, by balance', () => {
   test('ETH sent with no log at all: opening the payment page finds it, wrong_token, never counted, and the merchant sweeps it into the split', async () => {
     const sh = await shop();
     const r = await createReceipt(sh, 'eth-1');
-    // Let a first page read pass, then the ETH arrives.
-    await until(async () => (await row(sh, 'eth-1')).balancesCheckedAt !== null, CHAIN_WAIT_MS, 'the first read');
     await send(3, { to: r.payTo, value: 10n ** 15n });
-    await t.deps.database.db.update(receipts).set({ balancesCheckedAt: Date.now() - PAGE_CHECK_EVERY_MS - 1 }).where(and(eq(receipts.wallet, sh.wallet), eq(receipts.id, 'eth-1')));
+    // The page still open a minute on asks for a read.
+    await aMinuteOld(sh, 'eth-1');
     await page('eth-1', r.search);
     const d = await wrongToken(sh, 'eth-1');
     assert.equal(d.status, 'pending', 'other money alone never moves the status');
@@ -98,9 +102,21 @@ describe('other money at a payment address, by balance', () => {
     assert.equal((await wrongToken(sh, 'eth-1')).exception, 'wrong_token');
   });
 
+  test('a page younger than PAGE_CHECK_EVERY_MS asks for no read: its buyer has sent nothing yet; a minute on, a load asks', async () => {
+    const sh = await shop();
+    const r = await createReceipt(sh, 'young-1');
+    for (let i = 0; i < 3; i++) await page('young-1', r.search);
+    const young = await row(sh, 'young-1');
+    assert.deepEqual([young.balancesCheckDue, young.balancesCheckedAt], [null, null], 'no read asked for, none made');
+    await aMinuteOld(sh, 'young-1');
+    await page('young-1', r.search);
+    await until(async () => (await row(sh, 'young-1')).balancesCheckedAt !== null, CHAIN_WAIT_MS, 'the read the load asked for');
+  });
+
   test('page loads cannot flood the node: one read per receipt per PAGE_CHECK_EVERY_MS', async () => {
     const sh = await shop();
     const r = await createReceipt(sh, 'flood-1');
+    await aMinuteOld(sh, 'flood-1');
     await page('flood-1', r.search);
     const first = await waitFor(async () => (await row(sh, 'flood-1')).balancesCheckedAt ?? undefined, CHAIN_WAIT_MS, 'the first read');
     for (let i = 0; i < 20; i++) await page('flood-1', r.search);
@@ -112,6 +128,8 @@ describe('other money at a payment address, by balance', () => {
   test('a page load writes nothing: no UPDATE while a read is recent or pending, and one for many concurrent loads when one is due', async () => {
     const sh = await shop();
     const r = await createReceipt(sh, 'nowrite-1');
+    await aMinuteOld(sh, 'nowrite-1');
+    await page('nowrite-1', r.search);
     await until(async () => (await row(sh, 'nowrite-1')).balancesCheckedAt !== null, CHAIN_WAIT_MS, 'the first read');
     // The worker stands still, so every UPDATE of receipts counted below is the route's.
     await t.deps.chainWorker!.stop();
@@ -143,7 +161,7 @@ describe('other money at a payment address, by balance', () => {
   test('another token sent: the hint of its transaction finds it by balance', async () => {
     const sh = await shop();
     const r = await createReceipt(sh, 'tok-1');
-    await until(async () => (await row(sh, 'tok-1')).balancesCheckedAt !== null, CHAIN_WAIT_MS, 'the first read');
+    assert.equal((await row(sh, 'tok-1')).balancesCheckDue, null, 'the page of a new receipt asked for no read');
     const hash = await wallet(2).writeContract({ address: otherToken, abi: erc20Abi, functionName: 'transfer', args: [r.payTo, 4_000_000n] });
     await pub().waitForTransactionReceipt({ hash });
     const hint = await t.call(null, 'POST', `/api/pay/tok-1/transaction${r.search}`, { transactionHash: hash });

@@ -15,14 +15,14 @@ import { devAccount, DEV_DEPLOYER_INDEX } from '../../src/chain/dev-accounts.ts'
 import type { ChainDeps, ChainPublicClient, ChainWalletClient } from '../../src/chain/client.ts';
 import { paymentForwarderFactoryAbi } from '../../src/chain/payment-address.ts';
 import { chainNonces, receipts, receiptTransfers, receiptWatch } from '../../src/db/schema.ts';
-import { checkRequestedBalances, requestBalanceCheck, stampWaitMs } from '../../src/payments/other-money.ts';
+import { checkRequestedBalances, PAGE_CHECK_EVERY_MS, requestBalanceCheck, stampWaitMs } from '../../src/payments/other-money.ts';
 import { HOLD_MS, RpcBudget } from '../../src/chain/rpc-budget.ts';
 import { sweepCall } from '../../src/payments/pay-address.ts';
 import { sweepsOf } from '../../src/payments/sweeper.ts';
 import { ChainWorker } from '../../src/payments/worker.ts';
 import { admin, newAccount, signIn } from '../helpers/session.ts';
 import { PLAIN_PROVIDER, startProviderProxy, type ProviderProxy } from '../sim/proxy.ts';
-import { anvilClient, deployShop, devWallet, PLATFORM, receiptPayTo, testLogger, useChainApp, type Shop } from './helpers.ts';
+import { anvilClient, deployShop, devWallet, PLATFORM, postReceipt, receiptPayTo, testLogger, useChainApp, type Shop } from './helpers.ts';
 
 /** A superadmin: /healthz shows its details to this wallet's session. */
 const monitor = newAccount();
@@ -663,7 +663,10 @@ describe('a read of other balances asked for', () => {
     const sh = await shop();
     const w = new ChainWorker({ db: db(), chain: f.tc.chain, logger: testLogger(), confirmations: 1, platformRecipient: PLATFORM, startBlock: 0n });
     await stepToHead(w);
-    const r = await receipt(sh, 'asked-before-stored', 2);
+    // The page, still open a minute after the receipt was made, loads again: it asks for a read.
+    const search = await postReceipt(f.t, sh, 'asked-before-stored', 2);
+    await db().update(receipts).set({ createdAt: Date.now() - PAGE_CHECK_EVERY_MS - 1 }).where(and(eq(receipts.wallet, sh.wallet), eq(receipts.id, 'asked-before-stored')));
+    const r = { id: 'asked-before-stored', payTo: (await f.t.call(null, 'GET', `/api/pay/asked-before-stored${search}`)).body.payment.payTo as Hex };
     const asked = await row(sh, r.id);
     assert.equal(asked.payAddress, null, 'the page opened before the address was stored');
     assert.ok(asked.balancesCheckDue !== null, 'the page asked for a read');

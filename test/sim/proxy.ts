@@ -22,12 +22,18 @@
  *                      HTTP `status` (503 or 429) and nothing of them is served (a test's one send)
  *
  * Every answer comes from anvil; the proxy only refuses, delays and rewrites. It counts calls and
- * bytes served per method (`stats`), for the bench's compute units and MB per day.
+ * bytes served per method (`stats`), for the bench's compute units and MB per day. With SIM_TRACE
+ * set to a file, it also appends each call it answers there as a JSON line (time, method, params,
+ * the lag of the node that answered, the error), to find which reads a payment's units go to.
  */
+import { appendFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as pause } from 'node:timers/promises';
 import { createRng } from '../../bench/rng.ts';
+
+/** SIM_TRACE: a file each answered call is appended to (the module comment). */
+const TRACE = process.env.SIM_TRACE === '' ? undefined : process.env.SIM_TRACE;
 
 export interface LagBehaviour {
   /** Share of requests (0-1) answered by a lagging node. */
@@ -316,6 +322,7 @@ export async function startProviderProxy(opts: { upstream: string; behaviour?: P
     }
     count.calls++;
     count.bytes += Buffer.byteLength(JSON.stringify(a));
+    if (TRACE !== undefined) appendFileSync(TRACE, `${JSON.stringify({ t: Date.now(), method: call.method, params: call.params, lag: view.lag, error: a.error?.message })}\n`);
     return a;
   };
 
