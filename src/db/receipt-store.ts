@@ -134,6 +134,7 @@ function receiptRecords(rows: InsertReceiptParams[]): string {
         balancesCheckedAt: null,
         balancesCheckDue: null,
         earlyMoneyCheckedAt: null,
+        payAddressBlock: null,
         expiresAt: p.expiresAt,
         exception: null,
         paidUnits: '0',

@@ -207,6 +207,13 @@ export const receipts = pgTable(
      * that is still to do.
      */
     earlyMoneyCheckedAt: ms('early_money_checked_at'),
+    /**
+     * The scanner's cursor when payAddress was stored: the newest block read without the address.
+     * The scanner records every transfer into it from the next block on, so money can only have
+     * come early up to here, and the early-money look reads the balance at this block. Null for
+     * addresses stored before the column existed (the look then reads at the cursor).
+     */
+    payAddressBlock: bigint('pay_address_block', { mode: 'bigint' }),
     /** After this, a receipt with nothing received becomes failed (exception expired). */
     expiresAt: ms('expires_at').notNull(),
     /** null, underpaid, overpaid, wrong_token, expired or paid_late (src/domain/receipt-states.ts). */

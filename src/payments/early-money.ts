@@ -12,16 +12,22 @@
  * They are recorded like the scanner's rows, so the receipt is credited with exactly what
  * arrived, swept, and follows reorganisations like any other transfer.
  *
- * Only up to the scanner's cursor: its reorganisation check covers those blocks, and it reads the
- * newer ones itself, now that the address is stored. When what the scanner already recorded for
- * the receipt accounts for the balance, nothing came early and no log is read. Looks stop for the
- * pass after EARLY_MONEY_BUDGET_MS, so a burst of new addresses never slows other payments, and
- * the looks are spare work of the provider's rate budget (src/chain/rpc-budget.ts): they keep to
- * half of RPC_RATE_LIMIT and stop at the first call held back or refused by the limit, leaving the
- * rest to the reading of new blocks and the sweeps. A receipt whose look fails (the RPC) stays
- * unchecked and is looked at again next pass.
+ * Only up to the block the scanner had read when the address was stored
+ * (receipts.pay_address_block): it records every transfer into the address from the next block on,
+ * and its reorganisation check covers the blocks up to it. The balance is read at that block, so
+ * money paid after the address was stored is never taken for early money, and early money that a
+ * sweep has since moved along with a payment is still found. A look waits until the chain is
+ * EARLY_LOOK_DEPTH blocks past that block, so that a node a few blocks behind has it (read at the
+ * newest block, such nodes made 20 looks cost 41 reads in a bench run), or, on a chain that makes
+ * no blocks while idle (the dev chain), until the receipt is `waitMs` old. When what the scanner
+ * recorded up to that block accounts for the balance, nothing came early and no log is read. Looks
+ * stop for the pass after EARLY_MONEY_BUDGET_MS, so a burst of new addresses never slows other
+ * payments, and the looks are spare work of the provider's rate budget (src/chain/rpc-budget.ts):
+ * they keep to half of RPC_RATE_LIMIT and stop at the first call held back or refused by the limit,
+ * leaving the rest to the reading of new blocks and the sweeps. A receipt whose look fails (the
+ * RPC) stays unchecked and is looked at again next pass.
  */
-import { and, asc, eq, isNotNull, isNull, sql } from 'drizzle-orm';
+import { and, asc, eq, isNotNull, isNull, lte, or, sql } from 'drizzle-orm';
 import { erc20Abi, getAbiItem, type Address, type Hex } from 'viem';
 import type { Logger } from 'pino';
 import type { ChainDeps } from '../chain/client.ts';
@@ -53,11 +59,24 @@ export const EARLY_MONEY_PER_PASS = 20;
 export const EARLY_MONEY_BUDGET_MS = 300;
 /** Looks made at once (a provider's rate limit allows a few concurrent calls). */
 const EARLY_MONEY_AT_ONCE = 4;
+/**
+ * Blocks the scanner's cursor must pass the block an address was stored at before its look: the
+ * most a load-balanced provider's nodes lag in the simulation (test/sim/proxy.ts), 6 s on Base.
+ */
+export const EARLY_LOOK_DEPTH = 3n;
 
 export interface EarlyMoneyOptions {
   db: Db;
   chain: ChainDeps;
   logger: Logger;
+  /** The pass's clock (Unix ms); Date.now() by default. */
+  now?: number;
+  /**
+   * A receipt this old (ms) is looked at without waiting for EARLY_LOOK_DEPTH blocks: a chain that
+   * makes no blocks while idle would hold its look for good. The worker passes five block times;
+   * 0 (the default) looks at once.
+   */
+  waitMs?: number;
 }
 
 export interface EarlyMoneyResult {
@@ -86,12 +105,19 @@ async function lookAtNewAddresses(o: EarlyMoneyOptions): Promise<EarlyMoneyResul
   const result: EarlyMoneyResult = { credited: [], rpcCalls: 0 };
   // Nothing read yet: the scanner's first range will see every transfer itself.
   if (cursor === undefined) return result;
+  const now = o.now ?? Date.now();
   const due = await db
     // The split the receipt's address commits to; rows stored before versions had the merchant's one split.
-    .select({ wallet: receipts.wallet, receiptId: receipts.id, payTo: receipts.payAddress, split: sql<string | null>`coalesce(${receipts.paySplit}, ${splitConfigs.address})` })
+    .select({ wallet: receipts.wallet, receiptId: receipts.id, payTo: receipts.payAddress, storedAt: receipts.payAddressBlock, split: sql<string | null>`coalesce(${receipts.paySplit}, ${splitConfigs.address})` })
     .from(receipts)
     .leftJoin(splitConfigs, eq(splitConfigs.wallet, receipts.wallet))
-    .where(and(isNotNull(receipts.payAddress), isNull(receipts.earlyMoneyCheckedAt)))
+    .where(
+      and(
+        isNotNull(receipts.payAddress),
+        isNull(receipts.earlyMoneyCheckedAt),
+        or(isNull(receipts.payAddressBlock), lte(receipts.payAddressBlock, cursor.block - EARLY_LOOK_DEPTH), lte(receipts.createdAt, now - (o.waitMs ?? 0))),
+      ),
+    )
     .orderBy(asc(receipts.wallet))
     .limit(EARLY_MONEY_PER_PASS);
   const started = Date.now();
@@ -103,7 +129,9 @@ async function lookAtNewAddresses(o: EarlyMoneyOptions): Promise<EarlyMoneyResul
     await Promise.all(
       due.slice(i, i + EARLY_MONEY_AT_ONCE).map(async (r) => {
         try {
-          if (await creditOne(o, r, cursor.block, result)) result.credited.push({ wallet: r.wallet, receiptId: r.receiptId });
+          // A cursor moved back below the block (a reorganisation) reads the blocks above it again, with the address.
+          const upTo = r.storedAt === null || r.storedAt > cursor.block ? cursor.block : r.storedAt;
+          if (await creditOne(o, r, upTo, result)) result.credited.push({ wallet: r.wallet, receiptId: r.receiptId });
         } catch (err) {
           // One address's failing look never holds back another's; it stays unchecked for the next pass.
           if (isRateLimited(err)) {
@@ -128,7 +156,7 @@ async function creditOne(
   result: EarlyMoneyResult,
 ): Promise<boolean> {
   const { db } = o;
-  const found = await lookFor(o, r.payTo as Address, upTo, await recordedNet(o, r), result);
+  const found = await lookFor(o, r.payTo as Address, upTo, await recordedNet(o, r, upTo), result);
   const ins = found.filter((l) => l.args.to.toLowerCase() === r.payTo && l.args.value > 0n);
   const outs = found.filter((l) => l.args.from.toLowerCase() === r.payTo && r.split !== null && l.args.to.toLowerCase() === r.split.toLowerCase() && l.args.value > 0n);
   const times = new Map<bigint, number>();
@@ -183,15 +211,23 @@ async function creditOne(
 }
 
 /**
- * What the receipt's recorded transfers of the token left at its address: money in minus sweeps
- * out. The scanner records every transfer into an address from the block it was stored, so money
- * sent after (a payment, or a stranger's dust to hundreds of new addresses) is already here.
+ * What the receipt's recorded transfers of the token up to block `upTo` left at its address: money
+ * in minus sweeps out. Usually nothing: the scanner records transfers into an address from the
+ * block after it was stored; blocks it read again after a reorganisation moved its cursor back
+ * are the exception.
  */
-async function recordedNet(o: EarlyMoneyOptions, r: { wallet: string; receiptId: string }): Promise<bigint> {
+async function recordedNet(o: EarlyMoneyOptions, r: { wallet: string; receiptId: string }, upTo: bigint): Promise<bigint> {
   const rows = await o.db
     .select({ kind: receiptTransfers.kind, amountUnits: receiptTransfers.amountUnits })
     .from(receiptTransfers)
-    .where(and(eq(receiptTransfers.wallet, r.wallet), eq(receiptTransfers.receiptId, r.receiptId), eq(receiptTransfers.token, o.chain.usdc.address.toLowerCase())));
+    .where(
+      and(
+        eq(receiptTransfers.wallet, r.wallet),
+        eq(receiptTransfers.receiptId, r.receiptId),
+        eq(receiptTransfers.token, o.chain.usdc.address.toLowerCase()),
+        lte(receiptTransfers.blockNumber, upTo),
+      ),
+    );
   return rows.reduce((net, t) => (t.kind === 'in' ? net + BigInt(t.amountUnits) : t.kind === 'sweep' ? net - BigInt(t.amountUnits) : net), 0n);
 }
 

@@ -23,7 +23,8 @@ import type { ChainDeps } from '../chain/client.ts';
 import { NATIVE_TOKEN, paymentForwarderFactoryAbi, paymentSalt, predictPaymentAddress, type FactoryVersion } from '../chain/payment-address.ts';
 import type { Tx } from '../db/client.ts';
 import { rowsOf } from '../db/rows.ts';
-import { receipts, splitConfigs, splitVersions } from '../db/schema.ts';
+import { chainCursors, receipts, splitConfigs, splitVersions } from '../db/schema.ts';
+import { CURSOR } from './scanner.ts';
 
 const BATCH = 2000;
 
@@ -50,7 +51,9 @@ export async function splitOfReceipt(db: Tx, row: { wallet: string; createdAt: n
 
 /**
  * Stores the payment address of every receipt whose merchant has a split, committed to the split
- * version in effect when the receipt was created, and that split (pay_split). Returns how many.
+ * version in effect when the receipt was created, and that split (pay_split), with the scanner's
+ * cursor at that moment (pay_address_block: early money can only have come up to it, since the
+ * scanner records transfers into the address from the next block on). Returns how many.
  */
 export async function fillPayAddresses(db: Tx, factory: Address): Promise<number> {
   let filled = 0;
@@ -73,7 +76,8 @@ export async function fillPayAddresses(db: Tx, factory: Address): Promise<number
       limit ${BATCH}`).then(rowsOf)) as { wallet: string; id: string; split: string }[];
     if (rows.length === 0) return filled;
     const values = rows.map((r) => ({ w: r.wallet, i: r.id, s: r.split.toLowerCase(), a: payAddressOf({ factory, split: r.split, wallet: r.wallet, receiptId: r.id }) }));
-    await db.execute(sql`update ${receipts} set pay_address = v.a, pay_factory = ${factory.toLowerCase()}, pay_split = v.s
+    await db.execute(sql`update ${receipts} set pay_address = v.a, pay_factory = ${factory.toLowerCase()}, pay_split = v.s,
+        pay_address_block = (select ${chainCursors.block} from ${chainCursors} where ${chainCursors.name} = ${CURSOR})
       from json_to_recordset(${JSON.stringify(values)}::json) as v(w text, i text, a text, s text)
       where ${receipts}.wallet = v.w and ${receipts}.id = v.i`);
     filled += rows.length;
@@ -83,7 +87,7 @@ export async function fillPayAddresses(db: Tx, factory: Address): Promise<number
 
 /** Forgets the addresses into `split` of a merchant's receipts that received nothing (the split was replaced). */
 export async function forgetUnpaidPayAddresses(db: Tx, wallet: string, split: string): Promise<void> {
-  await db.execute(sql`update ${receipts} set pay_address = null, pay_factory = null, pay_split = null, early_money_checked_at = null
+  await db.execute(sql`update ${receipts} set pay_address = null, pay_factory = null, pay_split = null, pay_address_block = null, early_money_checked_at = null
     where wallet = ${wallet} and paid_units = '0' and coalesce(pay_split, ${split.toLowerCase()}) = ${split.toLowerCase()}`);
 }
 

@@ -274,7 +274,7 @@ export class ChainWorker {
     // Money that reached newly stored addresses before they were stored (src/payments/early-money.ts): after
     // the settling, so a burst of new addresses never delays a payment's; what it credits is watched
     // and settled next pass.
-    const early = await creditEarlyMoney({ db, chain, logger }).catch((err: unknown) => {
+    const early = await creditEarlyMoney({ db, chain, logger, now, waitMs: stampWaitMs(this.o.blockTimeSeconds) }).catch((err: unknown) => {
       logger.error({ err }, 'chain worker: looking for money that reached payment addresses early failed; tried again next pass');
       return { credited: [], rpcCalls: 0 };
     });

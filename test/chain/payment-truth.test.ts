@@ -17,7 +17,8 @@ import { and, eq } from 'drizzle-orm';
 import { erc20Abi, type Address, type Hex } from 'viem';
 import { devAccount } from '../../src/chain/dev-accounts.ts';
 import { paymentSalt, predictPaymentAddress } from '../../src/chain/payment-address.ts';
-import { receipts, receiptStatusHistory, webhookEvents } from '../../src/db/schema.ts';
+import { receipts, receiptStatusHistory, sweeps, webhookEvents } from '../../src/db/schema.ts';
+import { EARLY_LOOK_DEPTH } from '../../src/payments/early-money.ts';
 import { anvilClient, deployShop, devWallet, PLATFORM, receiptPayTo, type Shop, useChainApp } from './helpers.ts';
 import { emitFakeTransfer } from './test-contracts.ts';
 
@@ -60,6 +61,12 @@ async function drive(sh: Shop, id: string, done: (d: Awaited<ReturnType<typeof d
     await anvil().mine({ blocks: 1 });
   }
   assert.fail(`${id} never got to: ${what}; it is ${JSON.stringify(await detail(sh, id))}`);
+}
+
+async function row(sh: Shop, id: string) {
+  const [r] = await f.t.deps.database.db.select().from(receipts).where(and(eq(receipts.wallet, sh.wallet), eq(receipts.id, id)));
+  assert.ok(r);
+  return r;
 }
 
 async function detail(sh: Shop, id: string) {
@@ -244,12 +251,37 @@ describe('money that arrives before the receipt', () => {
     assert.equal(await balance(), 0n);
   });
 
-  test('an address with nothing at it costs one balance read and records nothing; checked once', async () => {
+  test('early money that a sweep moved along with a later payment is still credited: the look reads the balance at the block stored with the address', async () => {
+    const sh = await shop();
+    const payTo = predictPaymentAddress({ factory: f.tc.chain.paymentFactory!, split: sh.split, salt: paymentSalt(sh.wallet, 'early-swept') }).toLowerCase() as Hex;
+    const first = await pay(5, payTo, 5_000_000n);
+    await anvil().mine({ blocks: 2 });
+    await passes(2);
+    assert.equal(await receipt(sh, 'early-swept', 10), payTo);
+    await passes(1);
+    const stored = await row(sh, 'early-swept');
+    assert.ok(stored.payAddressBlock !== null && stored.payAddressBlock > first.block, 'stored with the block the scanner had read, past the early payment');
+    assert.equal(stored.earlyMoneyCheckedAt, null, 'not looked at yet: the chain is not EARLY_LOOK_DEPTH blocks past that block');
+    // The buyer pays the other 5 at once: the scanner records it and the sweep moves all 10,
+    // before the look.
+    await pay(6, payTo, 5_000_000n);
+    const sent = () => f.t.deps.database.db.select().from(sweeps).where(eq(sweeps.payAddress, payTo));
+    for (let i = 0; i < 5 && (await sent()).length === 0; i++) await passes(1);
+    assert.deepEqual((await sent()).map((x) => x.amountUnits), ['10000000'], 'the sweep moved the early money with the payment');
+    assert.equal((await row(sh, 'early-swept')).earlyMoneyCheckedAt, null, 'before the look');
+    const d = await drive(sh, 'early-swept', (x) => x.status === 'completed', 'completed');
+    assert.deepEqual([d.status, d.exception, d.amountPaid], ['completed', null, '10000000'], 'the early 5 counted: the look read the balance at the block stored with the address');
+    assert.equal((await sent()).length, 1, 'one sweep');
+  });
+
+  test('an address with nothing at it costs one balance read and records nothing; checked once, EARLY_LOOK_DEPTH blocks after it was stored', async () => {
     const sh = await shop();
     await receipt(sh, 'early-none', 1);
     await passes(2);
-    const [row] = await f.t.deps.database.db.select().from(receipts).where(and(eq(receipts.wallet, sh.wallet), eq(receipts.id, 'early-none')));
-    assert.ok(row!.earlyMoneyCheckedAt !== null, 'looked at once');
+    assert.equal((await row(sh, 'early-none')).earlyMoneyCheckedAt, null, 'no block since it was stored: not looked at yet');
+    await anvil().mine({ blocks: Number(EARLY_LOOK_DEPTH) });
+    await passes(1);
+    assert.ok((await row(sh, 'early-none')).earlyMoneyCheckedAt !== null, 'looked at once');
     assert.equal((await detail(sh, 'early-none')).status, 'pending');
   });
 });

@@ -1,0 +1,1 @@
+ALTER TABLE "receipts" ADD COLUMN "pay_address_block" bigint;
