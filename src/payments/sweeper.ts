@@ -29,8 +29,9 @@
  *   - **Gas.** Before each send the deployer's balance must cover gas × max fee; when it does not,
  *     the sweep waits (waitingForGas) and health() says the deployer is low.
  *   - **Few calls.** A token sweep is known mined once the scanner has recorded its transfer out
- *     of the address, with no call. A run that sends, replaces or gives up a sweep reads the
- *     nonce; one with nothing new to send (every address owed has its sweep in flight) reads none,
+ *     of the address, with no call. A run that replaces or gives up a sweep reads the nonce, and
+ *     one that sends reads it only when it may have moved (chainNonce); one with nothing new to
+ *     send (every address owed has its sweep in flight) reads none,
  *     and only a sweep of other money (ETH, another token) has its transaction's receipt read.
  *     The base fee comes with the header the worker's pass read; the priority fee is asked once a
  *     minute, the deployer's balance every 30 s (less what sends may have spent meanwhile, and
@@ -124,6 +125,8 @@ export const LOW_RESERVE_SWEEPS = 20n;
 const BALANCE_EVERY_MS = 30_000;
 /** The priority fee is asked again after this long: on a rollup it moves slowly, and the base fee is what spikes. */
 const TIP_EVERY_MS = 60_000;
+/** The chain's nonce count is read at least this often by runs that send, even with no sweep pending (chainNonce). */
+const NONCE_EVERY_MS = 60_000;
 
 type SweepRow = typeof sweeps.$inferSelect;
 
@@ -153,6 +156,8 @@ export class Sweeper {
   private deployer: { wei: bigint; at: number } | undefined;
   /** The priority fee the node suggested when last asked. */
   private tip: { wei: bigint; at: number } | undefined;
+  /** When the chain's nonce count was last read; unset again by a send refused for its nonce. */
+  private nonceReadAt: number | undefined;
   /** Receipts whose sweep the log already said waits at the fee cap (this process). */
   private readonly toldAtCap = new Set<string>();
   /** Sweeps sent (new or replaced) and RPC calls made by the last run that finished. */
@@ -282,10 +287,11 @@ export class Sweeper {
       this.last = health;
       return;
     }
-    // The nonce is read each run; the base fee comes with the pass's header; the tip and the
-    // deployer's balance are read again when old, or (the balance) while sweeps wait for gas.
+    // The nonce is read when it may have moved (chainNonce); the base fee comes with the pass's
+    // header; the tip and the deployer's balance are read again when old, or (the balance) while
+    // sweeps wait for gas.
     const [latest, baseFee, tip, balance] = await Promise.all([
-      this.rpc(() => keeper.latest()),
+      this.chainNonce(keeper, pending.length > 0),
       knownBaseFee ?? this.baseFee(),
       this.priorityFee(),
       this.deployerBalance(account.address, this.last.waitingForGas > 0 || this.last.deployerLow),
@@ -349,6 +355,29 @@ export class Sweeper {
   private reserveFor(owed: bigint, baseFee: bigint, tip: bigint): bigint {
     const fee = firstFees(baseFee, tip, this.o.maxFeeWei)?.maxFeePerGas ?? this.o.maxFeeWei;
     return SWEEP_GAS * fee * (owed + LOW_RESERVE_SWEEPS);
+  }
+
+  /**
+   * The chain's count of the account's mined transactions (`latest`), for a run that sends,
+   * replaces or gives up a sweep. Every send of the service takes its nonce from the keeper (the
+   * sweeps here; split deployments, releases and relays in src/chain/deployer.ts), so while no
+   * sweep is pending the kept nonce is the next one, and the count is not read: that read cost
+   * every payment a call (20 compute units). It is read when a sweep is pending (whether its nonce
+   * was used decides how it is followed), before the first send of this process, after a send the
+   * node refused for its nonce (a transaction of the key from outside the service took it), and at
+   * least every NONCE_EVERY_MS (unmineRemoved finds a sweep a reorganisation took back by it).
+   * Otherwise it returns the kept nonce, with which unmineRemoved finds nothing and reserve()
+   * takes the kept one.
+   */
+  private async chainNonce(keeper: NonceKeeper, pending: boolean): Promise<bigint> {
+    if (!pending && this.nonceReadAt !== undefined && Date.now() - this.nonceReadAt < NONCE_EVERY_MS) {
+      const kept = await keeper.kept();
+      if (kept !== null) return kept;
+    }
+    const at = Date.now();
+    const latest = await this.rpc(() => keeper.latest());
+    this.nonceReadAt = at;
+    return latest;
   }
 
   /** The deployer's balance: read when `fresh` is asked or the last read is BALANCE_EVERY_MS old. */
@@ -679,6 +708,8 @@ export class Sweeper {
       if (refusal !== null && refusal !== 'unknown' && refusal !== 'known') {
         // Refused outright: nothing was sent. The nonce goes back unless the chain already used it.
         await db.delete(sweeps).where(eq(sweeps.id, row.id));
+        // Used, or taken by a transaction waiting in the pool: the next run reads the chain's count.
+        if (refusal === 'nonce_used' || refusal === 'underpriced') this.nonceReadAt = undefined;
         if (refusal !== 'nonce_used' && refusal !== 'underpriced') await keeper.release(nonce);
         logger.warn({ wallet: need.wallet, receiptId: need.receiptId, nonce: nonce.toString(), refusal }, 'sweep refused by the node; tried again next pass');
         return refusal === 'funds' ? ('no_gas' as const) : ('skip' as const);

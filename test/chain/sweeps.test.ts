@@ -516,6 +516,45 @@ describe('a node behind answers the balance read', () => {
   });
 });
 
+describe("the chain's nonce count", () => {
+  let provider: ProviderProxy;
+  before(async () => {
+    provider = await startProviderProxy({ upstream: f.tc.chain.rpcUrl, behaviour: PLAIN_PROVIDER });
+  });
+  after(() => provider?.close());
+
+  test('a run that sends with no sweep pending takes the kept nonce and reads no count; a transaction of the key from outside the service takes that nonce: the send is refused, and the next run reads the count and sends', async () => {
+    const sh = await shop();
+    const publicClient = createPublicClient({ chain: f.tc.chain.publicClient.chain, transport: http(provider.url), pollingInterval: 50 }) as ChainPublicClient;
+    const w = new ChainWorker({ db: db(), chain: { ...f.tc.chain, publicClient }, logger: testLogger(), confirmations: 1, platformRecipient: PLATFORM, startBlock: 0n });
+    const [a, b, c] = [await receipt(sh, 'nonce-a', 1), await receipt(sh, 'nonce-b', 2), await receipt(sh, 'nonce-c', 3)];
+    await stepToHead(w);
+    await payMined(2, a.payTo, 1_000_000n);
+    await stepUntilCompleted(sh, a.id, w);
+    await payMined(2, b.payTo, 2_000_000n);
+    provider.resetStats();
+    await step(w);
+    assert.equal((await sweepsOf(db(), b.payTo)).length, 1, "b's sweep was sent");
+    assert.equal(provider.stats().methods.eth_getTransactionCount?.calls ?? 0, 0, 'with the kept nonce: every send of the service takes its nonce there');
+    await stepUntilCompleted(sh, b.id, w);
+
+    // The deployer's key, used from outside the service, takes the kept nonce.
+    const kept = async () => (await db().select().from(chainNonces).where(eq(chainNonces.account, deployer().toLowerCase())))[0]!.next;
+    const taken = await kept();
+    const outside = await devWallet(f.tc, DEV_DEPLOYER_INDEX).sendTransaction({ to: deployer(), value: 0n, nonce: Number(taken) });
+    assert.equal((await f.tc.chain.publicClient.waitForTransactionReceipt({ hash: outside })).status, 'success');
+    await payMined(2, c.payTo, 3_000_000n);
+    await step(w);
+    assert.deepEqual(await sweepsOf(db(), c.payTo), [], 'refused: its nonce was used');
+    provider.resetStats();
+    await stepUntilCompleted(sh, c.id, w);
+    assert.ok((provider.stats().methods.eth_getTransactionCount?.calls ?? 0) >= 1, 'the next run read the count');
+    const [sent] = await sweepsOf(db(), c.payTo);
+    assert.equal(sent?.nonce, taken + 1n, 'and sent with the nonce after the one taken');
+    assert.deepEqual(await swept(c.payTo), [3_000_000n]);
+  });
+});
+
 describe('a provider that fails or limits the send', () => {
   let provider: ProviderProxy;
   before(async () => {
