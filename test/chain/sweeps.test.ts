@@ -87,6 +87,12 @@ async function feesFall(): Promise<void> {
 
 const shop = (): Promise<Shop> => deployShop(f.t);
 
+/** A chain worker of its own (driven by the test) that reads the chain through the provider at `url`. */
+function workerVia(url: string): ChainWorker {
+  const publicClient = createPublicClient({ chain: f.tc.chain.publicClient.chain, transport: http(url), pollingInterval: 50 }) as ChainPublicClient;
+  return new ChainWorker({ db: db(), chain: { ...f.tc.chain, publicClient }, logger: testLogger(), confirmations: 1, platformRecipient: PLATFORM, startBlock: 0n });
+}
+
 async function receipt(sh: Shop, id: string, totalUsd: number, extra: Record<string, unknown> = {}): Promise<{ id: string; payTo: Hex }> {
   return { id, payTo: await receiptPayTo(f.t, sh, id, totalUsd, extra) };
 }
@@ -474,8 +480,7 @@ describe('a node behind answers the balance read', () => {
 
   test("the sweep goes out in the pass that read the payment's block: the read is pinned to it and asked again", async () => {
     const sh = await shop();
-    const publicClient = createPublicClient({ chain: f.tc.chain.publicClient.chain, transport: http(provider.url), pollingInterval: 50 }) as ChainPublicClient;
-    const w = new ChainWorker({ db: db(), chain: { ...f.tc.chain, publicClient }, logger: testLogger(), confirmations: 1, platformRecipient: PLATFORM, startBlock: 0n });
+    const w = workerVia(provider.url);
     const r = await receipt(sh, 'lag-balance', 3);
     await stepToHead(w);
     // Every balance read now meets, twice, a node two blocks behind: asked at `latest` it would
@@ -494,8 +499,7 @@ describe('a node behind answers the balance read', () => {
 
   test('a sweep in flight is known mined from the transfer the scanner recorded: no nonce and no receipt read', async () => {
     const sh = await shop();
-    const publicClient = createPublicClient({ chain: f.tc.chain.publicClient.chain, transport: http(provider.url), pollingInterval: 50 }) as ChainPublicClient;
-    const w = new ChainWorker({ db: db(), chain: { ...f.tc.chain, publicClient }, logger: testLogger(), confirmations: 1, platformRecipient: PLATFORM, startBlock: 0n });
+    const w = workerVia(provider.url);
     provider.configure(PLAIN_PROVIDER);
     const r = await receipt(sh, 'followed-by-logs', 2);
     await stepToHead(w);
@@ -525,8 +529,7 @@ describe("the chain's nonce count", () => {
 
   test('a run that sends with no sweep pending takes the kept nonce and reads no count; a transaction of the key from outside the service takes that nonce: the send is refused, and the next run reads the count and sends', async () => {
     const sh = await shop();
-    const publicClient = createPublicClient({ chain: f.tc.chain.publicClient.chain, transport: http(provider.url), pollingInterval: 50 }) as ChainPublicClient;
-    const w = new ChainWorker({ db: db(), chain: { ...f.tc.chain, publicClient }, logger: testLogger(), confirmations: 1, platformRecipient: PLATFORM, startBlock: 0n });
+    const w = workerVia(provider.url);
     const [a, b, c] = [await receipt(sh, 'nonce-a', 1), await receipt(sh, 'nonce-b', 2), await receipt(sh, 'nonce-c', 3)];
     await stepToHead(w);
     await payMined(2, a.payTo, 1_000_000n);
@@ -567,8 +570,7 @@ describe('a provider that fails or limits the send', () => {
   for (const refusal of [503, 429] as const) {
     test(`a sweep whose send is answered HTTP ${refusal} is sent again at once, the same transaction, and mined in the next block`, async () => {
       const sh = await shop();
-      const publicClient = createPublicClient({ chain: f.tc.chain.publicClient.chain, transport: http(provider.url), pollingInterval: 50 }) as ChainPublicClient;
-      const w = new ChainWorker({ db: db(), chain: { ...f.tc.chain, publicClient }, logger: testLogger(), confirmations: 1, platformRecipient: PLATFORM, startBlock: 0n });
+      const w = workerVia(provider.url);
       provider.configure(PLAIN_PROVIDER);
       const id = `send-refused-${refusal}`;
       const r = await receipt(sh, id, 2);
