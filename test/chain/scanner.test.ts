@@ -18,10 +18,10 @@ import { computeUnits } from '../../src/chain/compute-units.ts';
 import { paymentSplitterAbi } from '../../src/chain/split-contract.ts';
 import { chainCursors, receipts, receiptTransfers } from '../../src/db/schema.ts';
 import { refusal } from '../../src/payments/scanner.ts';
-import type { ChainWorker } from '../../src/payments/worker.ts';
+import { ChainWorker } from '../../src/payments/worker.ts';
 import { admin, signIn } from '../helpers/session.ts';
 import type { TestApp } from '../helpers/app.ts';
-import { anvilClient, deployShop, devWallet, PLATFORM, receiptPayTo, startChainApp, startTestChain, type Shop, type TestChain } from './helpers.ts';
+import { anvilClient, deployShop, devWallet, PLATFORM, receiptPayTo, startChainApp, startTestChain, testLogger, type Shop, type TestChain } from './helpers.ts';
 import { PLAIN_PROVIDER, startProviderProxy, type ProviderProxy } from '../sim/proxy.ts';
 import { simTrafficAbi, simTrafficBytecode } from '../sim/contracts.ts';
 
@@ -33,6 +33,8 @@ class Recorder {
   maxBodyBytes = Infinity;
   /** The next `left` requests holding `method` are answered HTTP `status` (a 429 with Infura's body), unserved. */
   failing: { method: string; status: number; left: number } | undefined;
+  /** Blocks (hex numbers) whose next header by number is answered null, as a node behind answers, that many times. */
+  readonly lacking = new Map<string, number>();
   failed = 0;
   private server: Server | undefined;
   constructor(private readonly upstream: string) {}
@@ -54,6 +56,13 @@ class Recorder {
           } else {
             res.writeHead(fail.status, { 'content-type': 'text/plain' }).end('upstream connect error or disconnect/reset before headers');
           }
+          return;
+        }
+        const header = calls.length === 1 && calls[0]!.method === 'eth_getBlockByNumber' ? String(calls[0]!.params?.[0]) : undefined;
+        const lacks = header === undefined ? 0 : (this.lacking.get(header) ?? 0);
+        if (lacks > 0) {
+          this.lacking.set(header!, lacks - 1);
+          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: (calls[0] as { id?: unknown }).id ?? null, result: null }));
           return;
         }
         for (const c of calls) if (c.method === 'eth_getLogs') this.filters.push((c.params?.[0] ?? {}) as Record<string, unknown>);
@@ -352,6 +361,30 @@ describe('reading the chain through a provider', () => {
     assert.equal(pass.answeredHead, head, 'asked again, a node at the head answered');
     assert.equal(pass.head, head, 'the payment’s block was read');
     assert.equal((await detail(sh, 'stale-head')).amountPaid, '1000000', 'in the same pass');
+  });
+
+  test('while a receipt waits, a header a node behind lacks in a read of several new blocks is asked of another node: the pass reads them all', async () => {
+    // A worker polling at a 2-second block time reads several new blocks of a busy chain with one
+    // eth_getLogs, proven by their headers: the path where a null header used to end the pass.
+    const w = new ChainWorker({ db: t.deps.database.db, chain: viaProxy, logger: testLogger(), confirmations: 1, platformRecipient: PLATFORM, blockTimeSeconds: 2, scanLimits: { horizon: BigInt(HORIZON), callsPerPass: CALLS_PER_PASS } });
+    const sh = await shop();
+    const payTo = await receipt(sh, 'lacking-header', 2);
+    const head = async () => tc.chain.publicClient.getBlockNumber({ cacheTime: 0 });
+    for (let i = 0; i < 20 && (w.lastPass?.head ?? -1n) < (await head()); i++) await w.pass();
+    // A block with a transfer of the token, read pinned: the chain carries logs of the filter.
+    await pay(3, payTo, 1_000_000n);
+    await w.pass();
+    // Two more blocks, the first a stranger's transfer of the token, the second the rest of the payment.
+    const lacking = await pay(4, devAccount(5).address, 1n);
+    const last = await pay(3, payTo, 1_000_000n);
+    assert.equal(last, lacking + 1n);
+    recorder.lacking.set(`0x${lacking.toString(16)}`, 1);
+    const pass = await w.pass();
+    assert.equal(recorder.lacking.get(`0x${lacking.toString(16)}`), 0, 'the node behind answered the header');
+    assert.equal(pass.stopped, null, 'the pass was not ended by it');
+    assert.ok(pass.head >= last, `both blocks read in the pass (read to ${pass.head}; the payment's rest is in ${last})`);
+    assert.equal((await detail(sh, 'lacking-header')).amountPaid, '2000000');
+    await w.sweeper.idle();
   });
 
   test('zero-value transfers of the token never count and never name the payer', async () => {
