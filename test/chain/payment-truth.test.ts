@@ -216,13 +216,19 @@ describe('reversals', () => {
 });
 
 describe('money that arrives before the receipt', () => {
-  test('5 USDC sent to the address first: the receipt is created, credited with exactly that, swept and completed; a second 5 makes 10, as the split says', async () => {
-    const sh = await shop();
+  /** Pays `amount` to the address receipt `id` will have, then lets the scanner read past it. */
+  async function paidBeforeReceipt(sh: Shop, id: string, amount: bigint): Promise<{ payTo: Hex; first: { hash: Hex; block: bigint } }> {
     // Anyone can work the address out: merchant, receipt id, split and factory are public.
-    const payTo = predictPaymentAddress({ factory: f.tc.chain.paymentFactory!, split: sh.split, salt: paymentSalt(sh.wallet, 'early-1') }).toLowerCase() as Hex;
-    const first = await pay(5, payTo, 5_000_000n);
+    const payTo = predictPaymentAddress({ factory: f.tc.chain.paymentFactory!, split: sh.split, salt: paymentSalt(sh.wallet, id) }).toLowerCase() as Hex;
+    const first = await pay(5, payTo, amount);
     await anvil().mine({ blocks: 2 });
     await passes(2);
+    return { payTo, first };
+  }
+
+  test('5 USDC sent to the address first: the receipt is created, credited with exactly that, swept and completed; a second 5 makes 10, as the split says', async () => {
+    const sh = await shop();
+    const { payTo, first } = await paidBeforeReceipt(sh, 'early-1', 5_000_000n);
     assert.equal(await receipt(sh, 'early-1', 5), payTo, 'the address the buyer paid');
     const d = await drive(sh, 'early-1', (x) => x.status === 'completed', 'completed');
     assert.equal(d.status, 'completed');
@@ -253,10 +259,7 @@ describe('money that arrives before the receipt', () => {
 
   test('early money that a sweep moved along with a later payment is still credited: the look reads the balance at the block stored with the address', async () => {
     const sh = await shop();
-    const payTo = predictPaymentAddress({ factory: f.tc.chain.paymentFactory!, split: sh.split, salt: paymentSalt(sh.wallet, 'early-swept') }).toLowerCase() as Hex;
-    const first = await pay(5, payTo, 5_000_000n);
-    await anvil().mine({ blocks: 2 });
-    await passes(2);
+    const { payTo, first } = await paidBeforeReceipt(sh, 'early-swept', 5_000_000n);
     assert.equal(await receipt(sh, 'early-swept', 10), payTo);
     await passes(1);
     const stored = await row(sh, 'early-swept');
